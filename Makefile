@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh machine; each builds .venv from nothing if absent.
+#   make demo   -- the main job: a short private release of a bundled data set
+#   make test   -- ruff + the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench reproduce clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dpnoise demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	$(BIN)/python benchmarks/throughput.py
+
+reproduce: $(STAMP)
+	$(BIN)/dpnoise reproduce --help
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache .hypothesis

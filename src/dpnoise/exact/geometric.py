@@ -1,0 +1,268 @@
+"""Exact geometric-type samplers from random words.
+
+``geometric_half`` draws q >= 0 with P(q = i) = 2^-(i+1) by counting trailing zero
+bits.  :class:`BlockGeometric` draws k >= 0 with
+
+    p(k) = 2^-(q+1) * W_r / 2^64,     k = q*M + r,  0 <= r < M,
+
+where W_r ∝ 2^(-r/M) are integer alias weights (summing to 2^64).  The block index
+q is exactly Geometric(1/2) because the ideal ratio across one block of M steps is
+exactly 1/2, so the only approximation is the quantisation of the M in-block
+weights to 64-bit integers -- and that is *known exactly*, so a verifier checks
+the pmf that is sampled.  Each draw reads a fixed number of words (two, plus one
+more with probability 2^-63), so the time taken does not depend on the noise.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property, lru_cache
+
+import mpmath
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ParameterError, PrecisionError
+from ..randomness import RandomSource, fill_words
+from .alias import AliasTable, quantize_weights
+
+LN2 = math.log(2.0)
+_LOW63 = np.uint64((1 << 63) - 1)
+_TOP = np.uint64(1 << 63)
+_ONE = np.uint64(1)
+_S63 = np.int64(63)
+_EXACT = 1 << 53
+_MAX_INDEX = float(1 << 51)
+_CHUNK = 1 << 14
+MAX_BLOCK = 1 << 20
+
+
+def _ctz(x: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """Trailing zero count of non-zero uint64 values."""
+    lowest = x & (~x + np.uint64(1))
+    return np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+
+
+def geometric_half(
+    rng: RandomSource, words: NDArray[np.uint64]
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Geometric(1/2) counts and independent fair sign bits from one word each.
+
+    Bit 63 of each word is the sign; the trailing zeros of the low 63 bits give q.
+    If the low 63 bits are all zero (probability 2^-63) the count continues on a
+    fresh word, so the distribution is exactly P(q = i) = 2^-(i+1) with no cap.
+    """
+    negative = (words >> np.uint64(63)).astype(bool)
+    low = words & _LOW63
+    q = np.zeros(words.shape, dtype=np.int64)
+    zero = low == 0
+    while np.any(zero):  # probability 2^-63 per element; loop body practically never runs
+        idx = np.flatnonzero(zero)
+        q[idx] += 63
+        low[idx] = rng.words(idx.size) & _LOW63
+        zero = low == 0
+    q += _ctz(low)
+    return q, negative
+
+
+@lru_cache(maxsize=64)
+def _block_table(M: int) -> AliasTable:
+    r = np.arange(M, dtype=np.float64)
+    return AliasTable(quantize_weights(np.exp2(-r / M)))
+
+
+class BlockGeometric:
+    """Exact lattice distribution p(k) ∝ 2^(-k/M) (up to 64-bit quantisation), k >= 0.
+
+    ``M`` is the block length: the pmf halves exactly every M steps.  The ideal
+    decay per step is ln2/M nats, i.e. a discrete Laplace with scale M/ln2 steps.
+    """
+
+    def __init__(self, M: int) -> None:
+        if not isinstance(M, int) or not 1 <= M <= MAX_BLOCK:
+            raise ParameterError(f"block length M must be an integer in [1, {MAX_BLOCK}], got {M}")
+        self.M = M
+        self.table = _block_table(M)
+
+    # ----------------------------------------------------------------- sampling
+    def signed_odd(
+        self,
+        rng: RandomSource,
+        n: int,
+        *,
+        centre: NDArray[np.float64] | None = None,
+        grid: float | None = None,
+    ) -> NDArray[np.int64] | NDArray[np.float64]:
+        """n draws of 2Z = ±(2K + 1), the symmetric half-integer noise Z = ±(K + 1/2).
+
+        With ``centre`` (float64 true values, length n) and a power-of-two ``grid`` L,
+        the result is the release ``(2c + 2Z) * L/2`` with c = floor(x/L + 1/2) the
+        exact grid index of x (checked: |x/L| < 2^51 and |2c + 2Z| < 2^53, so every
+        step is exact in float64).
+
+        Per draw: word a gives the sign (bit 63) and Q = trailing zeros of its low 63
+        bits (Geometric(1/2)); word b gives the in-block index R through the alias
+        table (column = top bits, threshold = low bits).  K = Q*M + R.  The work runs
+        in cache-sized chunks with preallocated buffers (no per-chunk allocation).
+        """
+        table = self.table
+        chunk = min(n, _CHUNK) if n > 0 else 1
+        release = centre is not None
+        if release and grid is None:
+            raise ParameterError("grid is required with centre")
+        out: NDArray[np.int64] | NDArray[np.float64]
+        out = np.empty(n, dtype=np.float64 if release else np.int64)
+        scaled = np.empty(chunk, dtype=np.float64)
+        cidx = np.empty(chunk, dtype=np.int64)
+        words = np.empty(2 * chunk + 8, dtype=np.uint64)
+        lowest = np.empty(chunk, dtype=np.uint64)
+        tmp = np.empty(chunk, dtype=np.uint64)
+        col = np.empty(chunk, dtype=np.intp)
+        keep = np.empty(chunk, dtype=bool)
+        k_arr = np.empty(chunk, dtype=np.int64)
+        r_arr = np.empty(chunk, dtype=np.int64)
+        sgn = np.empty(chunk, dtype=np.int64)
+        odd_col = 2 * np.arange(table.columns, dtype=np.int64) + 1
+        odd_alias = 2 * table._alias + 1
+        col_shift = np.uint64(64 - table.bits)
+        thr_mask = np.uint64(table.mass - 1)
+        two_m = np.int64(2 * self.M)
+        for start in range(0, n, chunk):
+            c = min(chunk, n - start)
+            fill_words(rng, words, 2 * c)
+            a, b = words[:c], words[c : 2 * c]
+            lo, t, cl, kp, K, R, S = (
+                lowest[:c], tmp[:c], col[:c], keep[:c], k_arr[:c], r_arr[:c], sgn[:c]
+            )
+            # Q: trailing zeros of (a | 2^63) -- equals ctz of the low 63 bits, 63 if they are 0
+            np.bitwise_or(a, _TOP, out=lo)
+            np.negative(lo, out=t)
+            np.bitwise_and(lo, t, out=lo)
+            np.subtract(lo, _ONE, out=lo)
+            K[:] = np.bitwise_count(lo)
+            if K.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
+                self._extend_counts(rng, a, K)
+            # R from the alias table, as the odd number 2R + 1
+            np.right_shift(b, col_shift, out=t)
+            cl[:] = t
+            np.bitwise_and(b, thr_mask, out=t)
+            np.less(t, table._thr[cl], out=kp)
+            np.take(odd_col, cl, out=R)
+            np.logical_not(kp, out=kp)
+            np.copyto(R, odd_alias[cl], where=kp)
+            # 2Z = ±(2QM + 2R + 1): sign s in {0, -1} from bit 63, applied as (x ^ s) - s
+            np.multiply(K, two_m, out=K)
+            np.add(K, R, out=K)
+            np.right_shift(a.view(np.int64), _S63, out=S)
+            np.bitwise_xor(K, S, out=K)
+            np.subtract(K, S, out=K)
+            if release:
+                x, ci = scaled[:c], cidx[:c]
+                np.divide(centre[start : start + c], grid, out=x)  # exact: L = 2^j
+                np.add(x, 0.5, out=x)  # exact while |x| < 2^51
+                np.floor(x, out=x)
+                ci[:] = x
+                np.add(ci, ci, out=ci)
+                np.add(K, ci, out=K)
+                if np.abs(x).max() >= _MAX_INDEX or np.abs(K).max() >= _EXACT:
+                    raise PrecisionError(
+                        f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid"
+                    )
+                np.multiply(K, grid / 2, out=out[start : start + c])
+            else:
+                out[start : start + c] = K
+        return out
+
+    @staticmethod
+    def _extend_counts(rng: RandomSource, a: NDArray[np.uint64], K: NDArray[np.int64]) -> None:
+        idx = np.flatnonzero((a & _LOW63) == 0)
+        K[idx] = 63
+        pending = idx
+        while pending.size:
+            w = rng.words(pending.size) & _LOW63
+            nz = w != 0
+            K[pending[nz]] += _ctz(w[nz])
+            K[pending[~nz]] += 63
+            pending = pending[~nz]
+
+    def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
+        """n draws of K >= 0 (the magnitude), via the same kernel."""
+        odd = np.abs(self.signed_odd(rng, n))
+        return (odd - 1) // 2
+
+    # ------------------------------------------------------------ exact pmf
+    @cached_property
+    def weights(self) -> list[int]:
+        """The in-block weights W_r actually sampled (from the alias table itself)."""
+        return self.table.exact_weights()
+
+    @cached_property
+    def log_weights(self) -> NDArray[np.float64]:
+        """ln(W_r / 2^64), each correctly rounded from a 30-digit mpmath value."""
+        with mpmath.workdps(30):
+            return np.array(
+                [float(mpmath.log(mpmath.mpf(w)) - 64 * mpmath.log(2)) for w in self.weights]
+            )
+
+    def logpmf(self, k: ArrayLike) -> NDArray[np.float64]:
+        """ln p(k) for integer k (−inf for k < 0)."""
+        k = np.asarray(k, dtype=np.int64)
+        q, r = np.divmod(np.maximum(k, 0), self.M)
+        out = -(q + 1) * LN2 + self.log_weights[r]
+        return np.where(k < 0, -np.inf, out)
+
+    def logpmf_mp(self, k: int) -> mpmath.mpf:
+        """ln p(k) in mpmath at the current precision (exact inputs)."""
+        q, r = divmod(int(k), self.M)
+        return mpmath.log(mpmath.mpf(self.weights[r])) - (64 + q + 1) * mpmath.log(2)
+
+    @cached_property
+    def _moments(self) -> tuple[float, float, float]:
+        """E[r], E[r^2], E[(r+1/2)...] of the in-block index, exactly in mpmath."""
+        with mpmath.workdps(40):
+            tot = mpmath.mpf(2) ** 64
+            er = mpmath.fsum(mpmath.mpf(w) * r for r, w in enumerate(self.weights)) / tot
+            er2 = mpmath.fsum(mpmath.mpf(w) * r * r for r, w in enumerate(self.weights)) / tot
+            return float(er), float(er2), 0.0
+
+    def mean(self) -> float:
+        """E[k] = M E[q] + E[r] with E[q] = 1."""
+        er, _, _ = self._moments
+        return self.M + er
+
+    def second_moment_half(self) -> float:
+        """E[(k + 1/2)^2] with E[q] = 1, E[q^2] = 3 for Geometric(1/2) from 0."""
+        er, er2, _ = self._moments
+        M = self.M
+        # (qM + r + 1/2)^2 = q^2 M^2 + 2 q M (r + 1/2) + (r + 1/2)^2, q independent of r
+        return 3 * M * M + 2 * M * (er + 0.5) + (er2 + er + 0.25)
+
+    def sf(self, k: ArrayLike) -> NDArray[np.float64]:
+        """P(K >= k) for integer k."""
+        k = np.asarray(k, dtype=np.int64)
+        q, r = np.divmod(np.maximum(k, 0), self.M)
+        tail_in_block = self._tail_within_block[r]  # P(R >= r)
+        # P(K >= qM + r) = P(Q > q) + P(Q = q) P(R >= r) = 2^-(q+1) (1 + tail)
+        out = np.exp2(-(q + 1).astype(np.float64)) * (1.0 + tail_in_block)
+        return np.where(k <= 0, 1.0, out)
+
+    @cached_property
+    def _tail_within_block(self) -> NDArray[np.float64]:
+        w = np.array([float(x) for x in self.weights]) / 2.0**64
+        tail = np.cumsum(w[::-1])[::-1]
+        return np.append(tail, 0.0)[: self.M]
+
+    def step_loss(self, steps: int) -> float:
+        """max over k >= 0 of ln p(k) - ln p(k + steps): the loss of a shift on one side.
+
+        p(k + M) = p(k)/2 exactly, so a shift of n*M + s costs n ln2 plus the worst
+        in-block shift of s, which is evaluated exactly over every starting residue.
+        """
+        if steps < 0:
+            raise ParameterError("steps must be >= 0")
+        n, s = divmod(steps, self.M)
+        if s == 0:
+            return n * LN2
+        k0 = np.arange(self.M, dtype=np.int64)
+        diff = self.logpmf(k0) - self.logpmf(k0 + s)
+        return n * LN2 + float(diff.max())

@@ -1,0 +1,66 @@
+"""Grids (lattices) that continuous mechanisms release on: exact float64 arithmetic.
+
+A grid step is a power of two ``L = 2^j``.  A true value x is mapped to the grid
+index ``floor(x/L + 1/2)`` (round half up); for |x/L| < 2^51 both the division and
+the addition are exact in float64, so the index is computed without error.  Two
+true values at distance <= Δ map to indices at distance <= ceil(Δ/L) (if Δ/L is an
+integer, exactly Δ/L: rounding half up commutes with integer shifts), which is the
+grid sensitivity every lattice mechanism calibrates to.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import ParameterError, PrecisionError
+
+MAX_INDEX = 1 << 51
+
+
+def check_grid(grid: float, *, name: str = "grid") -> float:
+    """A grid step must be a power of two 2^j with -1000 < j < 1000."""
+    try:
+        g = float(grid)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be a power of two, got {grid!r}") from exc
+    if not (math.isfinite(g) and g > 0):
+        raise ParameterError(f"{name} must be a positive power of two, got {grid!r}")
+    mant, exp = math.frexp(g)
+    if mant != 0.5 or not -1000 < exp - 1 < 1000:
+        raise ParameterError(f"{name} must be a power of two 2^j with -1000 < j < 1000, got {g!r}")
+    return g
+
+
+def power_of_two_at_most(x: float) -> float:
+    """Largest power of two <= x (x > 0, finite)."""
+    _mant, exp = math.frexp(x)
+    return math.ldexp(0.5, exp)
+
+
+def grid_sensitivity(sensitivity: float, grid: float) -> int:
+    """ceil(Δ / L) computed exactly: the largest index distance of neighbouring inputs."""
+    return math.ceil(Fraction(sensitivity) / Fraction(grid))
+
+
+def to_index(
+    values: NDArray[np.float64], grid: float, *, name: str = "true_value"
+) -> NDArray[np.int64]:
+    """Grid index floor(x/L + 1/2) of each value, exactly (raises if |x/L| >= 2^51)."""
+    scaled = values / grid
+    if scaled.size and np.max(np.abs(scaled)) >= MAX_INDEX:
+        raise PrecisionError(
+            f"{name} is too large for the grid step {grid!r}: |{name}| must be < 2^51 * grid "
+            f"= {MAX_INDEX * grid:g}; choose a coarser grid"
+        )
+    return np.floor(scaled + 0.5).astype(np.int64)
+
+
+def from_half_index(half: NDArray[np.int64], grid: float) -> NDArray[np.float64]:
+    """Values half * (L/2): exact while |half| < 2^53."""
+    if half.size and np.max(np.abs(half)) >= (1 << 53):
+        raise PrecisionError("release fell outside the exactly representable range of the grid")
+    return half.astype(np.float64) * (grid / 2)

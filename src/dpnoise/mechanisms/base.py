@@ -1,0 +1,90 @@
+"""The mechanism protocol and the privacy guarantee every mechanism exposes."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ParameterError
+
+Notion = Literal["pure", "approximate", "metric", "none"]
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """What a mechanism guarantees, for neighbours at distance <= sensitivity.
+
+    ``epsilon`` and ``delta`` include every finite-precision degradation and are
+    upper bounds (never rounded down).  ``notion`` is "pure" (delta = 0),
+    "approximate" ((epsilon, delta)-DP), "metric" (epsilon * d(x, x') / sensitivity
+    for all x, x', i.e. d-privacy) or "none" (a non-private reproduction).
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    notion: Notion = "pure"
+    note: str = ""
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon >= 0) or math.isnan(self.epsilon):
+            raise ParameterError(f"guarantee epsilon must be >= 0, got {self.epsilon!r}")
+        if not (0 <= self.delta <= 1):
+            raise ParameterError(f"guarantee delta must be in [0, 1], got {self.delta!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "notion": self.notion,
+            "note": self.note,
+            **{k: v for k, v in self.details.items() if isinstance(v, (int, float, str, bool))},
+        }
+
+    def __str__(self) -> str:
+        if self.notion == "none":
+            return "NOT differentially private"
+        if self.delta:
+            core = f"({self.epsilon:.6g}, {self.delta:.3g})-DP"
+        else:
+            core = f"{self.epsilon:.6g}-DP"
+        return core + (" (metric)" if self.notion == "metric" else "")
+
+
+class Mechanism(ABC):
+    """An immutable, calibrated mechanism: calibration + exact output law + safe release."""
+
+    sensitivity: float
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The (epsilon, delta) this mechanism guarantees, finite precision included."""
+
+    @abstractmethod
+    def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
+        """Private answer(s) for scalar or array true value(s)."""
+
+    @abstractmethod
+    def noise(self, true_value: float | None = None) -> Any:
+        """The exact output (or noise) distribution, scipy.stats-like."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable; build a new one")
+        super().__setattr__(name, value)
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+
+def as_output(values: NDArray[Any], like: ArrayLike) -> Any:
+    """Return a Python scalar for scalar input, else the array (same shape as the input)."""
+    if np.ndim(like) == 0:
+        return values.reshape(()).item()
+    return values

@@ -1,0 +1,183 @@
+"""Sources of random bits.
+
+Every mechanism draws its randomness as 64-bit words from a :class:`RandomSource`
+passed explicitly (``rng=``).  The default is :class:`CryptoRandom`: a ChaCha20
+keystream (the ``cryptography`` package, i.e. OpenSSL) keyed with 256 bits from
+``os.urandom``.  It is produced in cache-sized blocks into a numpy buffer, which is
+several times faster than ``os.urandom`` itself and than numpy's own Laplace sampler.
+
+* No global state: each ``CryptoRandom()`` has its own key; ``rng=None`` creates a
+  fresh one for the call.
+* Fork safety: a ``CryptoRandom`` notices that it runs in a new process
+  (``os.getpid()`` changed) and rekeys from ``os.urandom`` before producing a word,
+  so a child never replays its parent's stream.
+* :class:`SeededRandom` is the same ChaCha20 generator keyed from a user seed via
+  SHA-256: reproducible experiments and tests, never a default.
+* A ``numpy.random.Generator`` is accepted too (wrapped in :class:`NumpyRandom`), for
+  tests and simulations only: it is not cryptographically secure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+from numpy.typing import NDArray
+
+from .errors import ParameterError
+
+_BLOCK_WORDS = 1 << 15  # 256 KiB per keystream block: stays in L2 cache
+
+
+@runtime_checkable
+class RandomSource(Protocol):
+    """Anything that returns independent uniform 64-bit words."""
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        """``n`` independent uniform words in [0, 2^64)."""
+        ...
+
+
+def fill_words(source: RandomSource, buffer: NDArray[np.uint64], n: int) -> None:
+    """Write ``n`` fresh words into ``buffer[:n]`` (``buffer`` needs 8 spare words).
+
+    Sources with a ``fill`` method (the ChaCha20 ones) write in place without a copy.
+    """
+    fill = getattr(source, "fill", None)
+    if fill is not None:
+        fill(buffer, n)
+    else:
+        buffer[:n] = source.words(n)
+
+
+class _ChaCha20Stream:
+    """ChaCha20 keystream turned into uint64 words, produced block by block."""
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) != 32:
+            raise ParameterError("ChaCha20 key must be 32 bytes")
+        nonce = b"\x00" * 16  # fresh key per stream, so a fixed nonce/counter start is safe
+        self._encryptor = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
+        self._zeros = np.zeros(_BLOCK_WORDS * 8, dtype=np.uint8)
+        self._scratch = np.empty(_BLOCK_WORDS * 8 + 64, dtype=np.uint8)
+
+    def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        """Keystream words into buffer[:n] in place; buffer must hold n + 8 words."""
+        if buffer.dtype != np.uint64 or buffer.size < n + 8 or not buffer.flags.c_contiguous:
+            raise ParameterError("fill needs a contiguous uint64 buffer with 8 spare words")
+        raw = buffer.view(np.uint8)
+        done, total = 0, n * 8
+        while done < total:
+            m = min(total - done, _BLOCK_WORDS * 8)
+            self._encryptor.update_into(self._zeros[:m], raw[done : done + m + 64])
+            done += m
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        out = np.empty(n, dtype=np.uint64)
+        view = out.view(np.uint8)
+        done = 0
+        total = n * 8
+        while done < total:
+            m = min(total - done, _BLOCK_WORDS * 8)
+            self._encryptor.update_into(self._zeros[:m], self._scratch)
+            view[done : done + m] = self._scratch[:m]
+            done += m
+        return out
+
+
+class CryptoRandom:
+    """Cryptographically secure default: ChaCha20 keyed from ``os.urandom``, fork-safe."""
+
+    def __init__(self) -> None:
+        self._rekey()
+
+    def _rekey(self) -> None:
+        self._pid = os.getpid()
+        self._stream = _ChaCha20Stream(os.urandom(32))
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        if os.getpid() != self._pid:  # forked: never replay the parent's keystream
+            self._rekey()
+        return self._stream.words(int(n))
+
+    def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        if os.getpid() != self._pid:
+            self._rekey()
+        self._stream.fill(buffer, n)
+
+    def __repr__(self) -> str:
+        return "CryptoRandom()"
+
+
+class SeededRandom:
+    """Reproducible ChaCha20 stream keyed by SHA-256 of ``seed``; for tests and experiments."""
+
+    def __init__(self, seed: int | str | bytes) -> None:
+        if isinstance(seed, bool):
+            raise ParameterError("seed must be an int, str or bytes")
+        if isinstance(seed, int):
+            material = b"int:" + str(seed).encode()
+        elif isinstance(seed, str):
+            material = b"str:" + seed.encode()
+        elif isinstance(seed, bytes):
+            material = b"bytes:" + seed
+        else:
+            raise ParameterError(f"seed must be an int, str or bytes, got {type(seed).__name__}")
+        self._seed = seed
+        self._stream = _ChaCha20Stream(hashlib.sha256(b"dpnoise-seed\x00" + material).digest())
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        return self._stream.words(int(n))
+
+    def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        self._stream.fill(buffer, n)
+
+    def __repr__(self) -> str:
+        return f"SeededRandom({self._seed!r})"
+
+
+class NumpyRandom:
+    """Wraps a ``numpy.random.Generator`` (not cryptographically secure: tests/simulation only)."""
+
+    def __init__(self, generator: np.random.Generator) -> None:
+        self.generator = generator
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        return self.generator.integers(0, 2**64 - 1, size=int(n), dtype=np.uint64, endpoint=True)
+
+
+RngLike = RandomSource | np.random.Generator | None
+
+
+def resolve_rng(rng: RngLike) -> RandomSource:
+    """The random source a release uses: ``None`` -> a fresh :class:`CryptoRandom`."""
+    if rng is None:
+        return CryptoRandom()
+    if isinstance(rng, np.random.Generator):
+        return NumpyRandom(rng)
+    if isinstance(rng, RandomSource):
+        return rng
+    raise ParameterError(
+        "rng must be None (OS-keyed CSPRNG), a dpnoise RandomSource "
+        f"or a numpy.random.Generator, got {type(rng).__name__}"
+    )
+
+
+def uniform_below(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:
+    """Map uniform 64-bit words to [0, n) for n a power of two (exact, no bias)."""
+    if n <= 0 or n & (n - 1):
+        raise ParameterError(f"n must be a power of two >= 1, got {n}")
+    if n == 1:
+        return np.zeros_like(words)
+    return words >> np.uint64(64 - (n.bit_length() - 1))
+
+
+def random_bits(rng: RandomSource, n: int, bits: int) -> NDArray[np.uint64]:
+    """``n`` uniform integers of ``bits`` bits (1 <= bits <= 64) from the top of fresh words."""
+    if not 1 <= bits <= 64:
+        raise ParameterError(f"bits must be in [1, 64], got {bits}")
+    w = rng.words(n)
+    return w if bits == 64 else w >> np.uint64(64 - bits)

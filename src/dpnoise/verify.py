@@ -1,0 +1,426 @@
+"""Independent numerical privacy verifier.
+
+The verifier never reads a mechanism's claim while computing: it takes the
+mechanism's *output law* (a "privacy model": the pmf/pdf for each true value) and
+computes
+
+* the worst-case privacy loss  sup_{x ~ x'} sup_y |ln p(y|x) − ln p(y|x')|, and
+* the hockey-stick curve  δ(ε') = sup_{x ~ x'} Σ_y / ∫ (p(y|x) − e^ε' p(y|x'))_+,
+
+then compares them with the claim afterwards.  Three kinds of model:
+
+:class:`AdditiveLattice`
+    output = c(x) + Z on a lattice, neighbours move c by at most ``max_shift`` cells.
+    The loss is max over all pairs of lattice points at distance <= max_shift
+    (sliding-window min/max, exact in the window); beyond the window the pmf must be
+    periodic in log-ratio with the declared ``period`` -- which the verifier *checks*
+    on the window instead of trusting.
+:class:`DiscreteFamily`
+    a finite pmf for each input in a list, neighbours by distance; exact sums.
+:class:`ContinuousFamily`
+    densities (and optional atoms) for each input; piecewise analysis between
+    breakpoints with dense evaluation, local maximisation, far-tail probes, and
+    hockey-stick integrals over the exact super-level sets of the log-ratio
+    (root-finding), in mpmath when the model supplies ``logpdf_mp``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+from numpy.typing import NDArray
+from scipy import integrate, optimize
+from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
+from .errors import ParameterError
+
+DEFAULT_EPSILONS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+# ---------------------------------------------------------------------- models
+@dataclass(frozen=True)
+class AdditiveLattice:
+    """Output = centre + z (z integer, in lattice units) with pmf ``exp(logpmf(z))``."""
+
+    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
+    max_shift: int
+    period: int | None = None
+    window: int | None = None  # default: 3 periods + 2 shifts on each side
+
+
+@dataclass(frozen=True)
+class DiscreteFamily:
+    """Finite pmfs: ``law(x) -> (outputs, logp)``; neighbours are inputs within ``sensitivity``."""
+
+    inputs: Sequence[float]
+    sensitivity: float
+    law: Callable[[float], tuple[NDArray[Any], NDArray[np.float64]]]
+    pairs: Sequence[tuple[float, float]] | None = None
+
+
+@dataclass(frozen=True)
+class ContinuousFamily:
+    """Densities ``logpdf(y, x)`` (−inf off the support) for each neighbouring pair.
+
+    ``breakpoints(x)``: where the density may be non-smooth (support ends, kinks).
+    ``cdf(y, x)``: optional, exact mass of (−inf, y] of the continuous part.
+    ``atoms(x)``: optional point masses {y: probability}.
+    ``scale``: typical length scale, to place dense evaluations and tail probes.
+    """
+
+    pairs: Sequence[tuple[float, float]]
+    logpdf: Callable[[NDArray[np.float64], float], NDArray[np.float64]]
+    breakpoints: Callable[[float], Sequence[float]]
+    scale: float
+    cdf: Callable[[float, float], float] | None = None
+    atoms: Callable[[float], dict[float, float]] | None = None
+    logpdf_mp: Callable[[Any, float], Any] | None = None
+
+
+# ---------------------------------------------------------------------- report
+@dataclass(frozen=True)
+class VerificationReport:
+    """Verified privacy loss and δ(ε') curve, plus the claim it was compared with."""
+
+    epsilon: float
+    delta_curve: tuple[tuple[float, float], ...]
+    claimed_epsilon: float | None = None
+    claimed_delta: float | None = None
+    worst: dict[str, Any] = field(default_factory=dict)
+    method: str = ""
+
+    def delta_at(self, eps: float) -> float:
+        for e, d in self.delta_curve:
+            if e == eps:
+                return d
+        raise KeyError(f"delta({eps}) was not computed; pass epsilons=[...] to verify()")
+
+    @property
+    def passed(self) -> bool:
+        """Claim holds: verified δ(claimed ε) <= claimed δ (pure: loss <= claimed ε)."""
+        if self.claimed_epsilon is None:
+            return True
+        if not self.claimed_delta:
+            return self.epsilon <= self.claimed_epsilon * (1 + 1e-12) + 1e-12
+        d = self.delta_at(self.claimed_epsilon)
+        return d <= self.claimed_delta * (1 + 1e-9) + 1e-300
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "verified_epsilon": self.epsilon,
+            "claimed_epsilon": self.claimed_epsilon,
+            "claimed_delta": self.claimed_delta,
+            "passed": self.passed,
+            "delta_curve": [list(p) for p in self.delta_curve],
+            "worst": self.worst,
+            "method": self.method,
+        }
+
+
+# ---------------------------------------------------------------- primitives
+def _log_hockey(logp: NDArray[np.float64], logq: NDArray[np.float64], eps: float) -> float:
+    """Σ (p − e^eps q)_+ over aligned outcomes, accurate for tiny masses."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = logq + eps - logp  # ln(e^eps q / p)
+        mask = np.isfinite(logp) & (gap < 0)
+        terms = np.exp(logp[mask]) * -np.expm1(gap[mask])
+    return float(math.fsum(terms.tolist()))
+
+
+def pair_loss(logp: NDArray[np.float64], logq: NDArray[np.float64]) -> float:
+    """max |ln p − ln q| over aligned outcomes (inf where exactly one is impossible)."""
+    fp, fq = np.isfinite(logp), np.isfinite(logq)
+    if np.any(fp != fq):
+        return math.inf
+    both = fp & fq
+    if not np.any(both):
+        return 0.0
+    return float(np.max(np.abs(logp[both] - logq[both])))
+
+
+def discrete_pair(
+    logp: NDArray[np.float64], logq: NDArray[np.float64], epsilons: Sequence[float]
+) -> tuple[float, list[float]]:
+    """Loss and δ(ε') (both directions) of two aligned discrete laws."""
+    loss = pair_loss(logp, logq)
+    deltas = [max(_log_hockey(logp, logq, e), _log_hockey(logq, logp, e)) for e in epsilons]
+    return loss, deltas
+
+
+# ---------------------------------------------------------------- lattice
+def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> VerificationReport:
+    S = int(model.max_shift)
+    if S < 1:
+        raise ParameterError("max_shift must be >= 1")
+    period = model.period or 0
+    W = model.window or (3 * period + 2 * S + 16)
+    z = np.arange(-W, W + 1, dtype=np.int64)
+    lp = np.asarray(model.logpmf(z), dtype=np.float64)
+    if np.any(np.isnan(lp)):
+        raise ParameterError("logpmf returned NaN")
+    finite = np.isfinite(lp)
+    # loss: for every z, the extreme log-probabilities within distance S
+    # every run of S+1 consecutive points = every pair at distance <= S
+    hi = maximum_filter1d(np.where(finite, lp, -np.inf), size=S + 1, mode="nearest")
+    lo = minimum_filter1d(np.where(finite, lp, np.inf), size=S + 1, mode="nearest")
+    inner = slice(S, lp.size - S)  # windows fully inside the evaluated range
+    if np.any(~finite[inner]) and np.any(finite[inner]):
+        # a possible and an impossible lattice point within S of each other?
+        mixed = np.isfinite(hi[inner]) & ~np.isfinite(lo[inner])
+        if np.any(mixed):
+            return VerificationReport(math.inf, tuple((e, 1.0) for e in epsilons),
+                                      method="lattice: support mismatch")
+    loss = float(np.max((hi - lo)[inner][np.isfinite(lo[inner])]))
+    # beyond the window: periodicity of the step log-ratios, checked on both tails
+    if period:
+        steps = np.diff(lp)
+        tail_r = steps[-2 * period - 1 :]
+        tail_l = steps[: 2 * period + 1]
+        if not (np.allclose(tail_r[:period + 1], tail_r[period:], rtol=0, atol=1e-12)
+                and np.allclose(tail_l[:period + 1], tail_l[period:], rtol=0, atol=1e-12)):
+            raise ParameterError("declared period does not hold on the verified window")
+    # hockey stick for a shift by S (the extreme shift) inside the window, plus the tail mass
+    p = lp[S:]
+    q = lp[:-S]
+    tail = float(np.exp(lp[: 2 * S]).sum() + np.exp(lp[-2 * S :]).sum())
+    deltas = []
+    for e in epsilons:
+        d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
+        deltas.append(min(1.0, d + (tail if e < loss else 0.0)))
+    worst_at = int(np.argmax(np.where(np.isfinite(lo), hi - lo, -np.inf)[inner])) + S - W
+    return VerificationReport(
+        epsilon=loss,
+        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
+        worst={"lattice_point": worst_at, "max_shift": S, "window": W},
+        method="additive lattice: sliding-window extremes over all shifts <= max_shift",
+    )
+
+
+# ---------------------------------------------------------------- discrete
+def _pairs_from_inputs(inputs: Sequence[float], sensitivity: float) -> list[tuple[float, float]]:
+    xs = sorted(set(float(x) for x in inputs))
+    out = []
+    for i, a in enumerate(xs):
+        for b in xs[i + 1 :]:
+            if b - a <= sensitivity * (1 + 1e-12):
+                out.append((a, b))
+    return out
+
+
+def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> VerificationReport:
+    pairs = list(model.pairs) if model.pairs is not None else _pairs_from_inputs(
+        model.inputs, model.sensitivity
+    )
+    if not pairs:
+        raise ParameterError("no neighbouring pairs to verify")
+    cache: dict[float, dict[Any, float]] = {}
+
+    def law(x: float) -> dict[Any, float]:
+        if x not in cache:
+            ys, lps = model.law(x)
+            cache[x] = dict(zip(np.asarray(ys).tolist(), np.asarray(lps, dtype=float).tolist(),
+                                strict=True))
+        return cache[x]
+
+    worst_loss, worst_pair = -1.0, None
+    worst_delta = [0.0] * len(epsilons)
+    for a, b in pairs:
+        la, lb = law(a), law(b)
+        keys = sorted(set(la) | set(lb))
+        lp = np.array([la.get(k, -math.inf) for k in keys])
+        lq = np.array([lb.get(k, -math.inf) for k in keys])
+        loss, deltas = discrete_pair(lp, lq, epsilons)
+        if loss > worst_loss:
+            worst_loss, worst_pair = loss, (a, b)
+        worst_delta = [max(u, v) for u, v in zip(worst_delta, deltas, strict=True)]
+    return VerificationReport(
+        epsilon=worst_loss,
+        delta_curve=tuple(zip(epsilons, worst_delta, strict=True)),
+        worst={"pair": worst_pair, "pairs_checked": len(pairs)},
+        method="discrete: exact sums over the union of supports",
+    )
+
+
+# ---------------------------------------------------------------- continuous
+def _pieces(model: ContinuousFamily, a: float, b: float) -> list[tuple[float, float]]:
+    bps = sorted(set(float(t) for t in [*model.breakpoints(a), *model.breakpoints(b)]
+                     if math.isfinite(t)))
+    edges = [-math.inf, *bps, math.inf]
+    return [(lo, hi) for lo, hi in itertools.pairwise(edges) if lo < hi]
+
+
+def _probe_points(lo: float, hi: float, scale: float, n: int = 129) -> NDArray[np.float64]:
+    if math.isfinite(lo) and math.isfinite(hi):
+        w = hi - lo
+        t = np.linspace(0.0, 1.0, n)
+        t = np.concatenate([t, [1e-12, 1e-9, 1 - 1e-9, 1 - 1e-12]])
+        pts = np.unique(lo + w * t)
+        return pts[(pts > lo) & (pts < hi)]
+    anchor = lo if math.isfinite(lo) else hi
+    if not math.isfinite(anchor):
+        anchor = 0.0
+        offsets = scale * np.concatenate([-np.logspace(-6, 4, n), [0.0], np.logspace(-6, 4, n)])
+        return np.unique(anchor + offsets)
+    direction = 1.0 if math.isfinite(lo) else -1.0
+    offsets = scale * np.concatenate([np.logspace(-12, 4, 2 * n), np.linspace(0.01, 50, n)])
+    return np.unique(anchor + direction * offsets)
+
+
+def _log_ratio(model: ContinuousFamily, y: NDArray[np.float64], a: float, b: float
+               ) -> NDArray[np.float64]:
+    la = np.asarray(model.logpdf(y, a), dtype=np.float64)
+    lb = np.asarray(model.logpdf(y, b), dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        r = la - lb
+    r = np.where(np.isfinite(la) & ~np.isfinite(lb), math.inf, r)
+    r = np.where(~np.isfinite(la) & np.isfinite(lb), -math.inf, r)
+    return np.where(~np.isfinite(la) & ~np.isfinite(lb), 0.0, r)
+
+
+def _continuous_pair_loss(model: ContinuousFamily, a: float, b: float) -> tuple[float, float]:
+    best, at = 0.0, math.nan
+    for lo, hi in _pieces(model, a, b):
+        y = _probe_points(lo, hi, model.scale)
+        if y.size == 0:
+            continue
+        r = np.abs(_log_ratio(model, y, a, b))
+        i = int(np.nanargmax(r))
+        val, arg = float(r[i]), float(y[i])
+        if math.isfinite(val) and 0 < i < y.size - 1:  # refine an interior maximum
+            res = optimize.minimize_scalar(
+                lambda t: -abs(float(_log_ratio(model, np.array([t]), a, b)[0])),
+                bounds=(float(y[i - 1]), float(y[i + 1])), method="bounded",
+                options={"xatol": 1e-13 * max(1.0, abs(arg))})
+            if -res.fun > val:
+                val, arg = float(-res.fun), float(res.x)
+        if val > best:
+            best, at = val, arg
+    return best, at
+
+
+def _mass(model: ContinuousFamily, x: float, lo: float, hi: float) -> float:
+    if model.cdf is not None:
+        return max(0.0, float(model.cdf(hi, x)) - float(model.cdf(lo, x)))
+    val, _ = integrate.quad(lambda t: math.exp(float(model.logpdf(np.array([t]), x)[0])), lo, hi,
+                            limit=200, epsabs=0, epsrel=1e-12)
+    return float(val)
+
+
+def _superlevel_intervals(model: ContinuousFamily, a: float, b: float, eps: float
+                          ) -> list[tuple[float, float]]:
+    """Intervals where ln p_a − ln p_b > eps (sign changes located by Brent's method)."""
+    out: list[tuple[float, float]] = []
+
+    def g(t: float) -> float:
+        return float(_log_ratio(model, np.array([t]), a, b)[0]) - eps
+
+    for lo, hi in _pieces(model, a, b):
+        y = _probe_points(lo, hi, model.scale, n=257)
+        if y.size == 0:
+            continue
+        above = (_log_ratio(model, y, a, b) - eps) > 0
+        start = lo if above[0] else None
+        for i in range(1, y.size):
+            if above[i] == above[i - 1]:
+                continue
+            u, v = float(y[i - 1]), float(y[i])
+            gu, gv = g(u), g(v)
+            if math.isfinite(gu) and math.isfinite(gv) and gu * gv < 0:
+                root = optimize.brentq(g, u, v, xtol=1e-300, rtol=1e-15, maxiter=500)
+            else:  # a jump (support edge): cut at the first point past it
+                root = v
+            if above[i]:
+                start = root
+            else:
+                out.append((lo if start is None else start, root))
+                start = None
+        if start is not None:
+            out.append((start, hi))
+    return out
+
+
+def _continuous_pair_delta(model: ContinuousFamily, a: float, b: float, eps: float) -> float:
+    d = 0.0
+    for lo, hi in _superlevel_intervals(model, a, b, eps):
+        d += _mass(model, a, lo, hi) - math.exp(eps) * _mass(model, b, lo, hi)
+    if model.atoms is not None:
+        pa, pb = model.atoms(a), model.atoms(b)
+        for y in set(pa) | set(pb):
+            d += max(0.0, pa.get(y, 0.0) - math.exp(eps) * pb.get(y, 0.0))
+    return max(0.0, d)
+
+
+def _verify_continuous(model: ContinuousFamily, epsilons: Sequence[float]) -> VerificationReport:
+    worst, worst_pair, worst_y = -1.0, None, math.nan
+    deltas = [0.0] * len(epsilons)
+    for a, b in model.pairs:
+        loss, y = _continuous_pair_loss(model, a, b)
+        if model.atoms is not None:
+            pa, pb = model.atoms(a), model.atoms(b)
+            for t in set(pa) | set(pb):
+                u, v = pa.get(t, 0.0), pb.get(t, 0.0)
+                if (u > 0) != (v > 0):
+                    loss, y = math.inf, t
+                elif u > 0:
+                    loss = max(loss, abs(math.log(u) - math.log(v)))
+        if loss > worst:
+            worst, worst_pair, worst_y = loss, (a, b), y
+        for i, e in enumerate(epsilons):
+            deltas[i] = max(deltas[i], _continuous_pair_delta(model, a, b, e),
+                            _continuous_pair_delta(model, b, a, e))
+    if model.logpdf_mp is not None and worst_pair is not None and math.isfinite(worst_y):
+        with mpmath.workdps(40):
+            a, b = worst_pair
+            y_mp = mpmath.mpf(worst_y)
+            val = abs(model.logpdf_mp(y_mp, a) - model.logpdf_mp(y_mp, b))
+            worst = max(worst, float(val))
+    return VerificationReport(
+        epsilon=worst,
+        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
+        worst={"pair": worst_pair, "output": worst_y, "pairs_checked": len(model.pairs)},
+        method="continuous: piecewise dense evaluation + refinement; exact super-level sets",
+    )
+
+
+# ---------------------------------------------------------------- entry point
+def verify(
+    mechanism_or_model: Any, *, epsilons: Sequence[float] | None = None
+) -> VerificationReport:
+    """Verify a mechanism (anything with ``privacy_model()``) or a model directly.
+
+    The claim (``mechanism.guarantee``) is read only *after* the computation, to fill
+    in ``claimed_*`` and ``passed``.
+    """
+    model = mechanism_or_model
+    mechanism = None
+    if hasattr(mechanism_or_model, "privacy_model"):
+        mechanism = mechanism_or_model
+        model = mechanism.privacy_model()
+    eps_list = list(DEFAULT_EPSILONS if epsilons is None else epsilons)
+    claimed = getattr(mechanism, "guarantee", None) if mechanism is not None else None
+    if claimed is not None and claimed.epsilon not in eps_list and math.isfinite(claimed.epsilon):
+        eps_list.append(float(claimed.epsilon))
+    if isinstance(model, AdditiveLattice):
+        report = _verify_lattice(model, eps_list)
+    elif isinstance(model, DiscreteFamily):
+        report = _verify_discrete(model, eps_list)
+    elif isinstance(model, ContinuousFamily):
+        report = _verify_continuous(model, eps_list)
+    else:
+        raise ParameterError(f"cannot verify {type(model).__name__}: no privacy model")
+    if claimed is None:
+        return report
+    return VerificationReport(
+        epsilon=report.epsilon,
+        delta_curve=report.delta_curve,
+        claimed_epsilon=claimed.epsilon,
+        claimed_delta=claimed.delta,
+        worst=report.worst,
+        method=report.method,
+    )
