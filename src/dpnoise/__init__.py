@@ -11,11 +11,13 @@ from .errors import (
 from .mechanisms.base import Guarantee, Mechanism
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
+from .session import Budget, Session
 from .verify import VerificationReport, verify
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Budget",
     "BudgetExceededError",
     "ClampedLaplace",
     "CryptoRandom",
@@ -29,6 +31,7 @@ __all__ = [
     "PrecisionError",
     "RandomSource",
     "SeededRandom",
+    "Session",
     "VerificationReport",
     "__version__",
     "verify",

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import __version__
 from .catalog import entries
-from .errors import DpnoiseError
+from .errors import DpnoiseError, ParameterError
 from .randomness import SeededRandom
 
 Command = Callable[[argparse.Namespace], int]
@@ -62,7 +62,12 @@ def _rng_from(args: argparse.Namespace) -> Any:
 
 # ----------------------------------------------------------------------- release
 def _release_args(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="mechanism", metavar="MECHANISM", required=True)
+    from .commands.release_data import add_data_arguments
+
+    # Two forms: ``release MECHANISM ... TRUE_VALUE`` and ``release --data FILE --query Q``.
+    # The mechanism subcommand is therefore optional here; cmd_release insists on one form.
+    add_data_arguments(p)
+    sub = p.add_subparsers(dest="mechanism", metavar="MECHANISM", required=False)
     for e in entries().values():
         sp = sub.add_parser(e.name, help=e.summary, description=e.summary)
         e.add_arguments(sp)
@@ -73,8 +78,23 @@ def _release_args(p: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-@subcommand("release", "release private answers with a mechanism", _release_args)
+@subcommand("release", "release private answers with a mechanism, or statistics of a data "
+            "file (--data)", _release_args)
 def cmd_release(args: argparse.Namespace) -> int:
+    if getattr(args, "data", None) is not None:
+        if args.mechanism is not None:
+            raise ParameterError(
+                "give either MECHANISM TRUE_VALUE... or --data FILE --query Q, not both "
+                "(with --data, choose the mechanism with --mechanism NAME)"
+            )
+        from .commands.release_data import run_data_release
+
+        return run_data_release(args)
+    if args.mechanism is None:
+        raise ParameterError(
+            "release needs a MECHANISM (e.g. dpnoise release laplace --epsilon 1 42) "
+            "or --data FILE --query QUERY"
+        )
     mech = entries()[args.mechanism].build(args)
     values = np.asarray(args.values, dtype=np.float64)
     guarantee = mech.guarantee

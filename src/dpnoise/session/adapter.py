@@ -1,0 +1,197 @@
+"""The ONE place that maps a statistic with its valid range to a dpnoise mechanism.
+
+The session reduces every query to *primitives*: a vector of true values (one per public
+cell) of one kind -- an integer ``count`` or a real ``sum`` -- together with
+
+* ``unit``: the most one individual's *single row* can move one cell (1 for counts,
+  ``max(|lower|, |upper|)`` for a sum of values clamped into ``[lower, upper]``),
+* ``rows``: the most rows one individual owns (the contribution bound k),
+* ``cells``: whether the vector has several cells (GROUP BY / histogram),
+* the valid range ``[lower, upper]`` of every cell's answer (possibly a half-line).
+
+Calibration (add/remove-one-individual neighbours, all k rows at once):
+
+* scalar: the answer moves by at most ``k·unit``, so the mechanism gets
+  ``sensitivity = k·unit`` and the full epsilon;
+* cells: one individual's k rows move cells by ``d_i·unit`` with ``Σ d_i <= k``.  Each cell
+  gets a mechanism with ``sensitivity = unit`` and ``epsilon / k``; a shift of ``d·unit`` is
+  d shifts of ``unit`` and the privacy loss obeys the triangle inequality, so the total
+  loss is ``<= Σ d_i·epsilon/k <= epsilon``.  (For k = 1 this is plain parallel
+  composition over disjoint cells.)  For an (epsilon, delta) mechanism the triangle
+  argument does not carry delta, so each cell gets ``sensitivity = k·unit`` and
+  ``(epsilon/k, delta/k)``: at most k cells change, basic composition over them.
+
+The true value is clamped into the declared range first (a 1-Lipschitz map of the data, so
+the sensitivity is unchanged), and the mechanism's output is post-processed into the range
+(rounded to an integer for counts).  Post-processing never costs privacy.
+
+Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults: counts
+use ``laplace`` rounded to integers, sums use ``clamped-laplace`` when the range is finite;
+the range-adherent and integer mechanisms (issues 3 and 7) replace them once merged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ParameterError
+from ..mechanisms.base import Guarantee, Mechanism
+from ..params import check_delta, check_epsilon
+
+Kind = Literal["count", "sum"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A vector of true answers of one kind, with its per-row unit and valid range."""
+
+    kind: Kind
+    unit: float
+    rows: int
+    cells: bool
+    lower: float
+    upper: float
+
+    @property
+    def integer(self) -> bool:
+        return self.kind == "count"
+
+    @property
+    def bounded(self) -> bool:
+        return math.isfinite(self.lower) and math.isfinite(self.upper)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a mechanism constructor receives: per-cell epsilon, delta and sensitivity."""
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    lower: float
+    upper: float
+    integer: bool
+
+
+Builder = Callable[[Spec], Mechanism]
+
+
+def _laplace(s: Spec) -> Mechanism:
+    from ..mechanisms.laplace import Laplace
+
+    return Laplace(epsilon=s.epsilon, sensitivity=s.sensitivity)
+
+
+def _clamped_laplace(s: Spec) -> Mechanism:
+    from ..mechanisms.laplace import ClampedLaplace, Laplace
+
+    if math.isfinite(s.lower) and math.isfinite(s.upper):
+        return ClampedLaplace(epsilon=s.epsilon, sensitivity=s.sensitivity, lower=s.lower,
+                              upper=s.upper)
+    # a half-line: the plan clamps the Laplace output onto it (post-processing)
+    return Laplace(epsilon=s.epsilon, sensitivity=s.sensitivity)
+
+
+@dataclass(frozen=True)
+class MechanismInfo:
+    name: str
+    build: Builder
+    summary: str
+    integer_only: bool = False
+    needs_delta: bool = False
+
+
+MECHANISMS: dict[str, MechanismInfo] = {
+    "laplace": MechanismInfo("laplace", _laplace,
+                             "exact lattice Laplace, then post-processed into the range"),
+    "clamped-laplace": MechanismInfo("clamped-laplace", _clamped_laplace,
+                                     "Laplace then snapped into the range (baseline)"),
+}
+
+DEFAULT_COUNT = "laplace"
+DEFAULT_SUM = "clamped-laplace"
+
+
+def default_mechanism(target: Target) -> str:
+    return DEFAULT_COUNT if target.kind == "count" else DEFAULT_SUM
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A calibrated mechanism for one target, plus the pre/post-processing around it."""
+
+    target: Target
+    name: str
+    mechanism: Mechanism
+    epsilon: float  # charged for the whole vector
+    delta: float
+    spec: Spec
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.mechanism.guarantee
+
+    def release(self, true_values: NDArray[Any], rng: Any) -> NDArray[Any]:
+        """Clamp the truth into the range, release, post-process into the range."""
+        t = self.target
+        x = np.clip(np.asarray(true_values, dtype=np.float64), t.lower, t.upper)
+        y = np.asarray(self.mechanism.release(x, rng=rng), dtype=np.float64).reshape(x.shape)
+        if t.integer:
+            y = np.floor(y + 0.5)
+        y = np.clip(y, t.lower, t.upper)
+        return y.astype(np.int64) if t.integer else y
+
+    def parameters(self) -> dict[str, Any]:
+        s = self.spec
+        return {
+            "mechanism": self.name,
+            "repr": repr(self.mechanism),
+            "kind": self.target.kind,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "cell_epsilon": s.epsilon,
+            "cell_delta": s.delta,
+            "sensitivity": s.sensitivity,
+            "contributions": self.target.rows,
+            "range": [s.lower, s.upper],
+        }
+
+
+def plan(target: Target, *, epsilon: float, delta: float = 0.0,
+         mechanism: str | None = None) -> Plan:
+    """Calibrate the mechanism for ``target`` at total (epsilon, delta); no randomness used."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=True)
+    name = mechanism or default_mechanism(target)
+    info = MECHANISMS.get(name)
+    if info is None:
+        raise ParameterError(
+            f"mechanism must be one of {', '.join(sorted(MECHANISMS))}, got {name!r}"
+        )
+    if info.integer_only and not target.integer:
+        raise ParameterError(f"mechanism {name!r} releases integers: use it for counts only")
+    if info.needs_delta and delta <= 0:
+        raise ParameterError(f"mechanism {name!r} needs delta > 0 (pass delta=...)")
+    if not info.needs_delta and delta > 0:
+        raise ParameterError(f"mechanism {name!r} is pure epsilon-DP: pass delta=0")
+    k = target.rows
+    if target.cells:
+        # pure DP: unit steps + triangle inequality; (epsilon, delta): at most k cells
+        # change, each by <= k units, and basic composition over those k cells.
+        unit = k * target.unit if info.needs_delta else target.unit
+        spec = Spec(epsilon / k, delta / k, unit, target.lower, target.upper, target.integer)
+    else:
+        spec = Spec(epsilon, delta, k * target.unit, target.lower, target.upper, target.integer)
+    mech = info.build(spec)
+    g = mech.guarantee
+    if g.epsilon > spec.epsilon * (1 + 1e-12) or g.delta > spec.delta * (1 + 1e-12):
+        raise ParameterError(
+            f"mechanism {name!r} guarantees {g} but {spec.epsilon:g}-DP per cell was requested"
+        )
+    return Plan(target, name, mech, epsilon, delta, spec)

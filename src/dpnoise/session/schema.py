@@ -1,0 +1,317 @@
+"""Public facts about a data set, declared once by the custodian: the schema.
+
+Privacy needs bounds that do not depend on the data.  A schema declares, per column,
+either a numeric range ``[lower, upper]`` (values are clamped into it, so one row moves a
+sum by at most ``max(|lower|, |upper|)``), a list of public ``categories`` (the only keys a
+histogram / GROUP BY may release), or an integer range used as keys (``integer = true``:
+every integer in ``[lower, upper]`` is a public key).  Columns not declared cannot be used
+in a query at all.
+
+Dataset-level facts (all optional):
+
+* ``table``: the table inside a ``.duckdb`` file;
+* ``user_id`` and ``max_contributions`` (k): if one individual may own several rows,
+  name the column that identifies them; each individual then contributes at most ``k``
+  rows to any statistic (rows beyond ``k`` are dropped deterministically, per individual).
+  Without ``user_id`` every row is one individual (``k = 1``);
+* ``max_rows``: a public upper bound ``N`` on the number of rows.  Counts are released in
+  ``[0, N]`` and sums in the range it implies; without it, counts live on ``[0, ∞)``.
+
+TOML form (``tomllib``)::
+
+    [dataset]
+    user_id = "person_id"        # optional
+    max_contributions = 1        # optional, default 1
+    max_rows = 5000              # optional public bound N
+
+    [columns.age]
+    lower = 18
+    upper = 95
+
+    [columns.region]
+    categories = ["north", "south", "east", "west"]
+
+    [columns.zip]                # integer keys 10000..99999, all public
+    integer = true
+    lower = 10000
+    upper = 99999
+
+Flag form (CLI): ``--bounds age=18:95 --categories region=north,south,east,west``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ParameterError
+from ..params import check_int, check_interval
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+MAX_CELLS = 50_000_000
+
+
+def check_identifier(name: Any, *, what: str = "column name") -> str:
+    """A plain SQL identifier (letters, digits, underscore; not starting with a digit).
+
+    Anything else -- quotes, spaces, semicolons, comments -- is refused, so names can be
+    quoted into SQL without any escaping question.
+    """
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise ParameterError(
+            f"{what} must be a plain identifier matching [A-Za-z_][A-Za-z0-9_]* "
+            f"(at most 63 characters), got {name!r}"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Column:
+    """One declared column: numeric bounds, public categories, or an integer key range."""
+
+    name: str
+    lower: float | None = None
+    upper: float | None = None
+    categories: tuple[Any, ...] | None = None
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        check_identifier(self.name)
+        if self.categories is not None:
+            if self.lower is not None or self.upper is not None or self.integer:
+                raise ParameterError(
+                    f"column {self.name!r}: give either categories or lower/upper, not both"
+                )
+            cats = tuple(self.categories)
+            if not cats:
+                raise ParameterError(f"column {self.name!r}: categories must be non-empty")
+            for c in cats:
+                if isinstance(c, bool) or not isinstance(c, (str, int, float)):
+                    raise ParameterError(
+                        f"column {self.name!r}: categories must be strings or numbers, got {c!r}"
+                    )
+            if len({str(c) for c in cats}) != len(cats):
+                raise ParameterError(f"column {self.name!r}: categories must be distinct")
+            object.__setattr__(self, "categories", cats)
+            return
+        if self.lower is None or self.upper is None:
+            raise ParameterError(
+                f"column {self.name!r} is unbounded: declare lower and upper (or categories)"
+            )
+        lo, hi = check_interval(self.lower, self.upper, name=f"column {self.name!r} bounds")
+        if self.integer:
+            if not (lo.is_integer() and hi.is_integer()):
+                raise ParameterError(
+                    f"column {self.name!r}: integer key bounds must be integers, got [{lo}, {hi}]"
+                )
+            if hi - lo + 1 > MAX_CELLS:
+                raise ParameterError(
+                    f"column {self.name!r}: at most {MAX_CELLS} integer keys, got {hi - lo + 1:g}"
+                )
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.categories is None
+
+    @property
+    def can_group(self) -> bool:
+        """Public keys exist: declared categories or an integer key range."""
+        return self.categories is not None or self.integer
+
+    def keys(self) -> tuple[Any, ...] | range:
+        """The public group keys (categories, or every integer in [lower, upper])."""
+        if self.categories is not None:
+            return self.categories
+        if self.integer:
+            assert self.lower is not None and self.upper is not None
+            return range(int(self.lower), int(self.upper) + 1)
+        raise ParameterError(
+            f"column {self.name!r} has no public keys: declare categories or integer = true "
+            "to group by it"
+        )
+
+    def n_keys(self) -> int:
+        return len(self.keys())
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.categories is not None:
+            return {"categories": list(self.categories)}
+        d: dict[str, Any] = {"lower": self.lower, "upper": self.upper}
+        if self.integer:
+            d["integer"] = True
+        return d
+
+
+@dataclass(frozen=True)
+class Schema:
+    """All public facts: declared columns plus dataset-level bounds (see module docstring)."""
+
+    columns: Mapping[str, Column]
+    user_id: str | None = None
+    max_contributions: int = 1
+    max_rows: int | None = None
+    table: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        cols = dict(self.columns)
+        for key, col in cols.items():
+            if key != col.name:
+                raise ParameterError(f"schema column key {key!r} != column name {col.name!r}")
+        object.__setattr__(self, "columns", cols)
+        if self.user_id is not None:
+            check_identifier(self.user_id, what="user_id")
+        k = check_int("max_contributions", self.max_contributions, lower=1, upper=1_000_000)
+        object.__setattr__(self, "max_contributions", k)
+        if self.user_id is None and k != 1:
+            raise ParameterError(
+                "max_contributions > 1 needs a user_id column (without it each row is one "
+                "individual)"
+            )
+        if self.max_rows is not None:
+            n = check_int("max_rows", self.max_rows, lower=1, upper=2**50)
+            object.__setattr__(self, "max_rows", n)
+        if self.table is not None:
+            check_identifier(self.table, what="table")
+
+    # ------------------------------------------------------------- construction
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Schema:
+        unknown = set(doc) - {"dataset", "columns"}
+        if unknown:
+            raise ParameterError(f"schema: unknown sections {sorted(unknown)}; use [dataset] "
+                                 "and [columns.NAME]")
+        ds = dict(doc.get("dataset", {}))
+        allowed = {"user_id", "max_contributions", "max_rows", "table", "name", "description"}
+        bad = set(ds) - allowed
+        if bad:
+            raise ParameterError(f"schema [dataset]: unknown keys {sorted(bad)}; allowed "
+                                 f"{sorted(allowed)}")
+        columns: dict[str, Column] = {}
+        for name, spec in dict(doc.get("columns", {})).items():
+            if not isinstance(spec, Mapping):
+                raise ParameterError(f"schema column {name!r} must be a table of settings")
+            bad = set(spec) - {"lower", "upper", "categories", "integer", "description"}
+            if bad:
+                raise ParameterError(f"schema column {name!r}: unknown keys {sorted(bad)}")
+            cats = spec.get("categories")
+            columns[name] = Column(
+                name=name,
+                lower=spec.get("lower"),
+                upper=spec.get("upper"),
+                categories=None if cats is None else tuple(cats),
+                integer=bool(spec.get("integer", False)),
+            )
+        return cls(
+            columns=columns,
+            user_id=ds.get("user_id"),
+            max_contributions=ds.get("max_contributions", 1),
+            max_rows=ds.get("max_rows"),
+            table=ds.get("table"),
+            extra={k: ds[k] for k in ("name", "description") if k in ds},
+        )
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Schema:
+        p = Path(path)
+        try:
+            doc = tomllib.loads(p.read_text())
+        except FileNotFoundError as exc:
+            raise ParameterError(f"schema file {str(p)!r} does not exist") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ParameterError(f"schema file {str(p)!r} is not valid TOML: {exc}") from exc
+        return cls.from_dict(doc)
+
+    @classmethod
+    def from_flags(
+        cls,
+        bounds: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        keys: Iterable[str] = (),
+        *,
+        user_id: str | None = None,
+        max_contributions: int = 1,
+        max_rows: int | None = None,
+        table: str | None = None,
+        base: Schema | None = None,
+    ) -> Schema:
+        """``bounds``: ``col=lo:hi``; ``categories``: ``col=a,b,c``; ``keys``: ``col=lo:hi``
+        integer keys.  Flags override the same columns of ``base`` (a schema file)."""
+        cols: dict[str, Column] = dict(base.columns) if base else {}
+        for spec in bounds:
+            name, lo, hi = _split_range(spec, "--bounds")
+            cols[name] = Column(name, lower=lo, upper=hi)
+        for spec in keys:
+            name, lo, hi = _split_range(spec, "--keys")
+            cols[name] = Column(name, lower=lo, upper=hi, integer=True)
+        for spec in categories:
+            name, _, rest = spec.partition("=")
+            if not rest:
+                raise ParameterError(f"--categories must look like col=a,b,c, got {spec!r}")
+            cols[name.strip()] = Column(
+                name.strip(), categories=tuple(c.strip() for c in rest.split(","))
+            )
+        return cls(
+            columns=cols,
+            user_id=user_id if user_id is not None else (base.user_id if base else None),
+            max_contributions=(max_contributions if max_contributions != 1 or base is None
+                               else base.max_contributions),
+            max_rows=max_rows if max_rows is not None else (base.max_rows if base else None),
+            table=table if table is not None else (base.table if base else None),
+        )
+
+    # ------------------------------------------------------------------ lookups
+    def column(self, name: str) -> Column:
+        check_identifier(name)
+        try:
+            return self.columns[name]
+        except KeyError:
+            raise ParameterError(
+                f"unknown column {name!r}: only declared columns can be queried "
+                f"(declared: {', '.join(sorted(self.columns)) or 'none'})"
+            ) from None
+
+    def numeric(self, name: str) -> Column:
+        col = self.column(name)
+        if not col.is_numeric:
+            raise ParameterError(
+                f"column {name!r} is categorical: it has no numeric bounds to sum or average"
+            )
+        return col
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": {k: v for k, v in (("user_id", self.user_id),
+                                          ("max_contributions", self.max_contributions),
+                                          ("max_rows", self.max_rows),
+                                          ("table", self.table)) if v is not None},
+            "columns": {n: c.as_dict() for n, c in sorted(self.columns.items())},
+        }
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the canonical schema (the ledger keys replays on it)."""
+        blob = json.dumps(self.as_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _split_range(spec: str, flag: str) -> tuple[str, float, float]:
+    name, _, rest = spec.partition("=")
+    lo, sep, hi = rest.partition(":")
+    if not sep:
+        raise ParameterError(f"{flag} must look like col=lower:upper, got {spec!r}")
+    try:
+        lo_f, hi_f = float(lo), float(hi)
+    except ValueError as exc:
+        raise ParameterError(f"{flag} bounds must be numbers, got {spec!r}") from exc
+    if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
+        raise ParameterError(f"{flag} bounds must be finite, got {spec!r}")
+    return name.strip(), lo_f, hi_f

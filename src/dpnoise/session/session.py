@@ -1,0 +1,307 @@
+"""``dpnoise.Session``: answer queries on a data set within a durable privacy budget.
+
+    >>> s = Session(data="people.csv", schema="people.toml",
+    ...             budget=Budget(epsilon=1.0), ledger="people.ledger")   # doctest: +SKIP
+    >>> s.release("count where age > 30", epsilon=0.1)                    # doctest: +SKIP
+
+What one release does, in this order (each step can refuse; nothing is spent until 4):
+
+1. parse and validate the query against the schema (unknown / unbounded columns,
+   non-aggregate SQL, odd identifiers are refused);
+2. calibrate the mechanism(s) for the statistic's sensitivity and valid range
+   (:mod:`dpnoise.session.adapter`);
+3. (opt-in replay) serve an identical earlier release from the ledger at no cost;
+   otherwise compute the true aggregates with DuckDB;
+4. reserve (epsilon, delta) in the ledger -- a durable transaction, refused if over budget;
+5. draw the noise (vectorised over all cells) and post-process into the valid range;
+6. record the answer in the ledger.
+
+Statistics, for add/remove-one-individual neighbours with at most k rows each, values
+clamped into the declared ``[lo, hi]`` and an optional public row bound N:
+
+* COUNT: integer cells in ``[0, N]`` (``[0, ∞)`` without N), one row moves a cell by 1;
+* SUM: cells in ``[N·min(lo, 0), N·max(hi, 0)]`` (a half-line or the real line without N),
+  one row moves a cell by at most ``max(|lo|, |hi|)``;
+* MEAN: half the epsilon releases the count of values C, half releases the *centred* sum
+  S = Σ(x − mid) (one row moves it by at most ``(hi − lo)/2``); the answer is
+  ``clamp(mid + S/max(C, 1), lo, hi)`` -- post-processing, so always inside ``[lo, hi]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ParameterError
+from ..randomness import RngLike, resolve_rng
+from .adapter import Plan, Target, plan
+from .engine import Aggregates, Engine
+from .ledger import Budget, Entry, Ledger
+from .query import Query, parse_query
+from .schema import Schema
+
+
+@dataclass(frozen=True)
+class Release:
+    """A released statistic: private values per public cell, with its provenance."""
+
+    query: str
+    canonical: str
+    stat: str
+    group_by: tuple[str, ...]
+    group_keys: tuple[Any, ...]  # per group column: its public keys (tuple or range)
+    values: NDArray[Any]  # shape = number of keys per group column; () for a scalar
+    mechanism: str
+    epsilon: float
+    delta: float
+    guarantee: str
+    ledger_id: int | None
+    replayed: bool = False
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def value(self) -> Any:
+        """The scalar answer (queries without GROUP BY)."""
+        if self.values.ndim:
+            raise ParameterError("a grouped release has many values: use .values / .rows()")
+        return self.values.item()
+
+    def key_arrays(self) -> dict[str, NDArray[Any]]:
+        """One array per group column, aligned with ``values.ravel()``."""
+        if not self.group_by:
+            return {}
+        grids = np.meshgrid(*[np.asarray(list(k) if not isinstance(k, range)
+                                         else np.arange(k.start, k.stop))
+                              for k in self.group_keys], indexing="ij")
+        return {g: a.ravel() for g, a in zip(self.group_by, grids, strict=True)}
+
+    def rows(self, limit: int | None = None) -> list[tuple[Any, ...]]:
+        flat = self.values.ravel()
+        n = flat.size if limit is None else min(limit, flat.size)
+        keys = self.key_arrays()
+        return [tuple(keys[g][i].item() for g in self.group_by) + (flat[i].item(),)
+                for i in range(n)]
+
+    def table(self, limit: int = 20) -> str:
+        head = [*self.group_by, self.stat]
+        body = [[format(c, ".10g") if isinstance(c, float) else str(c) for c in r]
+                for r in self.rows(limit)]
+        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
+        lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+        if self.values.size > limit:
+            lines.append(f"... ({self.values.size} cells)")
+        return "\n".join(lines)
+
+
+def _key(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(repr(p).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+class Session:
+    """A custodian's session: a data set, its public schema and a budget ledger.
+
+    ``data``: a ``.csv``/``.parquet``/``.duckdb`` path or a mapping of numpy columns.
+    ``schema``: a :class:`Schema`, a TOML path or a dict; default: ``<data stem>.toml``
+    next to the data file.  ``ledger``: a path (durable SQLite file), a :class:`Ledger`,
+    or None (in memory).  ``budget``: the ledger's total; required for a new ledger.
+    ``replay=True`` serves identical queries from the ledger without new spend.
+    ``rng``: a random source for every release (default: fresh OS-keyed CSPRNG each time).
+    """
+
+    def __init__(self, data: Any, budget: Budget | None = None, ledger: Any = None, *,
+                 schema: Schema | str | Path | Mapping[str, Any] | None = None,
+                 replay: bool = False, rng: RngLike = None, timeout: float = 30.0) -> None:
+        self.schema = _resolve_schema(schema, data)
+        if isinstance(ledger, Ledger):
+            if budget is not None and budget != ledger.budget:
+                raise ParameterError(f"budget {budget} differs from the ledger's {ledger.budget}")
+            self.ledger = ledger
+        else:
+            self.ledger = Ledger(ledger, budget=budget, timeout=timeout)
+        self.engine = Engine(data, self.schema)
+        self.replay = bool(replay)
+        self.rng = rng
+
+    # ----------------------------------------------------------- budget
+    @property
+    def budget(self) -> Budget:
+        return self.ledger.budget
+
+    @property
+    def spent(self) -> Budget:
+        return self.ledger.spent()
+
+    @property
+    def remaining(self) -> Budget:
+        return self.ledger.remaining()
+
+    def history(self) -> list[Entry]:
+        return self.ledger.entries()
+
+    # ----------------------------------------------------------- queries
+    def parse(self, query: str | Query) -> Query:
+        q = query if isinstance(query, Query) else parse_query(query)
+        q = q.validate(self.schema)
+        allowed = {"data", self.schema.table} - {None}
+        if q.source is not None and q.source not in allowed:
+            raise ParameterError(
+                f"query reads table {q.source!r}; this session's data set is called "
+                f"{' or '.join(sorted(allowed))!r}"  # type: ignore[arg-type]
+            )
+        return q
+
+    def _targets(self, q: Query) -> list[tuple[str, Target]]:
+        s = self.schema
+        n = s.max_rows
+        k = s.max_contributions
+        cells = bool(q.group_by)
+        count_hi = float(n) if n is not None else math.inf
+        count = Target("count", 1.0, k, cells, 0.0, count_hi)
+        if q.stat == "count":
+            return [("count", count)]
+        col = s.numeric(q.column)  # type: ignore[arg-type]
+        lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
+        if q.stat == "sum":
+            unit = max(abs(lo), abs(hi))
+            if n is not None:
+                a, b = n * min(lo, 0.0), n * max(hi, 0.0)
+            else:
+                a = -math.inf if lo < 0 else 0.0
+                b = math.inf if hi > 0 else 0.0
+            return [("sum", Target("sum", unit, k, cells, a, b))]
+        half = (hi - lo) / 2
+        a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
+        return [("count", count), ("centred_sum", Target("sum", half, k, cells, a, b))]
+
+    def _plans(self, q: Query, epsilon: float, delta: float,
+               mechanism: str | None) -> list[tuple[str, Plan]]:
+        targets = self._targets(q)
+        share = len(targets)
+        return [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
+                            mechanism=mechanism)) for role, t in targets]
+
+    def true_answer(self, query: str | Query) -> NDArray[Any]:
+        """The exact (NOT private) answer -- for the custodian's own checks only."""
+        q = self.parse(query)
+        return _combine(q, self.schema, self._truth(q, self.schema, self.engine.aggregate(q)))
+
+    @staticmethod
+    def _truth(q: Query, schema: Schema, agg: Aggregates) -> dict[str, NDArray[Any]]:
+        shape = agg.shape
+        if q.stat == "count":
+            counts = agg.values if q.column is not None else agg.rows
+            return {"count": counts.reshape(shape)}
+        if q.stat == "sum":
+            return {"sum": agg.sums.reshape(shape)}
+        col = schema.numeric(q.column)  # type: ignore[arg-type]
+        mid = (float(col.lower) + float(col.upper)) / 2  # type: ignore[arg-type]
+        # centred sum: each clamped value enters as x - mid, |x - mid| <= (hi - lo)/2
+        centred = agg.sums - mid * agg.values
+        return {"count": agg.values.reshape(shape), "sums": centred.reshape(shape)}
+
+    def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
+                mechanism: str | None = None, replay: bool | None = None) -> Release:
+        """Release ``query`` at (epsilon, delta); see the module docstring for the steps."""
+        q = self.parse(query)
+        plans = self._plans(q, epsilon, delta, mechanism)
+        # charge what was asked, or the plans' sum if rounding made that larger
+        eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
+        dl = max(float(delta), float(sum(p.delta for _, p in plans)))
+        mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
+            else plans[0][1].name
+        canonical = q.canonical()
+        key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
+                   float(eps).hex(), float(dl).hex())
+        group_keys = tuple(self.schema.column(g).keys() for g in q.group_by)
+        guarantee = _composed_guarantee(plans, eps, dl)
+        use_replay = self.replay if replay is None else bool(replay)
+        if use_replay:
+            hit = self.ledger.find(key)
+            if hit is not None and hit.answer is not None:
+                return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
+                               hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
+                               hit.id, replayed=True)
+        agg = self.engine.aggregate(q)
+        truth = self._truth(q, self.schema, agg)
+        rng = resolve_rng(self.rng)
+        rid = self.ledger.reserve(
+            epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
+            dataset=self.engine.fingerprint, mechanism=mech_name,
+            parameters={"plans": {role: p.parameters() for role, p in plans},
+                        "schema": self.schema.fingerprint()},
+            guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
+                       "cells": {role: p.guarantee.as_dict() for role, p in plans}},
+        )
+        try:
+            noisy = {}
+            for role, p in plans:
+                src = truth["count"] if role == "count" else truth.get("sum", truth.get("sums"))
+                noisy["count" if role == "count" else ("sum" if role == "sum" else "sums")] = \
+                    p.release(src, rng)
+            answer = _combine(q, self.schema, noisy)
+        except BaseException as exc:
+            self.ledger.abort(rid, f"{type(exc).__name__}: {exc}")
+            raise
+        preview = np.array2string(answer.ravel()[:8], precision=6, separator=", ")
+        self.ledger.complete(rid, answer, preview)
+        return Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
+                       mech_name, eps, dl, guarantee, rid,
+                       details={role: p.parameters() for role, p in plans})
+
+    def close(self) -> None:
+        self.engine.close()
+        self.ledger.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
+    if q.stat == "count":
+        return np.asarray(parts["count"]).astype(np.int64)
+    if q.stat == "sum":
+        return np.asarray(parts["sum"], dtype=np.float64)
+    col = schema.numeric(q.column)  # type: ignore[arg-type]
+    lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
+    mid = (lo + hi) / 2
+    count = np.asarray(parts["count"], dtype=np.float64)
+    sums = np.asarray(parts["sums"], dtype=np.float64)
+    return np.clip(mid + sums / np.maximum(count, 1.0), lo, hi)
+
+
+def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float) -> str:
+    parts = [f"{role}: {p.guarantee} per cell" for role, p in plans]
+    core = f"({eps:.6g}, {dl:.3g})-DP" if dl else f"{eps:.6g}-DP"
+    return f"{core} for add/remove one individual [{'; '.join(parts)}]"
+
+
+def _resolve_schema(schema: Any, data: Any) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, Mapping):
+        return Schema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return Schema.from_toml(schema)
+    if schema is None and isinstance(data, (str, Path)):
+        guess = Path(data).with_suffix(".toml")
+        if guess.is_file():
+            return Schema.from_toml(guess)
+    raise ParameterError(
+        "schema is required: declare public bounds per column (a TOML file, a dict, or "
+        "dpnoise.session.Schema); without bounds no statistic has an honest sensitivity"
+    )
