@@ -146,13 +146,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", default=None, help="reproducible (NOT secure) randomness")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--ledger", default=None,
+                   help="keep the session's budget ledger in this SQLite file (default: temp)")
 
 
-@subcommand("demo", "release several statistics of a bundled data set", _demo_args)
+@subcommand("demo", "a short custodian session on a bundled data set", _demo_args)
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo(rng=_rng_from(args), as_json=args.json)
+    return run_demo(rng=_rng_from(args), as_json=args.json, ledger=args.ledger)
 
 
 # --------------------------------------------------------------------- machinery

@@ -1,76 +1,133 @@
-"""``make demo`` / ``dpnoise demo``: a short release of several statistics of a bundled data set.
+"""``make demo`` / ``dpnoise demo``: a short custodian session on a bundled data set.
 
-The data set (``data/survey.csv``) is synthetic and regenerated deterministically by
-``scripts/make_demo_data.py``.  Each statistic is released with an exact-lattice
-mechanism; the table shows the true and the private answer and the guarantee.
+The data set (``data/survey.csv``, 3000 synthetic people) is regenerated deterministically
+by ``scripts/make_demo_data.py``; its public bounds are declared in ``data/survey.toml``.
+The demo opens a :class:`dpnoise.Session` with a total budget, answers a handful of
+queries (counts, a sum, means, a histogram, a GROUP BY), and prints for each the true
+answer (which only the custodian sees), the private answer, the mechanism and the budget
+that remains.  It ends with a replayed query (no new spend) and a refused one (over
+budget, costs nothing).  The ledger is a temporary SQLite file unless ``--ledger`` names
+one.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-from dataclasses import dataclass
+import tempfile
+from dataclasses import asdict, dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .mechanisms.base import Mechanism
-from .mechanisms.laplace import ClampedLaplace, Laplace
+from .errors import BudgetExceededError
+from .session import Budget, Session
+
+TOTAL = Budget(epsilon=2.0)
+
+# (label, query, epsilon)
+QUERIES: list[tuple[str, str, float]] = [
+    ("respondents", "count", 0.1),
+    ("aged 65 or more", "count where age >= 65", 0.2),
+    ("smokers under 30", "SELECT COUNT(*) FROM data WHERE smoker = 1 AND age < 30", 0.2),
+    ("mean age", "mean age", 0.2),
+    ("total satisfaction (0-10 each)", "sum satisfaction", 0.1),
+    ("mean income of smokers", "mean income where smoker = 1", 0.2),
+    ("respondents per region", "histogram region", 0.2),
+    ("mean satisfaction per region", "SELECT region, AVG(satisfaction) FROM data GROUP BY region",
+     0.4),
+]
 
 
 @dataclass(frozen=True)
 class DemoRow:
     statistic: str
+    query: str
+    cell: str
     true_value: float
     private_value: float
     mechanism: str
-    guarantee: str
+    epsilon: float
+    remaining: float
 
 
-def load_survey() -> dict[str, np.ndarray]:
-    """The bundled synthetic survey as numpy columns (region as strings)."""
-    text = resources.files("dpnoise").joinpath("data/survey.csv").read_text()
-    rows = list(csv.DictReader(text.splitlines()))
-    cols: dict[str, np.ndarray] = {}
-    for key in rows[0]:
-        vals = [r[key] for r in rows]
-        cols[key] = np.array(vals) if key == "region" else np.array(vals, dtype=np.float64)
-    return cols
+def survey_paths() -> tuple[Path, Path]:
+    base = resources.files("dpnoise").joinpath("data")
+    return Path(str(base.joinpath("survey.csv"))), Path(str(base.joinpath("survey.toml")))
 
 
-def demo_rows(rng: Any = None) -> list[DemoRow]:
-    data = load_survey()
-    n = data["age"].size
-    stats: list[tuple[str, float, Mechanism]] = [
-        ("respondents (count)", float(n), Laplace(epsilon=0.5, sensitivity=1.0)),
-        ("smokers (count)", float(data["smoker"].sum()), Laplace(epsilon=0.5, sensitivity=1.0)),
-        ("smokers (% of 3000, public n)", 100 * float(data["smoker"].mean()),
-         ClampedLaplace(epsilon=0.5, sensitivity=100 / n, lower=0, upper=100)),
-        ("sum of satisfaction (0-10)", float(data["satisfaction"].sum()),
-         Laplace(epsilon=0.5, sensitivity=10.0)),
-        ("mean age (ages in [18, 95], public n)", float(data["age"].mean()),
-         ClampedLaplace(epsilon=0.5, sensitivity=77 / n, lower=18, upper=95)),
-    ]
-    out = []
-    for name, true_value, mech in stats:
-        private = float(mech.release(true_value, rng=rng))
-        out.append(DemoRow(name, true_value, private, type(mech).__name__, str(mech.guarantee)))
-    return out
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:,.3f}"
 
 
-def run_demo(rng: Any = None, as_json: bool = False) -> int:
-    rows = demo_rows(rng)
-    if as_json:
-        print(json.dumps([r.__dict__ for r in rows], indent=2))
-        return 0
-    print("dpnoise demo: synthetic survey of 3000 people (src/dpnoise/data/survey.csv)\n")
-    head = f"{'statistic':40s} {'true':>12s} {'private':>14s}  {'mechanism':16s} guarantee"
+def run_session(session: Session) -> list[DemoRow]:
+    rows: list[DemoRow] = []
+    for label, query, eps in QUERIES:
+        true = np.asarray(session.true_answer(query)).ravel()
+        r = session.release(query, epsilon=eps)
+        left = session.remaining.epsilon
+        keys = r.key_arrays()
+        for i, (t, p) in enumerate(zip(true, r.values.ravel(), strict=True)):
+            cell = ", ".join(str(keys[g][i]) for g in r.group_by)
+            rows.append(DemoRow(label, query, cell, float(t), float(p), r.mechanism, eps, left))
+    return rows
+
+
+def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) -> int:
+    data, schema = survey_paths()
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger_path = Path(ledger) if ledger else Path(tmp) / "survey-ledger.sqlite"
+        fresh = not ledger_path.exists()
+        with Session(data, TOTAL if fresh else None, ledger_path, schema=schema,
+                     rng=rng) as s:
+            rows = run_session(s)
+            replay = s.release(QUERIES[1][1], epsilon=QUERIES[1][2], replay=True)
+            try:
+                s.release("mean income by region", epsilon=1.0)
+                refused = ""
+            except BudgetExceededError as exc:
+                refused = str(exc)
+            remaining = s.remaining
+            if as_json:
+                print(json.dumps({
+                    "releases": [asdict(r) for r in rows],
+                    "replayed": {"query": replay.query, "value": replay.value,
+                                 "replayed": replay.replayed},
+                    "refused": refused,
+                    "budget": {"total": TOTAL.epsilon, "remaining": remaining.epsilon},
+                }, indent=2))
+                return 0
+            _print(rows, replay.value, replay.replayed, refused, remaining, s, ledger_path)
+    return 0
+
+
+def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,
+           remaining: Budget, s: Session, ledger_path: Path) -> None:
+    n = int(rows[0].true_value)
+    print(f"dpnoise demo: a custodian session on a synthetic survey of {n} people")
+    print("  data:   src/dpnoise/data/survey.csv (read in place by DuckDB)")
+    print("  schema: src/dpnoise/data/survey.toml (public bounds; values are clamped to them)")
+    print(f"  ledger: {ledger_path} (SQLite), total budget {s.budget}\n")
+    head = (f"{'statistic':32s} {'cell':6s} {'true':>12s} {'private':>12s}  {'eps':>4s}  "
+            f"{'left':>4s}  mechanism")
     print(head)
     print("-" * len(head))
+    last = None
     for r in rows:
-        print(f"{r.statistic:40s} {r.true_value:12.4f} {r.private_value:14.4f}  "
-              f"{r.mechanism:16s} {r.guarantee}")
-    total = sum(0.5 for _ in rows)
-    print(f"\ntotal privacy spent (sequential composition): epsilon = {total:g}")
-    return 0
+        first = r.statistic != last
+        last = r.statistic
+        name = r.statistic if first else ""
+        eps = f"{r.epsilon:4g}" if first else ""
+        left = f"{r.remaining:4g}" if first else ""
+        mech = r.mechanism if first else ""
+        print(f"{name:32s} {r.cell:6s} {_fmt(r.true_value):>12s} {_fmt(r.private_value):>12s}  "
+              f"{eps:>4s}  {left:>4s}  {mech}")
+    print()
+    print(f"replay of {QUERIES[1][1]!r}: {replay_value} "
+          f"({'served from the ledger, nothing spent' if replayed else 'new release'})")
+    if refused:
+        print(f"over-budget query 'mean income by region' at epsilon 1: {refused}")
+    print(f"\nremaining budget: {remaining} of {s.budget} "
+          "(basic sequential composition, recorded in the ledger)")
+    print("counts are integers in [0, max_rows]; sums and means stay inside their derived range")

@@ -32,6 +32,7 @@ The ledger never recreates or resets an existing file.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -122,7 +123,7 @@ class Entry:
 
 def encode_answer(values: NDArray[Any]) -> bytes:
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(values), allow_pickle=False)
+    np.save(buf, np.array(values, order="C"), allow_pickle=False)  # keeps 0-d shape
     return zlib.compress(buf.getvalue(), 6)
 
 
@@ -349,10 +350,8 @@ class Ledger:
             return str(self._con.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(sqlite3.Error):
             self._con.close()
-        except sqlite3.Error:  # pragma: no cover
-            pass
 
     def __enter__(self) -> Ledger:
         return self

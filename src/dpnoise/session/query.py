@@ -340,10 +340,7 @@ class _Parser:
 
     # grammar
     def parse(self) -> Query:
-        if self.is_kw("select"):
-            q = self.sql()
-        else:
-            q = self.small()
+        q = self.sql() if self.is_kw("select") else self.small()
         if self.tok.kind != "end":
             self.fail("unexpected trailing input")
         return q

@@ -86,7 +86,7 @@ class Release:
         flat = self.values.ravel()
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
-        return [tuple(keys[g][i].item() for g in self.group_by) + (flat[i].item(),)
+        return [(*tuple(keys[g][i].item() for g in self.group_by), flat[i].item())
                 for i in range(n)]
 
     def table(self, limit: int = 20) -> str:
