@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from ..exact.geometric import LN2
-from ..lattice import power_of_two_at_most
+from ..lattice import grid_sensitivity, power_of_two_at_most
 from ..mechanisms.base import Guarantee, Mechanism
 from ..params import check_delta, check_epsilon
 
@@ -92,10 +92,16 @@ def session_grid(sensitivity: float, epsilon: float) -> float:
     ~28k entries (about a second to build, exactly).  The block length is
     M ≈ (Δ/L)·ln2/ε, so a session picks L = 2^floor(log2(min(Δ/256, Δ·ln2/(700·ε)))):
     M of about 700-1400 for ε >= 0.0027, and Δ/L >= 256 so that rounding Δ up to whole
-    cells (ceil(Δ/L)) costs at most 0.4% of scale.  The guarantee is unchanged (the
+    cells (ceil(Δ/L)) costs at most 0.4% of scale.  Below ε ≈ 0.0027 the grid is coarsened
+    so that M <= 2^16 (calibration stays under ~1 s), at a larger utility cost.  The guarantee is unchanged (the
     calibration is exact for any grid); only the utility moves by that fraction.
     """
-    return power_of_two_at_most(min(sensitivity / 256, sensitivity * LN2 / (700 * epsilon)))
+    grid = power_of_two_at_most(min(sensitivity / 256, sensitivity * LN2 / (700 * epsilon)))
+    # very small epsilon: coarsen until M <= 2^16 (or a single cell per sensitivity)
+    while grid_sensitivity(sensitivity, grid) > 1 and \
+            grid_sensitivity(sensitivity, grid) * LN2 / epsilon > 2**16:
+        grid *= 2
+    return grid
 
 
 @lru_cache(maxsize=256)

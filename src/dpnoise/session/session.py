@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
+from ..errors import BudgetExceededError, ParameterError
+from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import Plan, Target, plan
 from .engine import Aggregates, Engine
@@ -192,6 +193,23 @@ class Session:
         return [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
                             mechanism=mechanism)) for role, t in targets]
 
+    def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
+        """Spend the exact remainder when a request exceeds it by binary rounding only.
+
+        Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
+        1.0, so the tenth would be refused.  If a request exceeds what remains by less than
+        one part in 10^9, the release is calibrated at -- and charged -- the remainder
+        instead: a (negligibly) smaller epsilon, so the guarantee is still honest.
+        """
+        left = self.ledger.remaining()
+        eps = float(epsilon)
+        dl = float(delta)
+        if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
+            eps = left.epsilon
+        if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
+            dl = left.delta
+        return eps, dl
+
     def true_answer(self, query: str | Query) -> NDArray[Any]:
         """The exact (NOT private) answer -- for the custodian's own checks only."""
         q = self.parse(query)
@@ -215,6 +233,8 @@ class Session:
                 mechanism: str | None = None, replay: bool | None = None) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps."""
         q = self.parse(query)
+        epsilon, delta = self._snap(check_epsilon(epsilon),
+                                    check_delta(delta, allow_zero=True))
         plans = self._plans(q, epsilon, delta, mechanism)
         # charge what was asked, or the plans' sum if rounding made that larger
         eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
@@ -233,6 +253,13 @@ class Session:
                 return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
                                hit.id, replayed=True)
+        left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
+        if eps > left.epsilon or dl > left.delta:
+            raise BudgetExceededError(
+                f"release refused, nothing spent: it needs epsilon={eps:g}"
+                + (f", delta={dl:g}" if dl else "") + f" but only {left} of the total "
+                f"{self.budget} remains"
+            )
         agg = self.engine.aggregate(q)
         truth = self._truth(q, self.schema, agg)
         rng = resolve_rng(self.rng)

@@ -1,0 +1,198 @@
+"""The SQLite budget ledger: exact accounting, refusals cost nothing, replay, clear
+errors for locked / corrupted / foreign files, and no silent reset."""
+
+from __future__ import annotations
+
+import sqlite3
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpnoise import Budget, BudgetExceededError, LedgerError, ParameterError, Session
+from dpnoise.session import Ledger
+
+KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
+          parameters={}, guarantee={})
+
+
+def test_reserve_complete_and_exact_accounting(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite", budget=Budget(1.0)) as led:
+        rid = led.reserve(epsilon=0.25, delta=0.0, **KW)
+        assert led.entries()[0].status == "reserved"
+        led.complete(rid, np.array([1, 2, 3]))
+        e = led.entries()[0]
+        assert e.status == "released" and e.answer.tolist() == [1, 2, 3]
+        assert led.spent().epsilon == 0.25 and led.remaining().epsilon == 0.75
+        with pytest.raises(LedgerError, match="not an open reservation"):
+            led.complete(rid, np.array([0]))
+        led.reserve(epsilon=0.75, delta=0.0, **KW)
+        with pytest.raises(BudgetExceededError, match="nothing spent"):
+            led.reserve(epsilon=2.0**-50, delta=0.0, **KW)
+        assert len(led.entries()) == 2
+
+
+def test_accounting_is_exact_not_float() -> None:
+    # three doubles 0.1 sum to MORE than the double 0.3: the third must be refused
+    led = Ledger(None, budget=Budget(0.3))
+    led.reserve(epsilon=0.1, delta=0, **KW)
+    led.reserve(epsilon=0.1, delta=0, **KW)
+    assert Fraction(0.1) * 3 > Fraction(0.3)
+    with pytest.raises(BudgetExceededError):
+        led.reserve(epsilon=0.1, delta=0, **KW)
+    left = led.remaining().epsilon
+    assert Fraction(left) <= Fraction(0.3) - 2 * Fraction(0.1)  # rounded down, never up
+
+
+def test_session_spends_exact_remainder_of_decimal_budget(tmp_path: Path) -> None:
+    data = {"x": np.arange(10.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        for _ in range(10):
+            s.release("count", epsilon=0.1)
+        assert s.remaining.epsilon == 0
+        assert Fraction(s.spent.epsilon) <= 1  # the tenth was calibrated at the remainder
+        with pytest.raises(BudgetExceededError):
+            s.release("count", epsilon=0.01)
+
+
+def test_delta_is_accounted(tmp_path: Path) -> None:
+    led = Ledger(tmp_path / "l.sqlite", budget=Budget(1.0, 1e-6))
+    led.reserve(epsilon=0.1, delta=6e-7, **KW)
+    with pytest.raises(BudgetExceededError, match="delta"):
+        led.reserve(epsilon=0.1, delta=6e-7, **KW)
+
+
+def test_budget_is_fixed_at_creation(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    with pytest.raises(LedgerError, match="give a total budget"):
+        Ledger(p)
+    Ledger(p, budget=Budget(1.0)).close()
+    assert Ledger(p).budget == Budget(1.0)
+    with pytest.raises(LedgerError, match="cannot change"):
+        Ledger(p, budget=Budget(2.0))
+
+
+def test_invalid_budget() -> None:
+    with pytest.raises(ParameterError, match="epsilon"):
+        Budget(float("nan"))
+    with pytest.raises(ParameterError, match="delta"):
+        Budget(1.0, 1.0)
+
+
+@pytest.mark.parametrize("content", [b"this is not a database at all" * 100, b"\x00" * 4096,
+                                     b"SQLite format 3\x00" + b"\xff" * 4000])
+def test_garbage_file_is_a_clear_error_and_not_reset(tmp_path: Path, content: bytes) -> None:
+    p = tmp_path / "l.sqlite"
+    p.write_bytes(content)
+    with pytest.raises(LedgerError, match="l.sqlite"):
+        Ledger(p, budget=Budget(1.0))
+    assert p.read_bytes() == content  # never reset or rewritten
+
+
+def _ledger_with_rows(p: Path, n: int = 200) -> None:
+    with Ledger(p, budget=Budget(1000.0)) as led:
+        for i in range(n):
+            rid = led.reserve(epsilon=0.5, delta=0, **KW)
+            led.complete(rid, np.arange(i + 50, dtype=np.float64))
+        con = sqlite3.connect(p)
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+
+
+def test_truncated_ledger_is_a_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    _ledger_with_rows(p)
+    raw = p.read_bytes()
+    p.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(LedgerError):
+        led = Ledger(p)
+        led.spent()
+        led.entries()
+
+
+def test_scribbled_pages_are_a_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    _ledger_with_rows(p)
+    raw = bytearray(p.read_bytes())
+    page = 4096
+    for k in range(1, len(raw) // page):  # keep the header page, scribble over every other
+        raw[k * page + 100 : k * page + 400] = b"\xa5" * 300
+    p.write_bytes(bytes(raw))
+    with pytest.raises(LedgerError):
+        led = Ledger(p)
+        led.spent()
+        led.entries()
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "other.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerError, match="not a dpnoise ledger"):
+        Ledger(p, budget=Budget(1.0))
+
+
+def test_tampered_charges_are_detected(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    with Ledger(p, budget=Budget(1.0)) as led:
+        led.reserve(epsilon=0.5, delta=0, **KW)
+    con = sqlite3.connect(p)
+    con.execute("UPDATE releases SET epsilon = 5.0")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerError, match="tampered"):
+        Ledger(p)
+
+
+def test_locked_ledger_is_a_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    led = Ledger(p, budget=Budget(1.0), timeout=0.2)
+    other = sqlite3.connect(p, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError, match="locked by another process"):
+            led.reserve(epsilon=0.1, delta=0, **KW)
+        with pytest.raises(LedgerError, match="locked"):
+            Ledger(p, timeout=0.2)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    led.reserve(epsilon=0.1, delta=0, **KW)  # usable again once the lock is gone
+    assert led.spent().epsilon == 0.1
+
+
+def test_replay_serves_identical_query_without_spend(tmp_path: Path) -> None:
+    data = {"x": np.arange(100.0), "g": np.arange(100) % 3}
+    schema = {"columns": {"x": {"lower": 0, "upper": 100},
+                          "g": {"integer": True, "lower": 0, "upper": 2}}}
+    ledger = tmp_path / "l.sqlite"
+    with Session(data, Budget(1.0), ledger, schema=schema) as s:
+        a = s.release("mean x by g", epsilon=0.25, replay=True)
+        b = s.release("SELECT g, AVG(x) FROM data GROUP BY g", epsilon=0.25, replay=True)
+        assert b.replayed and not a.replayed
+        assert np.array_equal(a.values, b.values) and s.spent.epsilon == 0.25
+        c = s.release("mean x by g", epsilon=0.25)  # replay is opt-in
+        assert not c.replayed and s.spent.epsilon == 0.5
+        d = s.release("mean x by g", epsilon=0.125, replay=True)  # different epsilon
+        assert not d.replayed
+    # durable: a new session on the same ledger replays it too
+    with Session(data, None, ledger, schema=schema, replay=True) as s:
+        e = s.release("mean x by g", epsilon=0.25)
+        assert e.replayed and s.spent.epsilon == 0.625
+
+
+def test_history_records_everything(tmp_path: Path) -> None:
+    data = {"x": np.arange(10.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
+    with Session(data, Budget(1.0), tmp_path / "l.sqlite", schema=schema) as s:
+        r = s.release("sum x where x > 2", epsilon=0.5)
+    e = Ledger(tmp_path / "l.sqlite").entries()[0]
+    assert e.query == "sum x where x > 2" and e.canonical == "sum x where x > 2"
+    assert e.mechanism == r.mechanism and e.epsilon == 0.5 and e.status == "released"
+    assert e.parameters["plans"]["sum"]["sensitivity"] == 10.0
+    assert e.guarantee["epsilon"] == 0.5 and e.created_at and e.completed_at
+    assert e.answer is not None and e.answer.shape == () and e.answer == r.value
