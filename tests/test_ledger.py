@@ -86,7 +86,7 @@ def test_invalid_budget() -> None:
 def test_garbage_file_is_a_clear_error_and_not_reset(tmp_path: Path, content: bytes) -> None:
     p = tmp_path / "l.sqlite"
     p.write_bytes(content)
-    with pytest.raises(LedgerError, match="l.sqlite"):
+    with pytest.raises(LedgerError, match=r"l\.sqlite"):
         Ledger(p, budget=Budget(1.0))
     assert p.read_bytes() == content  # never reset or rewritten
 

@@ -19,7 +19,8 @@ import pytest
 from dpnoise.session import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-SCHEMA = '[columns.age]\nlower = 0\nupper = 100\n[columns.g]\ninteger = true\nlower = 0\nupper = 4\n'
+SCHEMA = ("[columns.age]\nlower = 0\nupper = 100\n"
+          "[columns.g]\ninteger = true\nlower = 0\nupper = 4\n")
 
 
 def _data(tmp: Path) -> Path:

@@ -93,8 +93,8 @@ def session_grid(sensitivity: float, epsilon: float) -> float:
     M ≈ (Δ/L)·ln2/ε, so a session picks L = 2^floor(log2(min(Δ/256, Δ·ln2/(700·ε)))):
     M of about 700-1400 for ε >= 0.0027, and Δ/L >= 256 so that rounding Δ up to whole
     cells (ceil(Δ/L)) costs at most 0.4% of scale.  Below ε ≈ 0.0027 the grid is coarsened
-    so that M <= 2^16 (calibration stays under ~1 s), at a larger utility cost.  The guarantee is unchanged (the
-    calibration is exact for any grid); only the utility moves by that fraction.
+    so that M <= 2^16 (calibration stays under ~1 s), at a larger utility cost.  The
+    guarantee is unchanged (the calibration is exact for any grid); only utility moves.
     """
     grid = power_of_two_at_most(min(sensitivity / 256, sensitivity * LN2 / (700 * epsilon)))
     # very small epsilon: coarsen until M <= 2^16 (or a single cell per sensitivity)
