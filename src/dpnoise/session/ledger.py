@@ -124,7 +124,7 @@ class Entry:
 def encode_answer(values: NDArray[Any]) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.array(values, order="C"), allow_pickle=False)  # keeps 0-d shape
-    return zlib.compress(buf.getvalue(), 6)
+    return zlib.compress(buf.getvalue(), 1)  # fast: 10^6 cells in ~0.1 s
 
 
 def decode_answer(blob: bytes | None) -> NDArray[Any] | None:
