@@ -25,13 +25,18 @@ The true value is clamped into the declared range first (a 1-Lipschitz map of th
 the sensitivity is unchanged), and the mechanism's output is post-processed into the range
 (rounded to an integer for counts).  Post-processing never costs privacy.
 
-Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults: counts
-use ``laplace`` rounded to integers, sums use ``clamped-laplace`` when the range is finite;
-the range-adherent and integer mechanisms (issues 3 and 7) replace them once merged.
+Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults, chosen
+from public facts only: counts use ``geometric`` (exact integer noise clamped into
+``[0, N]``, issue 7); sums and means use ``range-laplace`` (truncated and normalised
+Laplace on the derived range, issue 3) for up to RANGE_LAPLACE_MAX_CELLS cells, and
+``clamped-laplace`` beyond that (RangeLaplace samples per distinct true value, so it is not
+vectorised over 10^6 different cells) or when the range is the whole real line.  Without
+those modules the defaults are ``laplace`` (rounded to integers) and ``clamped-laplace``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +53,7 @@ from ..mechanisms.base import Guarantee, Mechanism
 from ..params import check_delta, check_epsilon
 
 Kind = Literal["count", "sum"]
+RANGE_LAPLACE_MAX_CELLS = 256
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,81 @@ def _clamped_laplace(s: Spec) -> Mechanism:
     return _laplace_cached(s.epsilon, s.sensitivity)
 
 
+def _has(module: str) -> bool:
+    """Is ``dpnoise.mechanisms.<module>`` present (issues 3 and 7 land on their own)?"""
+    return importlib.util.find_spec(f"dpnoise.mechanisms.{module}") is not None
+
+
+def _int_bound(x: float) -> int | None:
+    return None if math.isinf(x) else int(x)
+
+
+def _integer_sensitivity(s: Spec, name: str) -> int:
+    if not float(s.sensitivity).is_integer():
+        raise ParameterError(f"mechanism {name!r} needs an integer sensitivity, got "
+                             f"{s.sensitivity!r}")
+    return int(s.sensitivity)
+
+
+@lru_cache(maxsize=256)
+def _range_laplace_cached(epsilon: float, sensitivity: float, lower: float,
+                          upper: float) -> Mechanism:
+    from ..mechanisms.range_laplace import RangeLaplace
+
+    return RangeLaplace(epsilon=epsilon, sensitivity=sensitivity, domain=(lower, upper))
+
+
+def _range_laplace(s: Spec) -> Mechanism:
+    if math.isinf(s.lower) and math.isinf(s.upper):
+        raise ParameterError("range-laplace needs a range bounded on at least one side")
+    return _range_laplace_cached(s.epsilon, s.sensitivity, s.lower, s.upper)
+
+
+@lru_cache(maxsize=256)
+def _geometric_cached(epsilon: float, sensitivity: int, lower: int | None,
+                      upper: int | None) -> Mechanism:
+    from ..mechanisms.counts import Geometric
+
+    return Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper)
+
+
+def _geometric(s: Spec) -> Mechanism:
+    return _geometric_cached(s.epsilon, _integer_sensitivity(s, "geometric"),
+                             _int_bound(s.lower), _int_bound(s.upper))
+
+
+@lru_cache(maxsize=64)
+def _discrete_gaussian_cached(epsilon: float, delta: float, sensitivity: int,
+                              lower: int | None, upper: int | None) -> Mechanism:
+    from ..mechanisms.counts import DiscreteGaussian
+
+    return DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                            lower=lower, upper=upper)
+
+
+def _discrete_gaussian(s: Spec) -> Mechanism:
+    return _discrete_gaussian_cached(s.epsilon, s.delta,
+                                     _integer_sensitivity(s, "discrete-gaussian"),
+                                     _int_bound(s.lower), _int_bound(s.upper))
+
+
+@lru_cache(maxsize=64)
+def _count_noise_cached(epsilon: float, delta: float, lower: int | None,
+                        upper: int | None) -> Mechanism:
+    from ..mechanisms.counts import CountNoise
+
+    return CountNoise.smallest_support(epsilon=epsilon, delta=delta, lower=lower, upper=upper)
+
+
+def _count_noise(s: Spec) -> Mechanism:
+    if s.sensitivity != 1:
+        raise ParameterError(
+            "count-noise is defined for sensitivity 1 only (one row per individual, "
+            f"max_contributions = 1); this statistic has sensitivity {s.sensitivity:g}"
+        )
+    return _count_noise_cached(s.epsilon, s.delta, _int_bound(s.lower), _int_bound(s.upper))
+
+
 @dataclass(frozen=True)
 class MechanismInfo:
     name: str
@@ -138,6 +219,7 @@ class MechanismInfo:
     summary: str
     integer_only: bool = False
     needs_delta: bool = False
+    max_cells: int | None = None  # beyond this many cells the release is not vectorised
 
 
 MECHANISMS: dict[str, MechanismInfo] = {
@@ -146,13 +228,38 @@ MECHANISMS: dict[str, MechanismInfo] = {
     "clamped-laplace": MechanismInfo("clamped-laplace", _clamped_laplace,
                                      "Laplace then snapped into the range (baseline)"),
 }
+if _has("range_laplace"):
+    MECHANISMS["range-laplace"] = MechanismInfo(
+        "range-laplace", _range_laplace,
+        "truncated and normalised Laplace on the derived range (paper 000, issue 3)",
+        max_cells=RANGE_LAPLACE_MAX_CELLS)
+if _has("counts"):
+    MECHANISMS["geometric"] = MechanismInfo(
+        "geometric", _geometric, "two-sided geometric integer noise, clamped into [0, N]",
+        integer_only=True)
+    MECHANISMS["discrete-gaussian"] = MechanismInfo(
+        "discrete-gaussian", _discrete_gaussian,
+        "discrete Gaussian integer noise, exact delta (needs delta > 0)",
+        integer_only=True, needs_delta=True)
+    MECHANISMS["count-noise"] = MechanismInfo(
+        "count-noise", _count_noise,
+        "finite-support count noise, exact delta (paper 002; needs delta > 0)",
+        integer_only=True, needs_delta=True)
 
-DEFAULT_COUNT = "laplace"
-DEFAULT_SUM = "clamped-laplace"
+DEFAULT_COUNT = "geometric" if "geometric" in MECHANISMS else "laplace"
+DEFAULT_SUM = "range-laplace" if "range-laplace" in MECHANISMS else "clamped-laplace"
 
 
-def default_mechanism(target: Target) -> str:
-    return DEFAULT_COUNT if target.kind == "count" else DEFAULT_SUM
+def default_mechanism(target: Target, n_cells: int = 1) -> str:
+    """The default for a statistic, chosen from PUBLIC facts only (kind, range, cells)."""
+    if target.kind == "count":
+        return DEFAULT_COUNT
+    info = MECHANISMS[DEFAULT_SUM]
+    if info.max_cells is not None and n_cells > info.max_cells:
+        return "clamped-laplace"
+    if math.isinf(target.lower) and math.isinf(target.upper):
+        return "clamped-laplace"  # nothing to adhere to: plain Laplace
+    return DEFAULT_SUM
 
 
 @dataclass(frozen=True)
@@ -197,11 +304,15 @@ class Plan:
 
 
 def plan(target: Target, *, epsilon: float, delta: float = 0.0,
-         mechanism: str | None = None) -> Plan:
-    """Calibrate the mechanism for ``target`` at total (epsilon, delta); no randomness used."""
+         mechanism: str | None = None, n_cells: int = 1) -> Plan:
+    """Calibrate the mechanism for ``target`` at total (epsilon, delta); no randomness used.
+
+    ``n_cells`` (public: the number of declared keys) steers the default away from
+    mechanisms whose release is not vectorised over many distinct true values.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    name = mechanism or default_mechanism(target)
+    name = mechanism or default_mechanism(target, n_cells)
     info = MECHANISMS.get(name)
     if info is None:
         raise ParameterError(
@@ -211,6 +322,11 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
         raise ParameterError(f"mechanism {name!r} releases integers: use it for counts only")
     if info.needs_delta and delta <= 0:
         raise ParameterError(f"mechanism {name!r} needs delta > 0 (pass delta=...)")
+    if info.max_cells is not None and n_cells > info.max_cells:
+        raise ParameterError(
+            f"mechanism {name!r} releases at most {info.max_cells} cells per query here "
+            f"(its sampler is per distinct true value); this query has {n_cells}"
+        )
     if not info.needs_delta and delta > 0:
         raise ParameterError(f"mechanism {name!r} is pure epsilon-DP: pass delta=0")
     k = target.rows

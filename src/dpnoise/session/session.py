@@ -190,8 +190,11 @@ class Session:
                mechanism: str | None) -> list[tuple[str, Plan]]:
         targets = self._targets(q)
         share = len(targets)
+        n_cells = 1
+        for g in q.group_by:
+            n_cells *= self.schema.column(g).n_keys()
         return [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
-                            mechanism=mechanism)) for role, t in targets]
+                            mechanism=mechanism, n_cells=n_cells)) for role, t in targets]
 
     def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
         """Spend the exact remainder when a request exceeds it by binary rounding only.
