@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpnoise import Budget, ParameterError, SeededRandom, Session, verify
+from dpnoise import Budget, BudgetExceededError, ParameterError, SeededRandom, Session, verify
 from dpnoise.cli import main
 from dpnoise.demo import run_demo, survey_paths
 from dpnoise.session.adapter import MECHANISMS, Target, plan
@@ -260,3 +260,49 @@ def test_demo_session(capsys: pytest.CaptureFixture[str]) -> None:
     for word in ("respondents", "private", "remaining budget", "refused", "served from the "
                  "ledger", "north"):
         assert word in out
+
+
+# ------------------------------------------------- mechanisms of issues 3 and 7
+needs_counts = pytest.mark.skipif("geometric" not in MECHANISMS,
+                                  reason="integer count mechanisms (issue 7) not merged")
+needs_range = pytest.mark.skipif("range-laplace" not in MECHANISMS,
+                                 reason="RangeLaplace (issue 3) not merged")
+
+
+@needs_counts
+def test_counts_default_to_exact_integer_noise() -> None:
+    with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s:
+        with pytest.raises(BudgetExceededError, match="delta=0"):
+            s.release("count", epsilon=0.5, delta=1e-6, mechanism="discrete-gaussian")
+    with Session(DATA, Budget(2.0, 1e-5), rng=SeededRandom(3)) as s:
+        r = s.release("histogram region", epsilon=0.5)
+        assert r.mechanism == "geometric" and r.values.dtype == np.int64
+        with pytest.raises(ParameterError, match="needs delta"):
+            s.release("count", epsilon=0.5, mechanism="discrete-gaussian")
+        r = s.release("count", epsilon=0.5, delta=1e-6, mechanism="discrete-gaussian")
+        assert r.delta == 1e-6 and s.spent.delta == 1e-6
+        with pytest.raises(ParameterError, match="integers"):
+            s.release("sum income", epsilon=0.5, mechanism="geometric")
+        assert s.spent.epsilon == 1.0  # the refusals cost nothing
+
+
+@needs_counts
+def test_count_noise_refuses_sensitivity_above_one() -> None:
+    with Session(_people(), Budget(1.0, 1e-5), schema=SCHEMA_K) as s:
+        with pytest.raises(ParameterError, match="sensitivity 1 only"):
+            s.release("count", epsilon=0.5, delta=1e-6, mechanism="count-noise")
+        assert s.spent.epsilon == 0
+
+
+@needs_range
+def test_sums_default_to_range_laplace_on_few_cells_only() -> None:
+    with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s:
+        assert s.release("sum income", epsilon=0.5).mechanism == "range-laplace"
+        assert "range-laplace" in s.release("mean age by region", epsilon=0.5).mechanism
+    data = {"k": np.arange(1000) % 500, "x": np.ones(1000)}
+    schema = {"columns": {"k": {"integer": True, "lower": 0, "upper": 499},
+                          "x": {"lower": 0, "upper": 1}}}
+    with Session(data, Budget(1.0), schema=schema) as s:  # 500 cells > RANGE_LAPLACE_MAX_CELLS
+        assert s.release("sum x by k", epsilon=0.5).mechanism == "clamped-laplace"
+        with pytest.raises(ParameterError, match="at most"):
+            s.release("sum x by k", epsilon=0.5, mechanism="range-laplace")

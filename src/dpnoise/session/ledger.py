@@ -299,7 +299,10 @@ class Ledger:
                 raise BudgetExceededError(
                     f"release refused, nothing spent: it needs epsilon={epsilon:g}"
                     + (f", delta={delta:g}" if delta else "")
-                    + f" but only {left} of the total {self.budget} remains"
+                    + " but only "
+                    + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if delta
+                       else str(left))
+                    + f" of the total {self.budget} remains"
                 )
             cur = con.execute(
                 "INSERT INTO releases (created_at, status, query, canonical, query_key, dataset,"

@@ -260,8 +260,9 @@ class Session:
         if eps > left.epsilon or dl > left.delta:
             raise BudgetExceededError(
                 f"release refused, nothing spent: it needs epsilon={eps:g}"
-                + (f", delta={dl:g}" if dl else "") + f" but only {left} of the total "
-                f"{self.budget} remains"
+                + (f", delta={dl:g}" if dl else "") + " but only "
+                + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if dl else str(left))
+                + f" of the total {self.budget} remains"
             )
         agg = self.engine.aggregate(q)
         truth = self._truth(q, self.schema, agg)
