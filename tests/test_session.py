@@ -271,9 +271,9 @@ needs_range = pytest.mark.skipif("range-laplace" not in MECHANISMS,
 
 @needs_counts
 def test_counts_default_to_exact_integer_noise() -> None:
-    with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s:
-        with pytest.raises(BudgetExceededError, match="delta=0"):
-            s.release("count", epsilon=0.5, delta=1e-6, mechanism="discrete-gaussian")
+    with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s, \
+            pytest.raises(BudgetExceededError, match="delta=0"):
+        s.release("count", epsilon=0.5, delta=1e-6, mechanism="discrete-gaussian")
     with Session(DATA, Budget(2.0, 1e-5), rng=SeededRandom(3)) as s:
         r = s.release("histogram region", epsilon=0.5)
         assert r.mechanism == "geometric" and r.values.dtype == np.int64
