@@ -295,14 +295,29 @@ def test_count_noise_refuses_sensitivity_above_one() -> None:
 
 
 @needs_range
-def test_sums_default_to_range_laplace_on_few_cells_only() -> None:
+def test_sums_default_to_range_laplace_only_where_it_is_more_accurate() -> None:
     with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s:
-        assert s.release("sum income", epsilon=0.5).mechanism == "range-laplace"
-        assert "range-laplace" in s.release("mean age by region", epsilon=0.5).mechanism
+        # [0, 5000 * 250000] is wide against the noise: clamping has about half the error
+        assert s.release("sum income", epsilon=0.5).mechanism == "clamped-laplace"
+        r = s.release("sum income", epsilon=0.5, mechanism="range-laplace")
+        assert r.mechanism == "range-laplace" and 0 <= r.value <= 5000 * 250_000
+    small = {"x": np.array([0.2, 0.9, 0.4, 1.0, 0.0, 0.7, 0.5, 0.5, 0.1, 0.3])}
+    schema = {"dataset": {"max_rows": 10}, "columns": {"x": {"lower": 0, "upper": 1}}}
+    with Session(small, Budget(2.0), schema=schema, rng=SeededRandom(3)) as s:
+        r = s.release("sum x", epsilon=0.2)  # width 10 <= 2 * 1 / 0.2
+        assert r.mechanism == "range-laplace" and 0 <= r.value <= 10
+        assert "centred_sum=range-laplace" in s.release("mean x", epsilon=0.2).mechanism
+        assert s.release("sum x", epsilon=1.0).mechanism == "clamped-laplace"
+
+
+@needs_range
+def test_range_laplace_is_not_used_on_many_cells() -> None:
     data = {"k": np.arange(1000) % 500, "x": np.ones(1000)}
-    schema = {"columns": {"k": {"integer": True, "lower": 0, "upper": 499},
+    schema = {"dataset": {"max_rows": 2},
+              "columns": {"k": {"integer": True, "lower": 0, "upper": 499},
                           "x": {"lower": 0, "upper": 1}}}
     with Session(data, Budget(1.0), schema=schema) as s:  # 500 cells > RANGE_LAPLACE_MAX_CELLS
         assert s.release("sum x by k", epsilon=0.5).mechanism == "clamped-laplace"
         with pytest.raises(ParameterError, match="at most"):
             s.release("sum x by k", epsilon=0.5, mechanism="range-laplace")
+        assert s.spent.epsilon == 0.5

@@ -26,12 +26,15 @@ the sensitivity is unchanged), and the mechanism's output is post-processed into
 (rounded to an integer for counts).  Post-processing never costs privacy.
 
 Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults, chosen
-from public facts only: counts use ``geometric`` (exact integer noise clamped into
-``[0, N]``, issue 7); sums and means use ``range-laplace`` (truncated and normalised
-Laplace on the derived range, issue 3) for up to RANGE_LAPLACE_MAX_CELLS cells, and
-``clamped-laplace`` beyond that (RangeLaplace samples per distinct true value, so it is not
-vectorised over 10^6 different cells) or when the range is the whole real line.  Without
-those modules the defaults are ``laplace`` (rounded to integers) and ``clamped-laplace``.
+from public facts only (:func:`default_mechanism`): counts use ``geometric`` (exact integer
+noise clamped into ``[0, N]``, issue 7); sums and means use ``range-laplace`` (truncated
+and normalised Laplace on the derived range, issue 3) when that range is narrow against the
+noise (width <= 2·Δ/ε, where it has the smaller error) and the query has at most
+RANGE_LAPLACE_MAX_CELLS cells (RangeLaplace samples per distinct true value, so it is not
+vectorised over 10^6 different cells); otherwise ``clamped-laplace``, which is also
+range-adherent (clamping is post-processing) and has about half the error on wide ranges.
+Without those modules the defaults are ``laplace`` (rounded to integers) and
+``clamped-laplace``.
 """
 
 from __future__ import annotations
@@ -254,16 +257,33 @@ DEFAULT_COUNT = "geometric" if "geometric" in MECHANISMS else "laplace"
 DEFAULT_SUM = "range-laplace" if "range-laplace" in MECHANISMS else "clamped-laplace"
 
 
-def default_mechanism(target: Target, n_cells: int = 1) -> str:
-    """The default for a statistic, chosen from PUBLIC facts only (kind, range, cells)."""
+def default_mechanism(target: Target, n_cells: int = 1, epsilon: float = 1.0) -> str:
+    """The default for a statistic, chosen from PUBLIC facts only (kind, range, cells, ε).
+
+    Counts: ``geometric``.  Sums and means: ``range-laplace`` only where it has the smaller
+    error, i.e. when the derived range is narrow against the noise, width <= 2·Δ/ε (per
+    cell); otherwise ``clamped-laplace``.  Measured (200k draws, Δ = 1, ε = 1; mean
+    absolute error RangeLaplace / clamped Laplace at the edge, a quarter in, the middle):
+    width 1: .42/.32 .27/.37 .23/.39; width 2: .77/.43 .50/.59 .44/.63; width 5:
+    1.36/.50 .95/.84 .94/.92; width >= 20: 1.61/.50 1.5/1.0 1.6/1.0.  The ε-DP truncated
+    Laplace needs a scale up to ~1.6-1.95·Δ/ε on wide ranges (spec 000), whereas clamping
+    is free post-processing, so on the wide range of a sum over N rows clamped Laplace is
+    better everywhere.
+    """
     if target.kind == "count":
         return DEFAULT_COUNT
-    info = MECHANISMS[DEFAULT_SUM]
+    if DEFAULT_SUM != "range-laplace":
+        return DEFAULT_SUM
+    info = MECHANISMS["range-laplace"]
     if info.max_cells is not None and n_cells > info.max_cells:
         return "clamped-laplace"
-    if math.isinf(target.lower) and math.isinf(target.upper):
-        return "clamped-laplace"  # nothing to adhere to: plain Laplace
-    return DEFAULT_SUM
+    if not target.bounded:
+        return "clamped-laplace"
+    cell_eps = epsilon / target.rows if target.cells else epsilon
+    sens = target.unit if target.cells else target.rows * target.unit
+    if target.upper - target.lower <= 2 * sens / cell_eps:
+        return "range-laplace"
+    return "clamped-laplace"
 
 
 @dataclass(frozen=True)
@@ -316,7 +336,7 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    name = mechanism or default_mechanism(target, n_cells)
+    name = mechanism or default_mechanism(target, n_cells, epsilon)
     info = MECHANISMS.get(name)
     if info is None:
         raise ParameterError(
