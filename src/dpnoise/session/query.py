@@ -222,7 +222,7 @@ class Query:
     source: str | None = None  # the FROM table of the SQL form
 
     def canonical(self) -> str:
-        s = f"{self.stat} {self.column or '*'}"
+        s = self.stat + (f" {self.column}" if self.column else "")
         if self.group_by:
             s += " by " + ", ".join(self.group_by)
         if self.where is not None:
