@@ -61,7 +61,7 @@ def main() -> None:
         cold = Session(data, None, Path(tmp) / "ledger.sqlite", schema=schema)
         t = time.perf_counter()
         cold.release("mean x by k", epsilon=0.5)
-        print(f"{'mean x by k, fresh session (cold)':34s} {time.perf_counter() - t:8.3f}")
+        print(f"{'mean x by k, new Session object':34s} {time.perf_counter() - t:8.3f}")
 
         small = Path(tmp) / "small.csv"
         small.write_text("x\n" + "\n".join(str(i % 50) for i in range(1000)) + "\n")

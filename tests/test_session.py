@@ -321,3 +321,17 @@ def test_range_laplace_is_not_used_on_many_cells() -> None:
         with pytest.raises(ParameterError, match="at most"):
             s.release("sum x by k", epsilon=0.5, mechanism="range-laplace")
         assert s.spent.epsilon == 0.5
+
+
+def test_cli_ledger_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    led = tmp_path / "l.sqlite"
+    assert main(["release", "--data", str(DATA), "--ledger", str(led), "--budget", "1",
+                 "--query", "count", "--epsilon", "0.25", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", str(led), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["spent"]["epsilon"] == 0.25 and out["releases"][0]["query"] == "count"
+    assert main(["ledger", str(tmp_path / "missing.sqlite")]) == 2
+    (tmp_path / "junk.sqlite").write_bytes(b"junk" * 1000)
+    assert main(["ledger", str(tmp_path / "junk.sqlite")]) == 2
+    assert "LedgerError" not in capsys.readouterr().err  # a clear message, not a traceback

@@ -54,6 +54,7 @@ class Engine:
         self.schema = schema
         self._duckdb = duckdb
         self.con = duckdb.connect(":memory:")
+        self.con.execute("SET enable_progress_bar = false")  # never draw on the user's terminal
         self.fingerprint = self._attach(data)
 
     def _attach(self, data: Any) -> str:
