@@ -158,3 +158,42 @@ def test_query_on_wrong_column_type_costs_nothing(tmp_path) -> None:  # type: ig
         with pytest.raises(ParameterError, match="could not be executed"):
             s.release("sum name", epsilon=0.5)
         assert s.spent.epsilon == 0 and s.history() == []
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz_ AGE0123456789'\"();,*-=<>!/.\\\n\t%$"
+_WORDS = ["count", "sum", "mean", "avg", "histogram", "where", "by", "select", "from",
+          "group", "and", "or", "not", "in", "between", "is", "null", "age", "income",
+          "region", "kids", "data", "(", ")", ",", "*", "=", "<>", ">", "'n'", "30",
+          "drop", "table", ";", "--", "\"age\"", "union", "x", "1e5", "-2"]
+
+
+def _check_safe(text: str) -> None:
+    try:
+        q = parse_query(text, SCHEMA)
+    except ParameterError:
+        return
+    declared = set(SCHEMA.columns)
+    assert q.columns() <= declared
+    params: dict[str, object] = {}
+    if q.where is not None:
+        sql = predicate_sql(q.where, params)
+        for token in ("'", ";", "--", "/*"):
+            assert token not in sql  # literals only ever travel as parameters
+
+
+def test_fuzz_random_text_parses_safely_or_is_refused() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.text(alphabet=_ALPHABET, max_size=60))
+    def chars(text: str) -> None:
+        _check_safe(text)
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(_WORDS), max_size=14))
+    def words(ws: list[str]) -> None:
+        _check_safe(" ".join(ws))
+
+    chars()
+    words()

@@ -363,7 +363,7 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
         spec = Spec(epsilon, delta, k * target.unit, target.lower, target.upper, target.integer)
     mech = info.build(spec)
     g = mech.guarantee
-    if g.epsilon > spec.epsilon * (1 + 1e-12) or g.delta > spec.delta * (1 + 1e-12):
+    if g.epsilon > spec.epsilon or g.delta > spec.delta:  # never charge less than guaranteed
         raise ParameterError(
             f"mechanism {name!r} guarantees {g} but {spec.epsilon:g}-DP per cell was requested"
         )
