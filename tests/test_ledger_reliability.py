@@ -110,7 +110,7 @@ def test_sigkill_at_random_moments_leaves_ledger_consistent(tmp_path: Path) -> N
     Ledger(ledger, budget=__import__("dpnoise").Budget(1000.0)).close()
     rng = np.random.default_rng(5)
     before = 0
-    for _ in range(5):
+    for _ in range(3):
         p = _python(LOOPER.format(data=str(data), ledger=str(ledger)))
         assert p.stdout is not None and p.stdout.readline().strip() == "ready"
         time.sleep(0.05 + 0.3 * rng.random())

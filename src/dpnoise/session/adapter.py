@@ -219,6 +219,28 @@ def _count_noise(s: Spec) -> Mechanism:
     return _count_noise_cached(s.epsilon, s.delta, _int_bound(s.lower), _int_bound(s.upper))
 
 
+@lru_cache(maxsize=64)
+def _staircase_cached(epsilon: float, sensitivity: float) -> Mechanism:
+    from ..mechanisms.staircase import Staircase
+
+    return Staircase(epsilon=epsilon, sensitivity=sensitivity)
+
+
+def _staircase(s: Spec) -> Mechanism:
+    return _staircase_cached(s.epsilon, s.sensitivity)
+
+
+@lru_cache(maxsize=64)
+def _truncated_laplace_cached(epsilon: float, delta: float, sensitivity: float) -> Mechanism:
+    from ..mechanisms.truncated import TruncatedLaplace
+
+    return TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+
+
+def _truncated_laplace(s: Spec) -> Mechanism:
+    return _truncated_laplace_cached(s.epsilon, s.delta, s.sensitivity)
+
+
 @dataclass(frozen=True)
 class MechanismInfo:
     name: str
@@ -252,6 +274,16 @@ if _has("counts"):
         "count-noise", _count_noise,
         "finite-support count noise, exact delta (paper 002; needs delta > 0)",
         integer_only=True, needs_delta=True)
+
+if _has("staircase"):
+    MECHANISMS["staircase"] = MechanismInfo(
+        "staircase", _staircase,
+        "optimal data-independent noise (paper 004), then post-processed into the range")
+if _has("truncated"):
+    MECHANISMS["truncated-laplace"] = MechanismInfo(
+        "truncated-laplace", _truncated_laplace,
+        "(epsilon, delta) truncated Laplacian (paper 001), then post-processed into the range",
+        needs_delta=True)
 
 DEFAULT_COUNT = "geometric" if "geometric" in MECHANISMS else "laplace"
 DEFAULT_SUM = "range-laplace" if "range-laplace" in MECHANISMS else "clamped-laplace"
