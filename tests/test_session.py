@@ -148,8 +148,9 @@ def test_every_mechanism_the_adapter_offers_is_verified(name: str) -> None:
     checked = 0
     for schema in (SCHEMA_1, SCHEMA_K):
         with Session(_people(), Budget(1.0, 1e-5), schema=schema) as s:
-            queries = ("count", "histogram g", "sum x", "mean x by g")
-            for query in queries[:2] if info.needs_delta else queries:  # keep it quick
+            # "mean x by g" covers a count and a sum, in cells; keep slow calibrations few
+            queries = ("count", "histogram g") if info.needs_delta else ("count", "mean x by g")
+            for query in queries:
                 q = s.parse(query)
                 try:
                     plans = s._plans(q, 0.5, delta, name)
