@@ -223,7 +223,8 @@ def _count_noise(s: Spec) -> Mechanism:
 def _staircase_cached(epsilon: float, sensitivity: float) -> Mechanism:
     from ..mechanisms.staircase import Staircase
 
-    return Staircase(epsilon=epsilon, sensitivity=sensitivity)
+    return Staircase(epsilon=epsilon, sensitivity=sensitivity,
+                     grid=session_grid(sensitivity, epsilon))
 
 
 def _staircase(s: Spec) -> Mechanism:
