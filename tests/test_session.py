@@ -374,3 +374,23 @@ def test_cli_ledger_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (tmp_path / "junk.sqlite").write_bytes(b"junk" * 1000)
     assert main(["ledger", str(tmp_path / "junk.sqlite")]) == 2
     assert "LedgerError" not in capsys.readouterr().err  # a clear message, not a traceback
+
+
+def test_row_bound_released_once_and_reused(tmp_path: Path) -> None:
+    data = {"x": np.linspace(0, 1, 400)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 1}}}  # no public max_rows
+    led = tmp_path / "l.sqlite"
+    with Session(data, Budget(1.0), led, schema=schema, rows_epsilon=0.125,
+                 rng=SeededRandom(2)) as s:
+        with pytest.raises(BudgetExceededError, match="row bound"):
+            s.release("count", epsilon=0.95)
+        assert s.spent.epsilon == 0  # N is not released in vain
+        c = s.release("count where x > 0.5", epsilon=0.25)
+        n = s.row_bound()
+        assert n is not None and abs(n - 400) < 100 and 0 <= c.value <= n
+        assert s.spent.epsilon == 0.375 and len(s.history()) == 2
+        assert s.history()[0].canonical == "count"
+        t = s.release("sum x", epsilon=0.25)
+        assert 0 <= t.value <= n
+    with Session(data, None, led, schema=schema, rows_epsilon=0.125) as s:
+        assert s.row_bound() == n and s.spent.epsilon == 0.625  # replayed, not re-spent

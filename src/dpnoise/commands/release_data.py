@@ -42,6 +42,9 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-rows", type=int, default=None,
                    help="public upper bound on the number of rows")
     g.add_argument("--table", default=None, help="table inside a .duckdb file")
+    g.add_argument("--release-rows", type=float, default=None, metavar="EPS",
+                   help="without --max-rows: release the row count N once (at EPS, "
+                        "ledgered) and use it as the public bound of counts and sums")
     g.add_argument("--ledger", metavar="FILE", default=None,
                    help=f"SQLite budget ledger (default ./{DEFAULT_LEDGER})")
     g.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
@@ -94,7 +97,7 @@ def run_data_release(args: argparse.Namespace) -> int:
     rng = None if args.seed is None else SeededRandom(args.seed)
     ledger = args.ledger or DEFAULT_LEDGER
     with Session(args.data, _budget(args.budget), ledger, schema=schema, rng=rng,
-                 replay=args.replay) as s:
+                 replay=args.replay, rows_epsilon=args.release_rows) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
                       mechanism=args.data_mechanism)
         remaining = s.remaining

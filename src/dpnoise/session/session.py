@@ -123,8 +123,12 @@ class Session:
 
     def __init__(self, data: Any, budget: Budget | None = None, ledger: Any = None, *,
                  schema: Schema | str | Path | Mapping[str, Any] | None = None,
-                 replay: bool = False, rng: RngLike = None, timeout: float = 30.0) -> None:
+                 replay: bool = False, rng: RngLike = None, timeout: float = 30.0,
+                 rows_epsilon: float | None = None) -> None:
         self.schema = _resolve_schema(schema, data)
+        self.rows_epsilon = None if rows_epsilon is None else check_epsilon(
+            rows_epsilon, name="rows_epsilon")
+        self._rows: int | None = None
         if isinstance(ledger, Ledger):
             if budget is not None and budget != ledger.budget:
                 raise ParameterError(f"budget {budget} differs from the ledger's {ledger.budget}")
@@ -163,9 +167,24 @@ class Session:
             )
         return q
 
-    def _targets(self, q: Query) -> list[tuple[str, Target]]:
+    def row_bound(self) -> int | None:
+        """N for the valid ranges: the schema's public ``max_rows``, else (with
+        ``rows_epsilon``) the row count released ONCE per ledger and data set -- a DP
+        release like any other, recorded in the ledger and reused afterwards (so later
+        queries use N as post-processing) -- else None (counts on [0, ∞))."""
+        if self.schema.max_rows is not None:
+            return self.schema.max_rows
+        if self.rows_epsilon is None:
+            return None
+        if self._rows is None:
+            r = self._release(parse_query("count"), self.rows_epsilon, 0.0, None,
+                              replay=True, with_rows=False)
+            self._rows = max(1, int(r.value))
+        return self._rows
+
+    def _targets(self, q: Query, with_rows: bool = True) -> list[tuple[str, Target]]:
         s = self.schema
-        n = s.max_rows
+        n = self.row_bound() if with_rows else None
         k = s.max_contributions
         cells = bool(q.group_by)
         count_hi = float(n) if n is not None else math.inf
@@ -187,8 +206,8 @@ class Session:
         return [("count", count), ("centred_sum", Target("sum", half, k, cells, a, b))]
 
     def _plans(self, q: Query, epsilon: float, delta: float,
-               mechanism: str | None) -> list[tuple[str, Plan]]:
-        targets = self._targets(q)
+               mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Plan]]:
+        targets = self._targets(q, with_rows)
         share = len(targets)
         n_cells = 1
         for g in q.group_by:
@@ -236,9 +255,22 @@ class Session:
                 mechanism: str | None = None, replay: bool | None = None) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps."""
         q = self.parse(query)
-        epsilon, delta = self._snap(check_epsilon(epsilon),
-                                    check_delta(delta, allow_zero=True))
-        plans = self._plans(q, epsilon, delta, mechanism)
+        epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+        if self._rows is None and self.schema.max_rows is None and self.rows_epsilon:
+            left = self.ledger.remaining()
+            if self.rows_epsilon + epsilon > left.epsilon:  # do not release N in vain
+                raise BudgetExceededError(
+                    f"release refused, nothing spent: releasing the row bound N "
+                    f"(epsilon={self.rows_epsilon:g}, once) and this query (epsilon="
+                    f"{epsilon:g}) needs more than the remaining {left}"
+                )
+        self.row_bound()  # may release N first (its own ledger entry, replayed later)
+        return self._release(q, epsilon, delta, mechanism, replay, with_rows=True)
+
+    def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
+                 replay: bool | None, with_rows: bool) -> Release:
+        epsilon, delta = self._snap(epsilon, delta)
+        plans = self._plans(q, epsilon, delta, mechanism, with_rows)
         # charge what was asked, or the plans' sum if rounding made that larger
         eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
         dl = max(float(delta), float(sum(p.delta for _, p in plans)))
