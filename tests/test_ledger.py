@@ -196,3 +196,15 @@ def test_history_records_everything(tmp_path: Path) -> None:
     assert e.parameters["plans"]["sum"]["sensitivity"] == 10.0
     assert e.guarantee["epsilon"] == 0.5 and e.created_at and e.completed_at
     assert e.answer is not None and e.answer.shape == () and e.answer == r.value
+
+
+def test_release_without_answer_is_detected(tmp_path: Path) -> None:
+    p = tmp_path / "l.sqlite"
+    with Ledger(p, budget=Budget(1.0)) as led:
+        led.complete(led.reserve(epsilon=0.5, delta=0, **KW), np.array([7]))
+    con = sqlite3.connect(p)
+    con.execute("DELETE FROM answers")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerError, match="inconsistent"):
+        Ledger(p)

@@ -10,12 +10,14 @@ answer.  The protocol that makes it crash-safe and concurrency-safe:
    the total (nothing is written: a refused release costs nothing), else insert the row
    with ``status = 'reserved'`` and commit (``synchronous = FULL``, WAL journal).
 2. Only then is noise drawn.
-3. **Complete**: one transaction stores the answer and sets ``status = 'released'``.
+3. **Complete**: one transaction stores the answer (table ``answers``, kept apart so the
+   budget scan of ``releases`` stays small) and sets ``status = 'released'``.
 
 A process killed at any point leaves either no row (killed before the reservation
 committed: nothing was drawn) or a ``reserved`` row, which stays charged forever because
-the noise may have been drawn and seen.  A ``released`` row always has its answer (a
-CHECK constraint), so there are no half-written releases.
+the noise may have been drawn and seen.  A ``released`` row always has its answer (both are
+written in one transaction, and opening a ledger checks it), so there are no half-written
+releases.
 
 Accounting: basic sequential composition -- the charges add up -- computed exactly in
 rational arithmetic from the stored doubles, so rounding can never let the sum of
@@ -56,6 +58,7 @@ from ..params import check_delta, check_finite
 FORMAT = "dpnoise-ledger"
 VERSION = "1"
 _MEMORY = ":memory:"
+QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are read
 
 _DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,12 +76,14 @@ CREATE TABLE releases (
     guarantee     TEXT NOT NULL,
     epsilon       REAL NOT NULL CHECK (epsilon >= 0),
     delta         REAL NOT NULL CHECK (delta >= 0 AND delta <= 1),
-    answer        BLOB,
     answer_text   TEXT,
-    pid           INTEGER,
-    CHECK (status <> 'released' OR answer IS NOT NULL)
+    pid           INTEGER
 );
 CREATE INDEX releases_key ON releases (query_key, status);
+CREATE TABLE answers (
+    release_id    INTEGER PRIMARY KEY REFERENCES releases (id),
+    answer        BLOB NOT NULL
+);
 """
 
 
@@ -161,7 +166,7 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open ledger {self.path!r}: {exc}") from exc
         with self._errors("open"):
-            if exists:
+            if exists and Path(self.path).stat().st_size <= QUICK_CHECK_LIMIT:
                 row = self._con.execute("PRAGMA quick_check").fetchone()
                 if row is None or row[0] != "ok":
                     raise LedgerError(
@@ -227,7 +232,7 @@ class Ledger:
                     ("composition", "basic"), ("created_at", _now()),
                 ])
                 return budget
-            if not {"meta", "releases"} <= tables:
+            if not {"meta", "releases", "answers"} <= tables:
                 raise LedgerError(f"{self.path!r} is an SQLite file but not a dpnoise ledger")
             meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
             if meta.get("format") != FORMAT:
@@ -246,6 +251,12 @@ class Ledger:
                     "a ledger's total cannot change (omit the budget to use the stored one)"
                 )
             self._check_spent(con, stored)
+            orphan = con.execute(
+                "SELECT count(*) FROM releases r LEFT JOIN answers a ON a.release_id = r.id"
+                " WHERE (r.status = 'released') <> (a.release_id IS NOT NULL)").fetchone()[0]
+            if orphan:
+                raise LedgerError(f"ledger {self.path!r} is inconsistent: {orphan} release(s) "
+                                  "without their answer or answers without a release")
             return stored
 
     @staticmethod
@@ -321,12 +332,13 @@ class Ledger:
         blob = encode_answer(answer)
         with self._write("completion") as con:
             cur = con.execute(
-                "UPDATE releases SET status = 'released', answer = ?, answer_text = ?,"
+                "UPDATE releases SET status = 'released', answer_text = ?,"
                 " completed_at = ? WHERE id = ? AND status = 'reserved'",
-                (blob, answer_text, _now(), rid),
+                (answer_text, _now(), rid),
             )
             if cur.rowcount != 1:
                 raise LedgerError(f"ledger row {rid} is not an open reservation")
+            con.execute("INSERT INTO answers (release_id, answer) VALUES (?, ?)", (rid, blob))
 
     def abort(self, rid: int, reason: str) -> None:
         """Mark a reservation whose release failed.  It STAYS charged (noise may exist)."""
@@ -339,13 +351,13 @@ class Ledger:
         """The most recent completed release with this key (for opt-in replay)."""
         with self._errors("lookup"):
             row = self._con.execute(
-                f"SELECT {_COLS} FROM releases WHERE query_key = ? AND status = 'released'"
-                " ORDER BY id DESC LIMIT 1", (query_key,)).fetchone()
+                f"SELECT {_COLS} FROM {_FROM} WHERE r.query_key = ? AND r.status = 'released'"
+                " ORDER BY r.id DESC LIMIT 1", (query_key,)).fetchone()
         return None if row is None else _entry(row)
 
     def entries(self) -> list[Entry]:
         with self._errors("reading"):
-            rows = self._con.execute(f"SELECT {_COLS} FROM releases ORDER BY id").fetchall()
+            rows = self._con.execute(f"SELECT {_COLS} FROM {_FROM} ORDER BY r.id").fetchall()
         return [_entry(r) for r in rows]
 
     def integrity(self) -> str:
@@ -366,8 +378,9 @@ class Ledger:
         return f"Ledger({self.path!r}, budget={self.budget})"
 
 
-_COLS = ("id, created_at, completed_at, status, query, canonical, query_key, dataset, mechanism,"
-         " parameters, guarantee, epsilon, delta, answer")
+_COLS = ("r.id, r.created_at, r.completed_at, r.status, r.query, r.canonical, r.query_key,"
+         " r.dataset, r.mechanism, r.parameters, r.guarantee, r.epsilon, r.delta, a.answer")
+_FROM = "releases r LEFT JOIN answers a ON a.release_id = r.id"
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
