@@ -55,6 +55,7 @@ class Engine:
         self._duckdb = duckdb
         self.con = duckdb.connect(":memory:")
         self.con.execute("SET enable_progress_bar = false")  # never draw on the user's terminal
+        self._columns: list[str] | None = None
         self.fingerprint = self._attach(data)
 
     def _attach(self, data: Any) -> str:
@@ -112,7 +113,10 @@ class Engine:
         return str(rows[0][0])
 
     def columns(self) -> list[str]:
-        return [r[0] for r in self.con.execute("DESCRIBE __dp_source").fetchall()]
+        """Column names of the data (read once: the file is fingerprinted at open too)."""
+        if self._columns is None:
+            self._columns = [r[0] for r in self.con.execute("DESCRIBE __dp_source").fetchall()]
+        return self._columns
 
     def check_columns(self, q: Query) -> None:
         present = set(self.columns())
