@@ -394,3 +394,18 @@ def test_row_bound_released_once_and_reused(tmp_path: Path) -> None:
         assert 0 <= t.value <= n
     with Session(data, None, led, schema=schema, rows_epsilon=0.125) as s:
         assert s.row_bound() == n and s.spent.epsilon == 0.625  # replayed, not re-spent
+
+
+def test_cli_flags_mechanism_and_user_bound(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    led = str(tmp_path / "l.sqlite")
+    args = ["release", "--data", str(DATA), "--ledger", led, "--budget", "2", "--seed", "3",
+            "--user-id", "region", "--max-contributions", "5", "--json"]
+    assert main([*args, "--query", "count", "--epsilon", "0.5", "--mechanism", "laplace"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mechanism"] == "laplace"
+    assert 0 <= out["rows"][0][0] <= 5000  # 4 "individuals" x 5 rows = 20 true rows
+    assert main([*args, "--query", "count", "--epsilon", "0.5", "--mechanism", "nope"]) == 2
+    assert "mechanism must be one of" in capsys.readouterr().err
+    led2 = Session(DATA, None, led).ledger
+    assert [e.parameters["plans"]["count"]["sensitivity"] for e in led2.entries()] == [5.0]
