@@ -278,7 +278,7 @@ class Session:
             else plans[0][1].name
         canonical = q.canonical()
         key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
-                   float(eps).hex(), float(dl).hex())
+                   float(eps).hex(), float(dl).hex(), self.row_bound() if with_rows else None)
         group_keys = tuple(self.schema.column(g).keys() for g in q.group_by)
         guarantee = _composed_guarantee(plans, eps, dl)
         use_replay = self.replay if replay is None else bool(replay)
