@@ -79,7 +79,7 @@ class TLapParams:
     lam: float  # λ = Δ/ε
     L: float  # A/λ
     A: float  # truncation point
-    log_B: float  # ln of the density constant
+    log_B: float  # noqa: N815  (ln of the density constant B, paper notation)
 
     @property
     def log_c(self) -> float:

@@ -37,7 +37,6 @@ reports the relative difference, the price of exactness (~1/S + 1/M).
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,7 +67,7 @@ class TLapDistribution:
         self.params: TLapParams = tlap_params(epsilon, delta, sensitivity)
 
     @property
-    def A(self) -> float:
+    def A(self) -> float:  # noqa: N802  (paper notation)
         return self.params.A
 
     @property
