@@ -180,4 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # run the *imported* module's main: command modules register with dpnoise.cli, which
+    # is a different module object from __main__ under ``python -m dpnoise.cli``
+    from dpnoise.cli import main as _main
+
+    sys.exit(_main())
