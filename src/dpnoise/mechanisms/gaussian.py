@@ -306,6 +306,11 @@ class _LatticeGaussian(Mechanism):
         c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points j·L of the grid."""
+        v = np.asarray(outputs, dtype=np.float64) / self.grid
+        return np.floor(v) == v
+
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 

@@ -327,6 +327,11 @@ class TruncatedLaplace(Mechanism):
         c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
         return LatticeTLapNoise(self.law, self.grid, c)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
+        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+
     def continuous(self) -> TLapDistribution:
         """The ideal continuous TLap law (paper's formulas)."""
         return TLapDistribution(self.epsilon, self.delta, self.sensitivity)
