@@ -14,9 +14,9 @@ calibration and exact moments).  Two facts drive the design:
 
 What is released (the lattice version of TLap, every step exact):
 
-1.  Grid L = 2^j (S = ceil(Δ/L) >= 2^12 cells per sensitivity for ε >= 0.7; coarser for
-    small ε so the block table stays <= ~2^17 entries; finer for ε > 1 so the decay per
-    cell is quantised finely).  The true value goes to the index c = floor(x/L + 1/2);
+1.  Grid L = 2^j (S = ceil(Δ/L) >= 2^12 cells per sensitivity and M >= 2^12 cells per
+    halving for 0.02 <= ε <= 700; coarser for small ε so the block table stays <= ~2^17
+    entries; see :func:`default_grid`).  The true value goes to the index c = floor(x/L + 1/2);
     neighbours move c by at most S cells.
 2.  Noise Z = ±(K + 1/2) cells with K = X mod n, X ~ BlockGeometric(M) (exact
     2^(-k/M) decay; :mod:`dpnoise.exact.folded`): the discrete truncated Laplacian
@@ -133,15 +133,16 @@ class TLapDistribution:
 
 # ---------------------------------------------------------------- calibration
 def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^floor(log2 Δ) / 2^k.
+    """Power-of-two step L = 2^floor(log2 Δ) / 2^k (the lattice Laplace's rule, capped).
 
-    k = 12 around ε ≈ 0.7–2.8 (S ≈ 4096 cells per Δ); smaller for small ε so that
-    M ≈ S·ln2/ε stays <= ~2^17; larger for big ε so that M >= ~2^11 (decay per cell
-    quantised to <= 0.05%).  k <= 20 keeps the support (~S·A/Δ cells) verifiable.
+    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
+    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12 (decay per cell quantised to < 2^-12).
+    k <= floor(17 + log2(ε/0.7)) keeps M <= ~2^17 (table size; coarser grid for ε < 0.02)
+    and k <= 21 keeps the support (~2^k·A/Δ cells per side) small enough to verify densely.
     """
-    k_small = math.floor(17 + math.log2(epsilon / 0.7))
-    k_big = math.ceil(math.log2(2048 * epsilon / LN2))
-    k = max(0, min(12, k_small)) if epsilon <= 1 else max(12, min(20, k_big))
+    wanted = max(12, math.ceil(math.log2(4096 * epsilon / LN2)))
+    cap = min(21, math.floor(17 + math.log2(epsilon / 0.7)))
+    k = max(0, min(wanted, cap))
     return power_of_two_at_most(sensitivity) / 2.0**k
 
 
