@@ -265,6 +265,15 @@ def test_invalid_true_values() -> None:
             m.release(bad, rng=SeededRandom(0))
 
 
+def test_huge_true_value_raises_precision_error() -> None:
+    from dpnoise import PrecisionError
+
+    m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
+    with pytest.raises(PrecisionError):
+        m.release(2.0**51 * m.grid, rng=SeededRandom(0))
+    assert abs(m.release(2.0**50 * m.grid, rng=SeededRandom(0)) - 2.0**50 * m.grid) < 10
+
+
 def test_immutable() -> None:
     m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     with pytest.raises(AttributeError):

@@ -39,21 +39,22 @@ from ..randomness import RandomSource, fill_words
 from .geometric import LN2, BlockGeometric
 
 _TOP = np.uint64(1 << 63)
+_U63 = np.uint64(63)
 _ONE = np.uint64(1)
 _S63 = np.int64(63)
-_EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
 _CHUNK = 1 << 14
 _TWO64 = 2.0**64
 TABLE_LIMIT = 1 << 22  # materialise p_n as an array up to this many cells
+_QTAB = 128  # Q·M mod n table (Q >= 128 has probability 2^-128)
 
 
 class FoldedBlockGeometric:
     """K = X mod n with X ~ BlockGeometric(M): exact finite-support law on {0..n−1}."""
 
     def __init__(self, block: BlockGeometric, n: int) -> None:
-        if not isinstance(n, int) or n < 1:
-            raise ParameterError(f"support size n must be an integer >= 1, got {n!r}")
+        if not isinstance(n, int) or not 1 <= n < (1 << 50):
+            raise ParameterError(f"support size n must be an integer in [1, 2^50), got {n!r}")
         self.block = block
         self.M = block.M
         self.n = n
@@ -215,7 +216,10 @@ class FoldedBlockGeometric:
         """``count`` draws of 2Z = ±(2K + 1) (or the release (2c + 2Z)·grid/2 with centre).
 
         Word a: sign (bit 63) and Q = trailing zeros (Geometric(1/2)); word b: in-block
-        index R by the alias table.  K = (Q·M + R) mod n.  Chunked, preallocated buffers.
+        index R by the alias table.  K = (Q·M + R) mod n, computed without a division as
+        ((Q·M mod n) from a 128-entry table) + (R mod n), minus n once if >= n.
+        Chunked, preallocated buffers, ``take(mode="wrap")`` gathers (all indices are in
+        range by construction).
         """
         table = self.block.table
         chunk = min(count, _CHUNK) if count > 0 else 1
@@ -224,29 +228,31 @@ class FoldedBlockGeometric:
             raise ParameterError("grid is required with centre")
         out: NDArray[np.int64] | NDArray[np.float64]
         out = np.empty(count, dtype=np.float64 if release else np.int64)
-        scaled = np.empty(chunk, dtype=np.float64)
-        cidx = np.empty(chunk, dtype=np.int64)
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
-        lowest = np.empty(chunk, dtype=np.uint64)
-        tmp = np.empty(chunk, dtype=np.uint64)
-        col = np.empty(chunk, dtype=np.intp)
-        keep = np.empty(chunk, dtype=bool)
-        k_arr = np.empty(chunk, dtype=np.int64)
-        r_arr = np.empty(chunk, dtype=np.int64)
-        sgn = np.empty(chunk, dtype=np.int64)
-        cols = np.arange(table.columns, dtype=np.int64)
-        alias = table._alias
+        u1 = np.empty(chunk, dtype=np.uint64)
+        u2 = np.empty(chunk, dtype=np.uint64)
+        u3 = np.empty(chunk, dtype=np.uint64)
+        i1 = np.empty(chunk, dtype=np.int64)
+        i2 = np.empty(chunk, dtype=np.int64)
+        flag = np.empty(chunk, dtype=bool)
+        if table.mass > (1 << 63):  # pragma: no cover - tables have >= 2 columns
+            raise ParameterError("alias table needs at least 2 columns")
+        scaled = np.empty(chunk, dtype=np.float64)
+        n_int = self.n
+        qm_mod = np.array([(q * self.M) % n_int for q in range(_QTAB)], dtype=np.int64)
+        # [column r | alias of column r], reduced mod n (R may exceed n on tiny supports)
+        pick = np.concatenate([np.arange(table.columns, dtype=np.int64), table._alias]) % n_int
+        col_bits = np.uint64(table.bits)
+        thr = table._thr
         col_shift = np.uint64(64 - table.bits)
         thr_mask = np.uint64(table.mass - 1)
-        M = np.int64(self.M)
-        n = np.int64(self.n)
+        n = np.int64(n_int)
         for start in range(0, count, chunk):
             c = min(chunk, count - start)
             fill_words(rng, words, 2 * c)
             a, b = words[:c], words[c : 2 * c]
-            lo, t, cl, kp, K, R, S = (
-                lowest[:c], tmp[:c], col[:c], keep[:c], k_arr[:c], r_arr[:c], sgn[:c]
-            )
+            lo, t, th, K, R, kp = u1[:c], u2[:c], u3[:c], i1[:c], i2[:c], flag[:c]
+            # Q = trailing zeros of (a | 2^63): ctz of the low 63 bits, 63 if they are 0
             np.bitwise_or(a, _TOP, out=lo)
             np.negative(lo, out=t)
             np.bitwise_and(lo, t, out=lo)
@@ -254,35 +260,49 @@ class FoldedBlockGeometric:
             K[:] = np.bitwise_count(lo)
             if K.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
                 BlockGeometric._extend_counts(rng, a, K)
+            # R from the alias table: column = top bits of b, threshold = low bits; the
+            # choice "alias if low >= thr[col]" is branch-free: low − thr wraps below 0 iff
+            # low < thr (both < 2^63), so bit 63 of the difference selects the half of the
+            # concatenated table [columns | aliases] (one gather, no masked copy)
             np.right_shift(b, col_shift, out=t)
-            cl[:] = t
-            np.bitwise_and(b, thr_mask, out=t)
-            np.less(t, table._thr[cl], out=kp)
-            np.take(cols, cl, out=R)
-            np.logical_not(kp, out=kp)
-            np.copyto(R, alias[cl], where=kp)
-            np.multiply(K, M, out=K)
+            np.bitwise_and(b, thr_mask, out=lo)
+            np.take(thr, t.view(np.int64), out=th, mode="wrap")
+            np.subtract(lo, th, out=lo)
+            np.right_shift(lo, _U63, out=lo)
+            np.bitwise_xor(lo, _ONE, out=lo)
+            np.left_shift(lo, col_bits, out=lo)
+            np.bitwise_or(lo, t, out=lo)
+            np.take(pick, lo.view(np.int64), out=R, mode="wrap")
+            # K = (Q·M mod n) + R, folded once into [0, n)
+            if K.max() >= _QTAB:  # only after an extension (probability ~2^-63)
+                big = K >= _QTAB
+                qbig = K[big]
+                K[big] = 0
+                np.take(qm_mod, K, out=K, mode="wrap")
+                K[big] = (qbig * self.M) % n_int
+            else:
+                np.take(qm_mod, K, out=K, mode="wrap")
             np.add(K, R, out=K)
-            np.remainder(K, n, out=K)  # the fold: K = X mod n
-            np.add(K, K, out=K)
-            np.add(K, _ONE.astype(np.int64), out=K)
-            np.right_shift(a.view(np.int64), _S63, out=S)
-            np.bitwise_xor(K, S, out=K)
-            np.subtract(K, S, out=K)
+            np.greater_equal(K, n, out=kp)
+            np.subtract(K, n, out=K, where=kp)
+            # 2Z = ±(2K + 1), sign from bit 63 of a applied as (v ^ s) − s
+            np.left_shift(K, 1, out=K)
+            np.bitwise_or(K, 1, out=K)
+            np.right_shift(a.view(np.int64), _S63, out=R)
+            np.bitwise_xor(K, R, out=K)
+            np.subtract(K, R, out=K)
             if release:
-                x, ci = scaled[:c], cidx[:c]
+                x = scaled[:c]
                 np.divide(centre[start : start + c], grid, out=x)  # exact: grid = 2^j
                 np.add(x, 0.5, out=x)
                 np.floor(x, out=x)
-                if np.abs(x).max() >= _MAX_INDEX:
+                if max(-float(x.min()), float(x.max())) >= _MAX_INDEX:
                     raise PrecisionError(
                         f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid"
                     )
-                ci[:] = x
-                np.add(ci, ci, out=ci)
-                np.add(K, ci, out=K)
-                if np.abs(K).max() >= _EXACT:
-                    raise PrecisionError("release outside the exactly representable grid range")
+                R[:] = x
+                np.left_shift(R, 1, out=R)
+                np.add(K, R, out=K)  # |2c| <= 2^52, |2Z| < 2^51 (n < 2^50): exact below 2^53
                 np.multiply(K, grid / 2, out=out[start : start + c])
             else:
                 out[start : start + c] = K

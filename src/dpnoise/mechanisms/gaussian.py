@@ -57,7 +57,6 @@ TAIL_SIGMAS = 9.6
 TABLE_CAP = 1 << 17
 MIN_DELTA = 1e-12
 _CHUNK = 1 << 15
-_EXACT = 1 << 53
 
 
 # ---------------------------------------------------------------- calibration math
@@ -337,36 +336,38 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
     out = np.empty(n, dtype=np.float64)
     chunk = min(n, _CHUNK) if n else 1
     words = np.empty(chunk + 8, dtype=np.uint64)
-    col = np.empty(chunk, dtype=np.intp)
-    tmp = np.empty(chunk, dtype=np.uint64)
-    keep = np.empty(chunk, dtype=bool)
+    col = np.empty(chunk, dtype=np.uint64)
+    low = np.empty(chunk, dtype=np.uint64)
+    thr = np.empty(chunk, dtype=np.uint64)
     z = np.empty(chunk, dtype=np.int64)
     x = np.empty(chunk, dtype=np.float64)
     ci = np.empty(chunk, dtype=np.int64)
     shift = np.uint64(64 - table.bits)
     mask = np.uint64(table.mass - 1)
-    cols_minus_t = np.arange(table.columns, dtype=np.int64) - T
-    alias_minus_t = table._alias - T
+    bits = np.uint64(table.bits)
+    one, top = np.uint64(1), np.uint64(63)
+    # [column − T | alias(column) − T]: index = column + columns·(low >= thr[column])
+    pick = np.concatenate([np.arange(table.columns, dtype=np.int64), table._alias]) - T
     for start in range(0, n, chunk):
         c = min(chunk, n - start)
         fill_words(rng, words, c)
-        w, cl, t, kp, Z, X, C = words[:c], col[:c], tmp[:c], keep[:c], z[:c], x[:c], ci[:c]
-        np.right_shift(w, shift, out=t)
-        cl[:] = t
-        np.bitwise_and(w, mask, out=t)
-        np.less(t, table._thr[cl], out=kp)
-        np.take(cols_minus_t, cl, out=Z)
-        np.logical_not(kp, out=kp)
-        np.copyto(Z, alias_minus_t[cl], where=kp)
+        w, cl, lo, th, Z, X, C = words[:c], col[:c], low[:c], thr[:c], z[:c], x[:c], ci[:c]
+        np.right_shift(w, shift, out=cl)
+        np.bitwise_and(w, mask, out=lo)
+        np.take(table._thr, cl.view(np.int64), out=th, mode="wrap")
+        np.subtract(lo, th, out=lo)  # wraps (bit 63 set) iff low < thr: keep the column
+        np.right_shift(lo, top, out=lo)
+        np.bitwise_xor(lo, one, out=lo)
+        np.left_shift(lo, bits, out=lo)
+        np.bitwise_or(lo, cl, out=lo)
+        np.take(pick, lo.view(np.int64), out=Z, mode="wrap")
         np.divide(centre[start : start + c], grid, out=X)
         np.add(X, 0.5, out=X)
         np.floor(X, out=X)
-        if np.abs(X).max() >= float(1 << 51):
+        if max(-float(X.min()), float(X.max())) >= float(1 << 51):
             raise PrecisionError(f"true value too large for grid step {grid!r}")
         C[:] = X
-        np.add(Z, C, out=Z)
-        if np.abs(Z).max() >= _EXACT:
-            raise PrecisionError("release outside the exactly representable grid range")
+        np.add(Z, C, out=Z)  # |c| < 2^51 and |Z| <= T < 2^17: exact
         np.multiply(Z, grid, out=out[start : start + c])
     return out
 
