@@ -114,9 +114,11 @@ def test_continuous_ideal_verified_exactly() -> None:
 
 
 # ------------------------------------------------------------------ lattice mechanism
-@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-3), (0.1, 0.05), (5.0, 1e-6), (1e-3, 0.3)])
-def test_verifier_confirms_exact_delta(eps: float, delta: float) -> None:
-    m = TruncatedLaplace(epsilon=eps, delta=delta, sensitivity=1.0)
+@pytest.mark.parametrize(("eps", "delta", "sens"), [
+    (1.0, 1e-3, 1.0), (0.1, 0.05, 1.0), (5.0, 1e-6, 1.0), (1e-3, 0.3, 1.0), (2.0, 1e-4, 0.3),
+])
+def test_verifier_confirms_exact_delta(eps: float, delta: float, sens: float) -> None:
+    m = TruncatedLaplace(epsilon=eps, delta=delta, sensitivity=sens)
     rep = verify(m, epsilons=[eps / 2, eps, 2 * eps])
     assert rep.passed
     d = rep.delta_at(eps)
