@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -87,13 +88,18 @@ def calibration_times(quick: bool) -> None:
     times = []
     for e in eps_grid:
         for d in dlt_grid:
-            t0 = time.perf_counter()
-            analytic_gaussian_sigma(float(e), float(d))
-            times.append(time.perf_counter() - t0)
+            best = math.inf
+            for _ in range(3):  # best of 3: the machine is shared
+                t0 = time.perf_counter()
+                analytic_gaussian_sigma(float(e), float(d))
+                best = min(best, time.perf_counter() - t0)
+            times.append(best)
+    times.sort()
     print("\nAnalytic Gaussian calibration (Balle & Wang σ*, log-space Brent), "
-          f"{len(times)} (ε, δ) pairs in [1e-4, 10] × [1e-12, 0.1]")
-    print(f"  median {statistics.median(times) * 1e6:8.1f} µs   max {max(times) * 1e6:8.1f} µs"
-          f"   (target < 1000 µs)")
+          f"{len(times)} (ε, δ) pairs in [1e-4, 10] × [1e-12, 0.1], best of 3 each")
+    print(f"  median {statistics.median(times) * 1e6:8.1f} µs   p99 "
+          f"{times[int(0.99 * len(times))] * 1e6:8.1f} µs   max {times[-1] * 1e6:8.1f} µs"
+          "   (target < 1000 µs)")
     for e, d in ((1000.0, 1e-300), (1e-8, 1e-6)):
         t0 = time.perf_counter()
         s = analytic_gaussian_sigma(e, d)
