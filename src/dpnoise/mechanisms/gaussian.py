@@ -140,20 +140,28 @@ def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float) -> float:
 
 
 def _quantise(logp: NDArray[np.float64]) -> list[int]:
-    """Integer weights summing to exactly 2^64 (floor, then largest remainders)."""
+    """Integer weights summing to exactly 2^64 (floor, then largest remainders).
+
+    The float shares may sum to 2^64·(1 ± ~1e-15); a surplus is taken from the largest
+    weight (a relative change < 1e-12 of it).  Whatever the rounding, the guarantee is
+    computed from the resulting integers, not from ``logp``.
+    """
     scaled = np.exp(logp + 64 * math.log(2.0))
     floors = np.floor(scaled)
     w = [int(x) for x in floors]
     rest = (1 << 64) - sum(w)
-    frac = scaled - floors
-    order = np.argsort(-frac, kind="stable")
-    k = 0
-    while rest > 0:  # rest <= size (+ float slack): each entry gets at most a few units
-        w[int(order[k % len(w)])] += 1
-        rest -= 1
-        k += 1
     if rest < 0:
-        raise PrecisionError("weight quantisation overshot 2^64")  # pragma: no cover
+        top = int(np.argmax(floors))
+        if w[top] + rest <= 0:  # pragma: no cover - impossible for a normalised logp
+            raise PrecisionError("weight quantisation overshot 2^64")
+        w[top] += rest
+        return w
+    order = np.argsort(-(scaled - floors), kind="stable")
+    base, extra = divmod(rest, len(w))
+    if base:
+        w = [x + base for x in w]
+    for i in order[:extra].tolist():
+        w[i] += 1
     return w
 
 
