@@ -280,3 +280,26 @@ def test_immutable() -> None:
     m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     with pytest.raises(AttributeError):
         m.epsilon = 2.0
+
+
+def test_geometric_count_extension_folds_exactly() -> None:
+    """The 2^-63 path: Q >= 63 extends on fresh words, Q >= 128 bypasses the fold table."""
+    from dpnoise.exact.geometric import BlockGeometric
+
+    law = FoldedBlockGeometric(BlockGeometric(7), 23)
+    b0 = np.uint64(0x9E3779B97F4A7C15)
+
+    class Rigged:
+        def __init__(self, extension: list[int]) -> None:
+            self.calls, self.extension = 0, extension
+
+        def words(self, n: int) -> np.ndarray:
+            self.calls += 1
+            if self.calls == 1:  # a = 0 (sign +, low 63 bits zero), b = b0
+                return np.array([0, b0], dtype=np.uint64)
+            return np.array([self.extension.pop(0)], dtype=np.uint64)
+
+    R = int(law.block.table.sample_words(np.array([b0]))[0])
+    for ext, q in (([0b1000], 63 + 3), ([0, 0b100], 63 + 63 + 2)):
+        v = int(law.signed_odd(Rigged(list(ext)), 1)[0])
+        assert v > 0 and (v - 1) // 2 == (q * 7 + R) % 23

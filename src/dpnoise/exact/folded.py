@@ -226,6 +226,12 @@ class FoldedBlockGeometric:
         release = centre is not None
         if release and grid is None:
             raise ParameterError("grid is required with centre")
+        if release and count:  # |x/L| < 2^51 keeps every float step exact; refuses NaN too
+            biggest = max(-float(centre.min()), float(centre.max()))
+            if not biggest < _MAX_INDEX * grid:
+                raise PrecisionError(
+                    f"true value too large for the grid step {grid!r}: |true_value| must be "
+                    f"< 2^51 * grid = {_MAX_INDEX * grid:g}; choose a coarser grid")
         out: NDArray[np.int64] | NDArray[np.float64]
         out = np.empty(count, dtype=np.float64 if release else np.int64)
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
@@ -257,9 +263,19 @@ class FoldedBlockGeometric:
             np.negative(lo, out=t)
             np.bitwise_and(lo, t, out=lo)
             np.subtract(lo, _ONE, out=lo)
-            K[:] = np.bitwise_count(lo)
-            if K.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
-                BlockGeometric._extend_counts(rng, a, K)
+            np.bitwise_count(lo, out=lo)  # in place: counts <= 63
+            Q = lo.view(np.int64)
+            if Q.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
+                BlockGeometric._extend_counts(rng, a, Q)
+            # Q·M mod n from the table (Q >= 128 only after an extension, ~2^-63)
+            if Q.max() >= _QTAB:
+                big = Q >= _QTAB
+                qbig = Q[big].copy()
+                Q[big] = 0
+                np.take(qm_mod, Q, out=K, mode="wrap")
+                K[big] = (qbig * self.M) % n_int
+            else:
+                np.take(qm_mod, Q, out=K, mode="wrap")
             # R from the alias table: column = top bits of b, threshold = low bits; the
             # choice "alias if low >= thr[col]" is branch-free: low − thr wraps below 0 iff
             # low < thr (both < 2^63), so bit 63 of the difference selects the half of the
@@ -273,15 +289,7 @@ class FoldedBlockGeometric:
             np.left_shift(lo, col_bits, out=lo)
             np.bitwise_or(lo, t, out=lo)
             np.take(pick, lo.view(np.int64), out=R, mode="wrap")
-            # K = (Q·M mod n) + R, folded once into [0, n)
-            if K.max() >= _QTAB:  # only after an extension (probability ~2^-63)
-                big = K >= _QTAB
-                qbig = K[big]
-                K[big] = 0
-                np.take(qm_mod, K, out=K, mode="wrap")
-                K[big] = (qbig * self.M) % n_int
-            else:
-                np.take(qm_mod, K, out=K, mode="wrap")
+            # K = (Q·M mod n) + (R mod n), folded once into [0, n)
             np.add(K, R, out=K)
             np.greater_equal(K, n, out=kp)
             np.subtract(K, n, out=K, where=kp)
@@ -296,10 +304,6 @@ class FoldedBlockGeometric:
                 np.divide(centre[start : start + c], grid, out=x)  # exact: grid = 2^j
                 np.add(x, 0.5, out=x)
                 np.floor(x, out=x)
-                if max(-float(x.min()), float(x.max())) >= _MAX_INDEX:
-                    raise PrecisionError(
-                        f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid"
-                    )
                 R[:] = x
                 np.left_shift(R, 1, out=R)
                 np.add(K, R, out=K)  # |2c| <= 2^52, |2Z| < 2^51 (n < 2^50): exact below 2^53
