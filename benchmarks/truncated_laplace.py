@@ -23,27 +23,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-try:
-    from _common import print_table, rate
-except ImportError:  # the shared helpers are not on this branch yet: same behaviour inline
-
-    def rate(fn, n, *, repeats=3):  # type: ignore[no-untyped-def]
-        """Best samples/second over ``repeats`` runs of ``fn(n)`` (after a warm-up)."""
-        fn(min(n, 1000))
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn(n)
-            best = min(best, time.perf_counter() - t0)
-        return n / best
-
-    def print_table(title, rows, reference, ref_name):  # type: ignore[no-untyped-def]
-        print(f"\n{title}")
-        print(f"{'implementation':66s} {'samples/s':>14s} {'vs ' + ref_name:>12s}")
-        for name, r in rows:
-            print(f"{name:66s} {r:14,.0f} {r / reference:11.3f}x")
-
 import dpnoise
+from _common import print_table, rate
 from dpnoise.mechanisms.gaussian import analytic_gaussian_sigma
 
 
