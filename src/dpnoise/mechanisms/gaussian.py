@@ -17,7 +17,7 @@ Release (finite-precision safe)
 A Gaussian has infinite support and irrational probabilities; dpnoise releases the
 *discretised* Gaussian instead, and guarantees exactly what it samples:
 
-1.  Grid L = 2^j with L <= min(Δ/256, σ/64) where possible; the table below is capped
+1.  Grid L = 2^j with L <= min(Δ/1024, σ/64) where possible; the table below is capped
     at 2^17 entries, so for σ >> Δ the grid is coarser (S = ceil(Δ/L) cells per Δ).
 2.  Noise Z ∈ {−T..T} cells with integer weights W_z ≈ 2^64·e^(−(zL)²/2σ²)/Σ (sum exactly
     2^64; T = 9.6σ/L, beyond which the ideal mass is < 2^-66), drawn with ONE random
@@ -109,7 +109,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
 
 # ---------------------------------------------------------------- lattice table
 def _grid_for(sigma: float, sensitivity: float) -> float:
-    want = min(sensitivity / 256.0, sigma / 64.0)
+    want = min(sensitivity / 1024.0, sigma / 64.0)
     grid = power_of_two_at_most(want)
     while 2 * math.ceil(TAIL_SIGMAS * sigma / grid) + 1 > TABLE_CAP:
         grid *= 2.0
