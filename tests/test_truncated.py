@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpnoise import ParameterError, SeededRandom, TruncatedLaplace, verify
@@ -303,3 +305,18 @@ def test_geometric_count_extension_folds_exactly() -> None:
     for ext, q in (([0b1000], 63 + 3), ([0, 0b100], 63 + 63 + 2)):
         v = int(law.signed_odd(Rigged(list(ext)), 1)[0])
         assert v > 0 and (v - 1) // 2 == (q * 7 + R) % 23
+
+
+@given(log_eps=st.floats(-6, 3), log_delta=st.floats(-300, math.log10(0.49)))
+def test_calibration_properties(log_eps: float, log_delta: float) -> None:
+    """Overflow-free calibration; moments and bounds ordered; edge mass = δ (spec §1)."""
+    eps, delta = 10.0**log_eps, 10.0**log_delta
+    p = tlap_params(eps, delta)
+    assert math.isfinite(p.A) and p.A > 1.0 and math.isfinite(p.log_B)
+    assert 0 < p.mean_abs <= p.lam * (1 + 1e-12)
+    assert 0 < p.second_moment <= 2 * p.lam**2 * (1 + 1e-12)
+    v1, v2 = lower_bounds(eps, delta)
+    assert v1 <= p.mean_abs * (1 + 1e-12) and v2 <= p.second_moment * (1 + 1e-12)
+    if delta > 1e-250 and eps < 300:
+        law = TLapDistribution(eps, delta)
+        assert float(law.sf(p.A - 1.0)) == pytest.approx(delta, rel=1e-9)
