@@ -9,6 +9,7 @@ from .errors import (
     PrecisionError,
 )
 from .mechanisms.base import Guarantee, Mechanism
+from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .verify import VerificationReport, verify
@@ -18,8 +19,11 @@ __version__ = "0.1.0"
 __all__ = [
     "BudgetExceededError",
     "ClampedLaplace",
+    "CountNoise",
     "CryptoRandom",
+    "DiscreteGaussian",
     "DpnoiseError",
+    "Geometric",
     "Guarantee",
     "Laplace",
     "LedgerError",
