@@ -398,12 +398,13 @@ class CountNoise(Mechanism):
     def guarantee(self) -> Guarantee:
         return Guarantee(
             epsilon=self.epsilon,
-            delta=float_up(self.delta_exact),
+            delta=self.delta_reported,
             notion="approximate",
             note=("exact hockey-stick delta of the sampled 64-bit pmf "
                   f"(alpha: {self.alpha_source}); the paper's (2D+1)delta* is "
                   f"{float(self.delta_paper):.4g}"),
             details={
+                "delta_exact": float_up(self.delta_exact),
                 "D": self.D,
                 "k": self.k,
                 "eta": float(self.eta),
@@ -415,6 +416,16 @@ class CountNoise(Mechanism):
                 "eta_sampled": float(Fraction(self.weights[self.D], 1 << 64)),
             },
         )
+
+    @property
+    def delta_reported(self) -> float:
+        """The claimed δ: the exact δ rounded up, plus (2D+2)·2^-50 (<= 2e-12).
+
+        The slack covers the float64 rounding of the independent verifier, whose terms
+        p(z) − e^ε p(z−1) cancel to ~1e-16 absolute each where the exact value is 0 (e.g.
+        the geometric α); without it a correct claim of δ ~ 1e-10 could fail verification.
+        """
+        return min(1.0, float_up(self.delta_exact + Fraction(2 * self.D + 2, 1 << 50)))
 
     def delta_at(self, epsilon: float) -> float:
         """Exact δ of the sampled pmf at another ε (upper bound via a rational E <= e^ε)."""
