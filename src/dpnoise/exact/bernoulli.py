@@ -13,7 +13,7 @@ numpy arrays of per-element parameters.
   every denominator below 2^63.
 * :func:`uniform_below_exp` -- P(1) = e^{−q} for an integer q >= 0 with ONE word: a lazy
   comparison of the uniform u = 0.w₁w₂… (64-bit digits) with e^{−q}, against the exact
-  integers ⌊2^{64j} e^{−q}⌋ (certified with mpmath interval arithmetic).  The first word
+  integers ⌊2^{64j} e^{−q}⌋ (certified: mpmath at high precision, with a margin check).  The first word
   decides unless it equals ⌊2^64 e^{−q}⌋ (probability 2^-64); then further words decide.
   This replaces CKS's q separate Bernoulli(e^{−1}) trials by one exactly equivalent test.
 * :func:`bernoulli_exp` -- P(1) = exp(−a/b) for any a >= 0: Bernoulli(e^{−⌊γ⌋}) ∧
@@ -142,21 +142,23 @@ def bernoulli_exp_unit(ws: WordStream, a: ArrayLike, b: ArrayLike, n: int | None
 
 @lru_cache(maxsize=4096)
 def _exp_digits(q: int, words: int) -> int:
-    """⌊2^{64·words} e^{−q}⌋, certified: e^{−q} is irrational for q >= 1 (never an integer
-    boundary), and an mpmath interval evaluation must pin the floor down uniquely."""
+    """⌊2^{64·words} e^{−q}⌋, certified.
+
+    mpmath evaluates e^{−q} at P bits with an error far below 2^{-(P-8)} relative; the
+    floor is accepted only if the scaled value is farther than 2^{64·words+16−P} from an
+    integer (e^{−q} is irrational for q >= 1, so increasing P always succeeds).
+    """
     if q == 0:
         return (1 << (64 * words)) - 1  # u < 1 always: any prefix compares below 2^{64w}
-    prec = 64 * words + 128 + 2 * q
+    bits = 64 * words
+    prec = bits + 128 + 2 * q
     while True:
-        old = mpmath.iv.prec
-        try:
-            mpmath.iv.prec = prec
-            iv = mpmath.iv.exp(mpmath.iv.mpf(-q)) * mpmath.iv.mpf(2) ** (64 * words)
-            lo, hi = int(mpmath.floor(iv.a)), int(mpmath.floor(iv.b))
-        finally:
-            mpmath.iv.prec = old
-        if lo == hi:
-            return lo
+        with mpmath.workprec(prec):
+            v = mpmath.exp(-mpmath.mpf(q)) * mpmath.mpf(2) ** bits
+            f = mpmath.floor(v)
+            gap = min(v - f, f + 1 - v)
+            if gap > mpmath.mpf(2) ** (bits + 16 - prec):
+                return int(f)
         prec *= 2  # pragma: no cover
 
 
