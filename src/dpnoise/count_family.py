@@ -93,7 +93,7 @@ class PaperSolution:
     eta_bad: Fraction  # Theorem 3 fails for η below this (type II only); 0 if D < 2
 
 
-def eta_from_C(C: Fraction) -> Fraction:
+def eta_from_c(C: Fraction) -> Fraction:
     """Invert C = 2η/(1 − η):  η = C/(2 + C)."""
     return C / (2 + C)
 
@@ -103,7 +103,7 @@ def eta_bad(E: Fraction, D: int) -> Fraction:
     if D < 2:
         return Q(0)
     sm = sums(E, D)
-    return eta_from_C(sm.S[D - 2] / sm.W[D])
+    return eta_from_c(sm.S[D - 2] / sm.W[D])
 
 
 def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> PaperSolution:
@@ -113,12 +113,12 @@ def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> Pa
     C = eta / h
     sm = sums(E, D)
     ck = crossovers(sm, D)
-    k = next((i + 1 for i, c in enumerate(ck) if C > c), D + 1)
-    bad = eta_from_C(sm.S[D - 2] / sm.W[D]) if D >= 2 else Q(0)
+    k = next((i + 1 for i, c in enumerate(ck) if c < C), D + 1)
+    bad = eta_from_c(sm.S[D - 2] / sm.W[D]) if D >= 2 else Q(0)
     if k == D + 1:
         dt = h / sm.W[D]
         alpha = [sm.S[D - j] / sm.W[D] for j in range(1, D + 1)]
-        if check and D >= 2 and C < alpha[1]:
+        if check and D >= 2 and alpha[1] > C:
             raise ThmThreeError(
                 f"eta={float(eta):.6g} is below eta_bad={float(bad):.6g} for D={D} at this "
                 "epsilon: the paper's Definition-2 noise is invalid there (Theorem 3 fails, "

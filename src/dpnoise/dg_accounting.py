@@ -46,14 +46,14 @@ def log_normaliser(sigma2: float) -> float:
             q = mpmath.exp(-2 * mpmath.pi**2 * s_mp)
             z = mpmath.sqrt(2 * mpmath.pi * s_mp) * mpmath.jtheta(3, 0, q)
         else:
-            K = int(math.ceil(math.sqrt(1400 * s))) + 3
+            K = math.ceil(math.sqrt(1400 * s)) + 3
             z = 1 + 2 * mpmath.fsum(mpmath.exp(-mpmath.mpf(k * k) / (2 * s_mp))
                                     for k in range(1, K + 1))
         return float(mpmath.log(z))
 
 
 def window(sigma2: float) -> int:
-    return int(math.ceil(40 * math.sqrt(_s2(sigma2)))) + 60
+    return math.ceil(40 * math.sqrt(_s2(sigma2))) + 60
 
 
 def logpmf(z: np.ndarray, sigma2: float) -> np.ndarray:

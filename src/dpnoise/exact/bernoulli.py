@@ -1,4 +1,4 @@
-"""Exact Bernoulli trials from random words: Bernoulli(a/b), Bernoulli(exp(−a/b)), Bernoulli(e^{−q}).
+"""Exact Bernoulli trials from random words: Bernoulli(a/b), Bernoulli(exp(−a/b)).
 
 Integers only (no floating point decides an outcome); every function is vectorised over
 numpy arrays of per-element parameters.
@@ -13,8 +13,9 @@ numpy arrays of per-element parameters.
   every denominator below 2^63.
 * :func:`uniform_below_exp` -- P(1) = e^{−q} for an integer q >= 0 with ONE word: a lazy
   comparison of the uniform u = 0.w₁w₂… (64-bit digits) with e^{−q}, against the exact
-  integers ⌊2^{64j} e^{−q}⌋ (certified: mpmath at high precision, with a margin check).  The first word
-  decides unless it equals ⌊2^64 e^{−q}⌋ (probability 2^-64); then further words decide.
+  integers ⌊2^{64j} e^{−q}⌋ (certified: mpmath at high precision, with a margin check).
+  The first word decides unless it equals ⌊2^64 e^{−q}⌋ (probability 2^-64);
+  then further words decide.
   This replaces CKS's q separate Bernoulli(e^{−1}) trials by one exactly equivalent test.
 * :func:`bernoulli_exp` -- P(1) = exp(−a/b) for any a >= 0: Bernoulli(e^{−⌊γ⌋}) ∧
   Bernoulli(exp(−(γ − ⌊γ⌋))).

@@ -74,7 +74,7 @@ _ETA_RES = 40  # calibration resolution of eta: 2^-40
 
 
 # ---------------------------------------------------------------- shared helpers
-def _check_D(D: Any) -> int:
+def _check_d(D: Any) -> int:
     if isinstance(D, bool) or not isinstance(D, (int, np.integer)):
         raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
     if not 1 <= int(D) <= MAX_D:
@@ -118,17 +118,18 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
             raise ParameterError("true_value must be integers with |value| < 2^53")
     elif arr.dtype.kind == "u" and arr.size and arr.max() >= MAX_COUNT:
         raise ParameterError("true_value must be < 2^53")
-    out = arr.astype(np.int64)
-    if out.size and np.max(np.abs(out)) >= MAX_COUNT:
-        raise ParameterError("true_value must satisfy |value| < 2^53")
-    if out.size and ((lower is not None and out.min() < lower)
-                     or (upper is not None and out.max() > upper)):
-        lo = "-inf" if lower is None else lower
-        hi = "inf" if upper is None else upper
-        raise ParameterError(
-            f"true_value must lie in the declared count domain [{lo}, {hi}], "
-            f"got values in [{out.min()}, {out.max()}]"
-        )
+    out = arr.astype(np.int64, copy=False)
+    if out.size:
+        lo_v, hi_v = int(out.min()), int(out.max())
+        if max(-lo_v, hi_v) >= MAX_COUNT:
+            raise ParameterError("true_value must satisfy |value| < 2^53")
+        if (lower is not None and lo_v < lower) or (upper is not None and hi_v > upper):
+            lo = "-inf" if lower is None else lower
+            hi = "inf" if upper is None else upper
+            raise ParameterError(
+                f"true_value must lie in the declared count domain [{lo}, {hi}], "
+                f"got values in [{lo_v}, {hi_v}]"
+            )
     return out
 
 
@@ -265,7 +266,7 @@ class CountNoise(Mechanism):
         boundary: Boundary = "clamp",
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
-        self.D = _check_D(D)
+        self.D = _check_d(D)
         self.eta = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         if method not in ("paper", "optimal", "geometric"):
             raise ParameterError(
@@ -320,7 +321,7 @@ class CountNoise(Mechanism):
         """The largest η (to 2^-40, rounded down) whose exact δ at ε is <= delta, for this D."""
         eps = check_epsilon(epsilon)
         target = Fraction(check_delta(delta))
-        D = _check_D(D)
+        D = _check_d(D)
         eta = _max_eta(eps, target, D, method)
         if eta is None:
             raise ParameterError(
@@ -343,7 +344,7 @@ class CountNoise(Mechanism):
         """Smallest D meeting delta: for the given η, or (eta=None) with the largest η there."""
         eps = check_epsilon(epsilon)
         target = Fraction(check_delta(delta))
-        max_D = _check_D(max_D)
+        max_D = _check_d(max_D)
         for D in range(1, max_D + 1):
             if eta is None:
                 e = _max_eta(eps, target, D, method)
@@ -381,7 +382,7 @@ class CountNoise(Mechanism):
                 "pass delta= (a target) or construct CountNoise(D=...) directly"
             )
         best: CountNoise | None = None
-        for D in range(1, _check_D(max_D) + 1):
+        for D in range(1, _check_d(max_D) + 1):
             try:
                 m = cls(epsilon=eps, D=D, eta=e, method=method, **kw)
             except cf.ThmThreeError:
@@ -500,7 +501,7 @@ def _eta_low(E: Fraction, D: int, method: str) -> Fraction:
     """Left end of the interval on which δ(η) is nondecreasing (spec §4.2)."""
     if method == "paper":
         sm = cf.sums(E, D)
-        return cf.eta_from_C(E * sm.S[D - 1] / sm.W[D])
+        return cf.eta_from_c(E * sm.S[D - 1] / sm.W[D])
     a1 = cf.geometric_alpha(E, D)[0]
     return E * a1 / (2 + E * a1)  # geometric: δ = hα_D below-to-above the kink η = E h α_1
 
@@ -586,7 +587,7 @@ class Geometric(Mechanism):
         )
 
     def _window(self) -> int:
-        return int(math.ceil(750 / self.decay)) + 2
+        return math.ceil(750 / self.decay) + 2
 
     def _logpmf(self, z: NDArray[np.int64]) -> NDArray[np.float64]:
         a = self.decay
