@@ -209,6 +209,22 @@ class IntegerLaw:
         return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
+def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None
+                       ) -> NDArray[np.bool_]:
+    """Integers (any numeric dtype holding integral values) inside [lower, upper]."""
+    y = np.asarray(outputs)
+    if y.dtype.kind in "iu":
+        ok = np.ones(y.shape, dtype=bool)
+    else:
+        yf = y.astype(np.float64)
+        ok = np.isfinite(yf) & (yf == np.floor(yf))
+    if lower is not None:
+        ok &= y >= lower
+    if upper is not None:
+        ok &= y <= upper
+    return ok
+
+
 def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
                   clip_in: tuple[int | None, int | None],
                   clip_out: tuple[int | None, int | None]) -> IntegerLaw:
@@ -461,6 +477,12 @@ class CountNoise(Mechanism):
         out = self.table.release(source, flat, clip_in=clip_in, clip_out=clip_out)
         return as_output(out.reshape(counts.shape), true_value)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Integers; inside [lower, upper] unless boundary='none'."""
+        if self.boundary == "none":
+            return integer_output_set(outputs, None, None)
+        return integer_output_set(outputs, self.lower, self.upper)
+
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         z = np.arange(-self.D, self.D + 1, dtype=np.int64)
         p = np.array([w / 2.0**64 for w in self.weights])
@@ -586,6 +608,11 @@ class Geometric(Mechanism):
             details={"epsilon_exact": float_up(self.epsilon_exact), "s": self.s, "t": self.t},
         )
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        if self.boundary == "none":
+            return integer_output_set(outputs, None, None)
+        return integer_output_set(outputs, self.lower, self.upper)
+
     def _window(self) -> int:
         return math.ceil(750 / self.decay) + 2
 
@@ -686,6 +713,11 @@ class DiscreteGaussian(Mechanism):
 
     def delta_at(self, epsilon: float) -> float:
         return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        if self.boundary == "none":
+            return integer_output_set(outputs, None, None)
+        return integer_output_set(outputs, self.lower, self.upper)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         K = dga.window(float(self.sigma2))
