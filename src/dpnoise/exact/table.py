@@ -152,8 +152,10 @@ class IntegerTable:
                     np.clip(ce, lo_i, hi_i, out=cin[:c])
                     ce = cin[:c]
                 np.add(z, ce, out=o)
-            if lo_o is not None:
+            if lo_o is not None and hi_o is not None:
+                np.clip(o, lo_o, hi_o, out=o)
+            elif lo_o is not None:
                 np.maximum(o, lo_o, out=o)
-            if hi_o is not None:
+            elif hi_o is not None:
                 np.minimum(o, hi_o, out=o)
         return out

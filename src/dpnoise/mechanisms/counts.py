@@ -120,7 +120,14 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
         raise ParameterError("true_value must be < 2^53")
     out = arr.astype(np.int64, copy=False)
     if out.size:
-        lo_v, hi_v = int(out.min()), int(out.max())
+        # one cache-friendly read: min and max of each 2^15 block while it is in cache
+        flat = out.reshape(-1)
+        step = 1 << 15
+        lo_v, hi_v = int(flat[0]), int(flat[0])
+        for i in range(0, flat.size, step):
+            blk = flat[i : i + step]
+            lo_v = min(lo_v, int(blk.min()))
+            hi_v = max(hi_v, int(blk.max()))
         if max(-lo_v, hi_v) >= MAX_COUNT:
             raise ParameterError("true_value must satisfy |value| < 2^53")
         if (lower is not None and lo_v < lower) or (upper is not None and hi_v > upper):
