@@ -141,8 +141,7 @@ CASES += [
         valid={"epsilon": 0.5, "D": 8, "eta": 0.1, "upper": 40},
         true_value=1.0,
         invalid=[*_COUNT_INVALID, {"D": True}, {"eta": math.nan}],
-        bad_values=_BAD_COUNTS,
-        moments=False,  # clamped at 0: the law is the clamped one, moments still exact
+        bad_values=_BAD_COUNTS,  # true value 1 next to the clamp at 0: noise() is the clamped law
     ),
     Case(
         id="count-noise-from-delta",

@@ -68,7 +68,7 @@ from .base import Guarantee, Mechanism, as_output
 
 Method = Literal["paper", "optimal", "geometric"]
 Boundary = Literal["clamp", "clip", "none"]
-MAX_D = 1024
+MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
 MAX_COUNT = 1 << 53
 _ETA_RES = 40  # calibration resolution of eta: 2^-40
 
@@ -405,15 +405,18 @@ class CountNoise(Mechanism):
                 "pass delta= (a target) or construct CountNoise(D=...) directly"
             )
         best: CountNoise | None = None
+        stale = 0
         for D in range(1, _check_d(max_D) + 1):
             try:
                 m = cls(epsilon=eps, D=D, eta=e, method=method, **kw)
             except cf.ThmThreeError:
                 continue
-            if best is None or m.delta_exact < best.delta_exact:
-                best = m
-            elif m.k < D and m.delta_exact >= best.delta_exact:
-                break  # saturated: more support is unused (k* reached)
+            if best is None or m.delta_exact < best.delta_exact * (1 - Fraction(1, 10**12)):
+                best, stale = m, 0
+            else:
+                stale += 1
+                if (m.k < D and method == "paper") or stale >= 3:
+                    break  # saturated: more support does not lower delta (k* reached)
         assert best is not None
         return best
 
