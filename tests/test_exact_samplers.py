@@ -147,3 +147,21 @@ def test_exp_lower_is_below() -> None:
             assert mpmath.mpf(E.numerator) / E.denominator > mpmath.exp(mpmath.mpf(x)) * (
                 1 - mpmath.mpf(2) ** -60)
     assert exp_lower(0) == 1
+
+
+def test_rare_paths_are_exact_and_terminate() -> None:
+    from dpnoise.exact.bernoulli import _exp_count_exact
+    from dpnoise.exact.discrete_gaussian import DGParams, _accept
+
+    ws = WordStream(SeededRandom(11))
+    # a huge exponent (big-integer path of the DG acceptance): rejected, no blow-up
+    p = DGParams(t=1, m=1 << 19, c=1 << 21)
+    y = np.array([10**12, -(10**15), 0], dtype=np.int64)
+    acc = _accept(ws, y, p)
+    assert not acc[0] and not acc[1]
+    assert _exp_digits(10**12, 3) == 0
+    # V's first word exactly on a threshold: decided by further words, consistent with u
+    t2 = _exp_digits(2, 1)
+    v = _exp_count_exact(ws, t2)
+    assert v in (1, 2)
+    assert _exp_count_exact(ws, 0) >= 44  # u < 2^-64: at least floor(64 ln 2) = 44

@@ -152,7 +152,9 @@ def _exp_digits(q: int, words: int) -> int:
     if q == 0:
         return (1 << (64 * words)) - 1  # u < 1 always: any prefix compares below 2^{64w}
     bits = 64 * words
-    prec = bits + 128 + 2 * q
+    if q > bits * 0.6931471805599453 + 1:  # 2^bits e^{-q} < e^{-1} < 1: the floor is 0
+        return 0
+    prec = bits + 128 + q.bit_length()
     while True:
         with mpmath.workprec(prec):
             v = mpmath.exp(-mpmath.mpf(q)) * mpmath.mpf(2) ** bits
