@@ -47,7 +47,9 @@ def main() -> None:
     dg = DiscreteGaussian(epsilon=1.0, sigma2=9.0, upper=1000)
     r_geo = best_rate(lambda: geo.release(sub, rng=rng), m, reps)
     r_dg = best_rate(lambda: dg.release(sub, rng=rng), m, reps)
-    peer_geo = peer_dg = None
+    dg100 = DiscreteGaussian(epsilon=1.0, sigma2=10_000.0, upper=1000)
+    r_dg100 = best_rate(lambda: dg100.release(sub, rng=rng), m, reps)
+    peer_geo = peer_dg = peer_dg100 = None
     try:
         import opendp.prelude as dp
 
@@ -60,10 +62,14 @@ def main() -> None:
         data = [500] * k
         peer_geo = best_rate(lambda: lap(data), k, 2)
         peer_dg = best_rate(lambda: gau(data), k, 2)
+        gau100 = space2 >> dp.m.then_gaussian(scale=100.0)
+        peer_dg100 = best_rate(lambda: gau100(data), k, 2)
     except Exception as exc:  # pragma: no cover - optional peer
         print(f"(opendp not available: {exc})")
     rows.append(("Geometric release (eps=1, exact CKS)", r_geo, peer_geo, "OpenDP then_laplace"))
     rows.append(("DiscreteGaussian release (sigma=3, exact CKS)", r_dg, peer_dg,
+                 "OpenDP then_gaussian"))
+    rows.append(("DiscreteGaussian release (sigma=100, exact CKS)", r_dg100, peer_dg100,
                  "OpenDP then_gaussian"))
     print(f"{'sampler':52s} {'dpnoise /s':>12s} {'peer /s':>12s} {'ratio':>7s}  peer")
     for name, ours, peer, pname in rows:
