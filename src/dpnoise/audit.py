@@ -34,7 +34,7 @@ than about ln(n / ln(K/α)) (~7 for n = 20,000) and events in its families.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -2,7 +2,7 @@
 
 Each builder returns an :class:`AuditTarget`: a sampler ``f(x, n)``, the ε it claims for
 neighbours at distance ``sensitivity`` and, when one exists, an exact support oracle.
-Peer libraries are imported lazily; a missing or broken peer gives ``TargetUnavailable``
+Peer libraries are imported lazily; a missing or broken peer gives ``TargetUnavailableError``
 (reported, never faked).
 """
 
@@ -23,7 +23,7 @@ from .errors import DpnoiseError
 from .randomness import SeededRandom
 
 
-class TargetUnavailable(DpnoiseError):
+class TargetUnavailableError(DpnoiseError):
     """A peer library is not installed or cannot be imported."""
 
 
@@ -96,7 +96,7 @@ def _import_diffprivlib_mechanisms() -> Any:
     except ImportError as exc:
         spec = importlib.util.find_spec("diffprivlib")
         if spec is None or spec.submodule_search_locations is None:
-            raise TargetUnavailable("diffprivlib is not installed") from exc
+            raise TargetUnavailableError("diffprivlib is not installed") from exc
         for k in [k for k in sys.modules if k == "diffprivlib" or k.startswith("diffprivlib.")]:
             del sys.modules[k]
         pkg = types.ModuleType("diffprivlib")
@@ -105,7 +105,7 @@ def _import_diffprivlib_mechanisms() -> Any:
         try:
             return importlib.import_module("diffprivlib.mechanisms")
         except Exception as exc2:  # pragma: no cover - depends on the installed peer
-            raise TargetUnavailable(f"diffprivlib cannot be imported: {exc2}") from exc2
+            raise TargetUnavailableError(f"diffprivlib cannot be imported: {exc2}") from exc2
 
 
 def _diffprivlib(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
@@ -131,7 +131,7 @@ def _opendp(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
     try:
         dp = importlib.import_module("opendp.prelude")
     except ImportError as exc:
-        raise TargetUnavailable("opendp is not installed") from exc
+        raise TargetUnavailableError("opendp is not installed") from exc
     dp.enable_features("contrib")
     m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
                           dp.l1_distance(T=float), scale=sens / eps)
@@ -159,8 +159,9 @@ def build_target(name: str, *, epsilon: float = 1.0, sensitivity: float = 1.0, s
     try:
         builder = TARGETS[name]
     except KeyError as exc:
-        raise TargetUnavailable(f"unknown target {name!r}; choose from {sorted(TARGETS)}") from exc
+        raise TargetUnavailableError(
+            f"unknown target {name!r}; choose from {sorted(TARGETS)}") from exc
     try:
         return builder(epsilon, sensitivity, seed, x)
     except ImportError as exc:
-        raise TargetUnavailable(f"{name}: {exc}") from exc
+        raise TargetUnavailableError(f"{name}: {exc}") from exc

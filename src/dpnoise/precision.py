@@ -150,7 +150,7 @@ def delta_t_inverse_cdf(scale: float, diameter: float, max_abs: float, bits: int
     if diameter >= bits * math.log(2.0) * scale:
         return math.inf
     def dt(dr: float) -> float:
-        with _no_overflow():
+        with _NoOverflow():
             return (2 * scale * math.exp((diameter + dr) / scale) * 2.0**-bits
                     + 2.0**-50 * (max_abs + diameter + dr))
     return dt(2 * dt(0.0))
@@ -180,7 +180,7 @@ def delta_t_planar_polar(scale: float, diameter: float, max_abs: float, bits: in
 
     def dt(dr: float) -> float:
         dp = diameter + dr
-        with _no_overflow():
+        with _NoOverflow():
             grow = math.exp(dp / scale)
         omega = 1.01 * max(scale * math.sqrt(2 * d0),
                            min(scale * math.sqrt(2 * d0 * grow), 2 * d0 * grow * scale**2 / dp))
@@ -190,7 +190,7 @@ def delta_t_planar_polar(scale: float, diameter: float, max_abs: float, bits: in
     return dt(2 * dt(0.0))
 
 
-class _no_overflow:
+class _NoOverflow:
     def __enter__(self) -> None:
         return None
 
@@ -239,7 +239,7 @@ def aligned_interval(lower: float, upper: float, grid: float) -> tuple[float, fl
     lower, upper = check_interval(lower, upper, name="range")
     L = check_grid(grid)
     if max(abs(lower), abs(upper)) / L >= MAX_INDEX:
-        raise PrecisionError(
+        raise ParameterError(
             f"the range [{lower:g}, {upper:g}] is too wide for grid {L!r}: "
             f"|coordinates| / grid must stay below 2^51"
         )
@@ -301,7 +301,8 @@ def delta_t_for(sampler: Sampler, *, scale: float, diameter: float, max_abs: flo
         if dim != 2:
             raise ParameterError("sampler 'polar' is 2-D; use 'inverse-cdf' in 1-D")
         return delta_t_planar_polar(scale, diameter, max_abs, bits, w_err)
-    raise ParameterError(f"sampler must be 'recommended', 'inverse-cdf' or 'polar', got {sampler!r}")
+    raise ParameterError(
+        f"sampler must be 'recommended', 'inverse-cdf' or 'polar', got {sampler!r}")
 
 
 def analyse(
@@ -332,7 +333,7 @@ def analyse(
     dt = (delta_t_for(sampler, scale=b, diameter=diameter, max_abs=max_abs, dim=dim, bits=bits,
                       w_err=w_err)
           if delta_t is None else _check_dt(delta_t))
-    if not math.isfinite(dt) or not L > 2 * dt:
+    if not math.isfinite(dt) or not 2 * dt < L:
         corrected = printed = R = math.inf
     else:
         R = rounding_robustness(L, dt, dim)
@@ -382,9 +383,9 @@ def grid_for_tolerance(
         try:
             rep = analyse(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper,
                           grid=L, dim=dim, sampler=sampler, bits=bits, w_err=w_err)
-        except PrecisionError:
+        except (PrecisionError, ParameterError):
             continue
-        if not L >= MIN_GRID_OVER_DT * rep.delta_t:
+        if not MIN_GRID_OVER_DT * rep.delta_t <= L:
             continue
         if rep.eps_prime <= tolerance * epsilon:
             return rep

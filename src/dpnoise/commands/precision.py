@@ -110,7 +110,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
             _audit_args)
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..audit import audit
-    from ..audit_targets import TargetUnavailable, build_target
+    from ..audit_targets import TargetUnavailableError, build_target
 
     results = {}
     status = 0
@@ -118,7 +118,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         try:
             t = build_target(name, epsilon=args.epsilon, sensitivity=args.sensitivity,
                              seed=args.seed, x=args.x)
-        except TargetUnavailable as exc:
+        except TargetUnavailableError as exc:
             results[name] = {"unavailable": str(exc)}
             if not args.json:
                 print(f"== {name}: unavailable ({exc})\n")

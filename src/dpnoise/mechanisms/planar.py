@@ -72,7 +72,7 @@ _CHUNK = 1 << 14
 Rect = tuple[tuple[float, float], tuple[float, float]]
 
 
-class RegionExit(DpnoiseError):
+class RegionExitError(DpnoiseError):
     """The release is the EXCEPTION outcome: the noisy point left the region M_r.
 
     This is a legitimate, privacy-protected output (it is covered by ε'); it carries no
@@ -96,11 +96,11 @@ class PlanarRelease:
         return int(np.count_nonzero(self.exited))
 
     def point(self) -> tuple[float, float]:
-        """The single released point, or raise :class:`RegionExit` for the exception."""
+        """The single released point, or raise :class:`RegionExitError` for the exception."""
         if self.points.shape != (2,):
             raise ParameterError("point() is for a single release; use .points and .exited")
         if bool(self.exited):
-            raise RegionExit("the noisy location left the region: the release is EXCEPTION")
+            raise RegionExitError("the noisy location left the region: the release is EXCEPTION")
         return float(self.points[0]), float(self.points[1])
 
 
@@ -177,7 +177,7 @@ class PlanarLaplace(Mechanism):
         self.diameter = math.hypot(xm[1] - xm[0], ym[1] - ym[0])
         self.max_abs = max(abs(xm[0]), abs(xm[1]), abs(ym[0]), abs(ym[1]))
         self.delta_t = delta_t_recommended(self.scale, self.diameter, self.max_abs, dim=2)
-        if not L >= MIN_GRID_OVER_DT * self.delta_t:
+        if not MIN_GRID_OVER_DT * self.delta_t <= L:
             raise ParameterError(
                 f"grid={L!r} is too fine for this region: it must be >= 2^10 * delta_t = "
                 f"{MIN_GRID_OVER_DT * self.delta_t:.3g} (centre the coordinates or use a "
@@ -231,9 +231,10 @@ class PlanarLaplace(Mechanism):
             delta=0.0,
             notion="metric",
             note=(
-                f"geo-indistinguishability: ln P[S|x]/P[S|x'] <= {self.epsilon_per_unit:.6g}*d(x,x')"
-                f" + c with c = {self.additive_c:.3g} for all x, x' in the domain (GMP Thm 4.5, "
-                "corrected); epsilon is the bound at d = sensitivity"
+                "geo-indistinguishability: ln P[S|x]/P[S|x'] <= "
+                f"{self.epsilon_per_unit:.6g}*d(x,x') + c with c = {self.additive_c:.3g} "
+                "for all x, x' in the domain (GMP Thm 4.5, corrected); epsilon is the "
+                "bound at d = sensitivity"
             ),
             details={
                 "epsilon_ideal": self.epsilon,
@@ -300,11 +301,7 @@ class PlanarLaplace(Mechanism):
             c = min(chunk, n - start)
             fill_words(rng, words, WORDS_PER_DRAW * c)
             w = words[: WORDS_PER_DRAW * c].reshape(WORDS_PER_DRAW, c)
-            E = _exponential(rng, w[0], w[2]) + _exponential(rng, w[1], w[3])
-            rho = self.scale * E
-            theta = (w[4] >> np.uint64(11)).astype(np.float64) * TWO_PI_ULP
-            x = xy[start : start + c, 0] + rho * np.cos(theta)
-            y = xy[start : start + c, 1] + rho * np.sin(theta)
+            x, y = self._raw_points(rng, w, xy[start : start + c])
             jx = np.rint(x / L)
             jy = np.rint(y / L)
             bad = ((jx < self._jx[0]) | (jx > self._jx[1])
@@ -315,6 +312,14 @@ class PlanarLaplace(Mechanism):
             out[start : start + c, 1] = jy * L
             exited[start : start + c] = bad
         return out, exited
+
+    def _raw_points(self, rng: RandomSource, w: NDArray[np.uint64], xy: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """x0 + ρ(cos θ, sin θ) in float64 (before rounding) from words w[0..4] per draw."""
+        E = _exponential(rng, w[0], w[2]) + _exponential(rng, w[1], w[3])
+        rho = self.scale * E
+        theta = (w[4] >> np.uint64(11)).astype(np.float64) * TWO_PI_ULP
+        return xy[:, 0] + rho * np.cos(theta), xy[:, 1] + rho * np.sin(theta)
 
     def noise(self, true_value: ArrayLike | None = None) -> PlanarLaplaceNoise:
         centre = (0.0, 0.0) if true_value is None else tuple(

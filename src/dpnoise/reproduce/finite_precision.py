@@ -236,7 +236,7 @@ def tolerance_table() -> list[list[Any]]:
                                              upper=half, tolerance=tol, sampler=sampler,
                                              bits=bits)
                     rows.append([sampler, bits, 2 * half, tol, rep.grid, rep.eps_prime])
-                except Exception:  # noqa: BLE001 - "no grid" is a result here
+                except Exception:
                     rows.append([sampler, bits, 2 * half, tol, "none", "-"])
     return rows
 
@@ -280,7 +280,7 @@ def b2_rows(quick: bool) -> list[list[Any]]:
         D, A = M - m, max(abs(m), abs(M))
         dt = delta_t_inverse_cdf(1.0, D, A, q)
         emp = enumerate_rounded(q, L, m, M)
-        ok = L > 2 * dt
+        ok = 2 * dt < L
         cor = eps_prime(1.0, 1.0, L, dt, 1) if ok else math.inf
         pr = eps_prime_printed(1.0, 1.0, L, dt, 1) if ok else math.inf
         raw = enumerate_rounded(q, L, m, M, rounding=False)
@@ -290,13 +290,13 @@ def b2_rows(quick: bool) -> list[list[Any]]:
 
 # --------------------------------------------------------------------------- C
 def audit_rows(n: int) -> list[list[Any]]:
-    from ..audit_targets import TARGETS, TargetUnavailable, build_target
+    from ..audit_targets import TARGETS, TargetUnavailableError, build_target
 
     rows = []
     for name in progress(list(TARGETS), desc="audit"):
         try:
             t = build_target(name, seed=1)
-        except TargetUnavailable as exc:
+        except TargetUnavailableError as exc:
             rows.append([name, "unavailable", "-", "-", "-", "-", str(exc)])
             continue
         rep = audit(t.sampler, t.x, t.x_prime, claimed_epsilon=t.claimed_epsilon, n=n,
