@@ -180,8 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # run the package module, not this __main__ copy: command modules register their
-    # subcommands with ``dpnoise.cli``, which would otherwise be a second module object
-    from dpnoise.cli import main as _package_main
+    # run through the package module so command modules register with the same registry
+    from dpnoise.cli import main as _main
 
-    sys.exit(_package_main())
+    sys.exit(_main())
