@@ -16,7 +16,7 @@ with P[f(x) ∈ S] > e^ε·P[f(x') ∈ S] (in either direction):
     keep the best ``max_events`` per direction.  Draw ``n`` *fresh* outputs under each
     input and compute, for each kept event, a lower confidence bound on the privacy loss
 
-        ε_low(S) = ln( p_low(S | x) / p_high(S | x') )
+        ε_low(S) = ln( (p_low(S | x) − δ) / p_high(S | x') )      (δ = claimed delta, default 0)
 
     with exact Clopper-Pearson bounds at level α/(2K) each (Bonferroni over the K tested
     events), so P[max ε_low > true loss] <= α.  The selection uses only the explore
@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from .errors import ParameterError
-from .params import check_epsilon
+from .params import check_delta, check_epsilon
 
 Sampler = Callable[[Any, int], ArrayLike]
 Support = Callable[[NDArray[np.float64], Any], NDArray[np.bool_]]
@@ -206,8 +206,9 @@ def _cp_high(k: NDArray[Any], n: int, a: float) -> NDArray[np.float64]:
 
 
 def _loss_lower(c1: NDArray[Any], c2: NDArray[Any], n1: int, n2: int,
-                a: float) -> NDArray[np.float64]:
-    lo = _cp_low(c1, n1, a)
+                a: float, delta: float = 0.0) -> NDArray[np.float64]:
+    """Lower confidence bound on the ε needed for P1(S) <= e^ε·P2(S) + δ."""
+    lo = np.maximum(_cp_low(c1, n1, a) - delta, 0.0)
     hi = _cp_high(c2, n2, a)
     with np.errstate(divide="ignore"):
         return np.log(lo) - np.log(hi)
@@ -303,6 +304,7 @@ def audit(
     x_prime: Any,
     *,
     claimed_epsilon: float,
+    claimed_delta: float = 0.0,
     n: int = 20_000,
     alpha: float = 1e-3,
     bins: int = 64,
@@ -316,6 +318,7 @@ def audit(
         raise ParameterError(f"n must be an integer >= 100, got {n!r}")
     if not 0 < alpha < 1:
         raise ParameterError(f"alpha must be in (0, 1), got {alpha!r}")
+    claimed_delta = check_delta(claimed_delta, name="claimed_delta", allow_zero=True)
     ea = _as_rows(sampler(x, n), n, "x")
     eb = _as_rows(sampler(x_prime, n), n, "x'")
     feats = _build_features(ea, eb, bins)
@@ -326,7 +329,7 @@ def audit(
     chosen: list[tuple[Event, bool]] = []
     for forward in (True, False):
         c1, c2 = (counts_a, counts_b) if forward else (counts_b, counts_a)
-        score = _loss_lower(c1, c2, n, n, 0.05)
+        score = _loss_lower(c1, c2, n, n, 0.05, claimed_delta)
         for i in np.argsort(score)[::-1][:max_events]:
             if np.isfinite(score[i]):
                 chosen.append((cands[i], forward))
@@ -338,7 +341,8 @@ def audit(
     for ev, forward in chosen:
         k1 = int(np.count_nonzero(_mask(ta_lab if forward else tb_lab, ev)))
         k2 = int(np.count_nonzero(_mask(tb_lab if forward else ta_lab, ev)))
-        lower = float(_loss_lower(np.array([k1]), np.array([k2]), n, n, level)[0])
+        lower = float(_loss_lower(np.array([k1]), np.array([k2]), n, n, level,
+                                  claimed_delta)[0])
         results.append(EventResult(ev.describe(), "x vs x'" if forward else "x' vs x",
                                    k1, k2, lower))
     results.sort(key=lambda r: r.epsilon_lower, reverse=True)
