@@ -105,7 +105,7 @@ class Event:
 
     feature: str
     op: str  # "==", "<=", ">="
-    value: float
+    value: float | int  # an int for the exact-value feature (64-bit key of the bit patterns)
 
     def describe(self) -> str:
         return f"{self.feature} {self.op} {self.value:g}"
@@ -171,7 +171,7 @@ def _candidates(labels_a: dict[str, NDArray[Any]], labels_b: dict[str, NDArray[A
             vals, counts = np.unique(both, return_counts=True)
             top = vals[np.argsort(counts)[::-1][:max_values]]
             top = top[counts[np.argsort(counts)[::-1][:max_values]] >= 3]
-            events += [Event(name, "==", float(v)) for v in top.tolist()]
+            events += [Event(name, "==", int(v)) for v in top.tolist()]  # exact 64-bit keys
             continue
         vals = np.unique(np.concatenate([la, lb]))
         if vals.size > 4096:
@@ -187,7 +187,7 @@ def _candidates(labels_a: dict[str, NDArray[Any]], labels_b: dict[str, NDArray[A
 def _mask(labels: dict[str, NDArray[Any]], ev: Event) -> NDArray[np.bool_]:
     lab = labels[ev.feature]
     if ev.feature == "value":
-        return lab == np.uint64(int(ev.value))
+        return lab == np.uint64(ev.value)
     if ev.op == "==":
         return lab == ev.value
     if ev.op == "<=":
