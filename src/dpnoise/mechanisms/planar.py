@@ -326,6 +326,45 @@ class PlanarLaplace(Mechanism):
             self._validate(true_value, False).reshape(2).tolist())
         return PlanarLaplaceNoise(self.scale, centre, self.grid)  # type: ignore[arg-type]
 
+    def privacy_model(self, pairs: list[tuple[tuple[float, float], tuple[float, float]]]
+                      | None = None, max_cells: int = 40_000) -> Any:
+        """Model for :func:`dpnoise.verify`: the ideal law (δt = 0) of the rounded,
+        truncated release, cell by cell plus the exception, for pairs of true points.
+
+        Default pairs: points at distance ``sensitivity`` (along x, along y, diagonal)
+        from the domain's centre and from its lower-left corner.  The verifier's loss
+        must be <= ε = ε_g·Δ; the finite-precision constant c comes from GMP's theorem
+        (checked separately in tests/test_planar.py).  Refuses more than ``max_cells``.
+        """
+        from ..verify import DiscreteFamily
+
+        jx, jy = self.cell_indices()
+        if jx.size * jy.size > max_cells:
+            raise ParameterError(
+                f"the region has {jx.size * jy.size} cells; verification is limited to "
+                f"{max_cells} (use a coarser grid or a smaller region for the check)")
+        if pairs is None:
+            (dx, dy) = self.domain
+            d = self.sensitivity
+            bases = [((dx[0] + dx[1]) / 2, (dy[0] + dy[1]) / 2), (dx[0], dy[0])]
+            steps = [(d, 0.0), (0.0, d), (d / math.sqrt(2), d / math.sqrt(2))]
+            pairs = []
+            for bx, by in bases:
+                for sx, sy in steps:
+                    other = (min(bx + sx, dx[1]), min(by + sy, dy[1]))
+                    pairs.append(((bx, by), other))
+        points = sorted({p for pair in pairs for p in pair})
+        index = {p: float(i) for i, p in enumerate(points)}
+
+        def law(i: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+            lp = self.noise(points[int(i)]).cell_logprob(jx, jy).ravel()
+            p_exit = max(0.0, 1.0 - math.fsum(np.exp(lp).tolist()))
+            keys = np.append(np.arange(lp.size), -1)
+            return keys, np.append(lp, math.log(p_exit) if p_exit > 0 else -math.inf)
+
+        return DiscreteFamily(inputs=[index[p] for p in points], sensitivity=self.sensitivity,
+                              law=law, pairs=[(index[a], index[b]) for a, b in pairs])
+
     def cell_indices(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Grid indices (jx, jy) of the cells of M_r along each axis."""
         return (np.arange(self._jx[0], self._jx[1] + 1, dtype=np.int64),
