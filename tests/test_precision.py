@@ -220,3 +220,13 @@ def test_enumeration_degrades_when_grid_below_two_delta_t() -> None:
     m, M = aligned_interval(-4.0, 5.0, L)
     assert 2 * delta_t_inverse_cdf(1.0, M - m, max(-m, M), 16) > L
     assert enumerate_rounded(16, L, m, M) == pytest.approx(1.204, abs=1e-3)
+
+
+def test_planar_enumeration_respects_the_corrected_2d_bound() -> None:
+    """2-D analogue of B2: the paper's polar sampler with 10-bit angles and 14-bit radii
+    (every pair enumerated), rounded to unit squares in [−2.5, 2.5)^2, ε_g = 1, d = 1."""
+    from dpnoise.reproduce.finite_precision import b3_rows
+
+    [[_qa, _qr, L, _m, _M, dt, emp, cor, pr]] = b3_rows(quick=True)
+    assert 2 * dt < L
+    assert 0.9 < emp <= cor <= pr

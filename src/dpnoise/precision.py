@@ -165,18 +165,20 @@ def planar_polar_max_radius(scale: float, bits: int = 53) -> float:
 
 
 def delta_t_planar_polar(scale: float, diameter: float, max_abs: float, bits: int = 53,
-                         w_err: float = 0.0) -> float:
+                         w_err: float = 0.0, angle_bits: int | None = None) -> float:
     """δt of the paper's §6 polar sampler (spec §3.2 item 4, §4.3), corrected.
 
     δt = ω_r + 2π(D + δr)·2^-q + w_err·b + 2^-47·(b + D + A), with the radial modulus
     ω_r <= 1.01·max(b√(2δ0), min(b√(2δ0·e^{D'/b}), 2δ0·e^{D'/b}·b²/D')), D' = D + δr,
     δ0 = 2^-q and δr = 2·δt(0).  ``w_err`` is the relative error of the Lambert W used
-    (spec: >= 1.5e-4 for scipy's ``lambertw``).  Returns inf if the sampler's radius cap
-    (:func:`planar_polar_max_radius`) is below D.
+    (spec: >= 1.5e-4 for scipy's ``lambertw``).  ``angle_bits`` (default ``bits``) is the
+    resolution of the angle's uniform, if different.  Returns inf if the sampler's radius
+    cap (:func:`planar_polar_max_radius`) is below D.
     """
     if planar_polar_max_radius(scale, bits) < diameter:
         return math.inf
     d0 = 2.0**-bits
+    d_angle = 2.0 ** -(bits if angle_bits is None else angle_bits)
 
     def dt(dr: float) -> float:
         dp = diameter + dr
@@ -184,7 +186,7 @@ def delta_t_planar_polar(scale: float, diameter: float, max_abs: float, bits: in
             grow = math.exp(dp / scale)
         omega = 1.01 * max(scale * math.sqrt(2 * d0),
                            min(scale * math.sqrt(2 * d0 * grow), 2 * d0 * grow * scale**2 / dp))
-        return (omega + 2 * math.pi * dp * d0 + w_err * scale
+        return (omega + 2 * math.pi * dp * d_angle + w_err * scale
                 + 2.0**-47 * (scale + diameter + max_abs))
 
     return dt(2 * dt(0.0))
