@@ -71,3 +71,11 @@ def test_demo_runs() -> None:
     out = run("demo", "--seed", "1")
     assert out.returncode == 0, out.stderr
     assert "respondents" in out.stdout
+
+
+def test_progress_is_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpnoise.progress import progress
+
+    assert list(progress(range(5), total=5, desc="x")) == [0, 1, 2, 3, 4]
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""

@@ -38,7 +38,6 @@ from ..errors import ParameterError
 from ..exact.geometric import LN2, MAX_BLOCK, BlockGeometric
 from ..lattice import (
     check_grid,
-    check_representable,
     grid_sensitivity,
     power_of_two_at_most,
     to_index,
@@ -239,7 +238,6 @@ class Laplace(Mechanism):
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
-        check_representable(flat, self.grid)
         source = resolve_rng(rng)
         out = self.block.signed_odd(source, flat.size, centre=flat, grid=self.grid)
         return as_output(out.reshape(values.shape), true_value)
