@@ -189,7 +189,9 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
     lo = minimum_filter1d(np.where(finite, lp, np.inf), size=S + 1, mode="nearest")
     inner = slice(S, lp.size - S)  # windows fully inside the evaluated range
     # a possible and an impossible lattice point within S of each other: infinite loss
-    mismatch = bool(np.any(np.isfinite(hi[inner]) & ~np.isfinite(lo[inner])))
+    some_possible = maximum_filter1d(finite.astype(np.uint8), size=S + 1, mode="nearest")
+    some_impossible = maximum_filter1d((~finite).astype(np.uint8), size=S + 1, mode="nearest")
+    mismatch = bool(np.any((some_possible & some_impossible)[inner]))
     lo_in = lo[inner]
     loss = math.inf if mismatch else float(np.max((hi[inner] - lo_in)[np.isfinite(lo_in)]))
     # beyond the window: periodicity of the step log-ratios, checked on both tails
@@ -208,7 +210,8 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
     for e in epsilons:
         d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
         deltas.append(min(1.0, d + (tail if e < loss else 0.0)))
-    spread = np.where(np.isfinite(lo), hi - lo, np.where(np.isfinite(hi), np.inf, -np.inf))
+    spread = np.where(some_possible & some_impossible, np.inf,
+                      np.where(np.isfinite(lo), hi - lo, -np.inf))
     worst_at = int(np.argmax(spread[inner])) + S - W
     return VerificationReport(
         epsilon=loss,
