@@ -26,7 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from dpnoise import ClampedLaplace, Laplace
+from dpnoise import (
+    AnalyticGaussian,
+    ClampedLaplace,
+    CountNoise,
+    DiscreteGaussian,
+    Gaussian,
+    Geometric,
+    Laplace,
+    TruncatedLaplace,
+)
 
 
 @dataclass(frozen=True)
@@ -97,3 +106,125 @@ for _i, _case in enumerate(CASES):
     if _case.factory is Laplace:
         CASES[_i] = Case(**{**_case.__dict__,
                             "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
+
+
+# ---------------------------------------------------------------- paper 001 (issue 4)
+def _tlap_one_cell_less(**kw: Any) -> Any:
+    """The lattice truncated Laplacian with one support cell less: its δ(ε) exceeds δ."""
+    from dpnoise.exact.folded import FoldedBlockGeometric
+    from dpnoise.verify import FiniteLattice
+
+    m = TruncatedLaplace(**kw)
+    law = FoldedBlockGeometric(m.block, m.law.n - 1)
+    return FiniteLattice(logpmf=lambda z: law.logpmf(np.where(z >= 0, z, -z - 1)) - math.log(2),
+                         max_shift=m.shift_steps, lo=-law.n, hi=law.n - 1)
+
+
+def _gauss_smaller_sigma(**kw: Any) -> Any:
+    """The discretised analytic Gaussian at 0.999σ (same grid): δ(ε) exceeds δ."""
+    from dpnoise.mechanisms.gaussian import _ideal_logpmf, _quantise
+    from dpnoise.verify import FiniteLattice
+
+    m = AnalyticGaussian(**kw)
+    T, lp = _ideal_logpmf(m.sigma * 0.999, m.grid)
+    w = np.array([float(x) for x in _quantise(lp)])
+    with np.errstate(divide="ignore"):
+        lw = np.log(w) - 64 * math.log(2)
+    return FiniteLattice(
+        logpmf=lambda z: np.where(np.abs(z) <= T, lw[np.clip(z + T, 0, 2 * T)], -np.inf),
+        max_shift=m.shift_steps, lo=-T, hi=T)
+
+
+_BAD_DELTA = [{"delta": 0.0}, {"delta": -1e-3}, {"delta": 1.0}, {"delta": math.nan}]
+_TLAP_BAD = [*_BAD_PRIVACY, *_BAD_DELTA, {"delta": 0.5}, {"grid": 0.3}]
+CASES += [
+    Case(id="truncated-laplace-eps1-d1e-3", factory=TruncatedLaplace,
+         valid={"epsilon": 1.0, "delta": 1e-3, "sensitivity": 1.0}, true_value=2.5,
+         invalid=_TLAP_BAD, bad_values=[math.nan, math.inf],
+         less_noisy=lambda: _tlap_one_cell_less(epsilon=1.0, delta=1e-3, sensitivity=1.0)),
+    Case(id="truncated-laplace-eps0.5-d1e-6-sens2", factory=TruncatedLaplace,
+         valid={"epsilon": 0.5, "delta": 1e-6, "sensitivity": 2.0}, true_value=-7.3,
+         invalid=_TLAP_BAD, bad_values=[-math.inf],
+         less_noisy=lambda: _tlap_one_cell_less(epsilon=0.5, delta=1e-6, sensitivity=2.0)),
+    Case(id="analytic-gaussian-eps1-d1e-5", factory=AnalyticGaussian,
+         valid={"epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0}, true_value=0.3,
+         invalid=[*_BAD_PRIVACY, *_BAD_DELTA], bad_values=[math.nan],
+         less_noisy=lambda: _gauss_smaller_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)),
+    Case(id="gaussian-classic-eps0.5", factory=Gaussian,
+         valid={"epsilon": 0.5, "delta": 1e-5, "sensitivity": 1.0}, true_value=10.0,
+         invalid=[*_BAD_PRIVACY, *_BAD_DELTA, {"epsilon": 1.5}], bad_values=[math.inf]),
+]
+
+
+# ------------------------------------------------------------ counts (paper 002, issue 7)
+_BAD_COUNTS = [-1, 1.5, math.nan, math.inf, "abc"]  # (a scalar True is rejected too)
+
+
+def _count_noise_more_eta(**kw: Any) -> Any:
+    """CountNoise calibrated by from_delta, with eta raised by 2^-20 (less noise)."""
+    from fractions import Fraction
+
+    m = CountNoise.from_delta(**kw)
+    return CountNoise(epsilon=m.epsilon, D=m.D, eta=m.eta + Fraction(1, 1 << 20),
+                      upper=m.upper).privacy_model()
+
+
+def _dg_smaller(**kw: Any) -> Any:
+    m = DiscreteGaussian(**kw)
+    return DiscreteGaussian(epsilon=m.epsilon, sigma2=float(m.sigma2) * 0.999,
+                            upper=m.upper).privacy_model()
+
+
+def _geometric_less(**kw: Any) -> Any:
+    return Geometric(**{**kw, "epsilon": kw["epsilon"] * 1.001}).privacy_model()
+
+
+_COUNT_INVALID = [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan},
+                  {"epsilon": math.inf}, {"upper": -5}, {"boundary": "wrap"}]
+
+CASES += [
+    Case(
+        id="count-noise-fig1",
+        factory=CountNoise,
+        valid={"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000},
+        true_value=25.0,
+        invalid=[*_COUNT_INVALID, {"D": 0}, {"D": 2.5}, {"eta": 1.0}, {"eta": 0.0},
+                 {"method": "lp"}, {"eta": 0.04}],
+        bad_values=[*_BAD_COUNTS, 1001],
+    ),
+    Case(
+        id="count-noise-optimal-edge",
+        factory=CountNoise.optimal,
+        valid={"epsilon": 0.5, "D": 8, "eta": 0.1, "upper": 40},
+        true_value=1.0,
+        invalid=[*_COUNT_INVALID, {"D": True}, {"eta": math.nan}],
+        bad_values=_BAD_COUNTS,  # true value 1 next to the clamp at 0: noise() is the clamped law
+    ),
+    Case(
+        id="count-noise-from-delta",
+        factory=CountNoise.from_delta,
+        valid={"epsilon": 2.2, "delta": 5e-7, "D": 8, "upper": 500},
+        true_value=250.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 1.5}, {"D": 2}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _count_noise_more_eta(epsilon=2.2, delta=5e-7, D=8, upper=500),
+    ),
+    Case(
+        id="geometric",
+        factory=Geometric,
+        valid={"epsilon": 0.7, "upper": 100},
+        true_value=40.0,
+        invalid=[*_COUNT_INVALID, {"sensitivity": 0}, {"sensitivity": 1.5}],
+        bad_values=[*_BAD_COUNTS, 101],
+        less_noisy=lambda: _geometric_less(epsilon=0.7, upper=100),
+    ),
+    Case(
+        id="discrete-gaussian",
+        factory=DiscreteGaussian,
+        valid={"epsilon": 1.0, "delta": 1e-6, "upper": 1000},
+        true_value=500.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 2.0}, {"sensitivity": 0}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _dg_smaller(epsilon=1.0, delta=1e-6, upper=1000),
+    ),
+]

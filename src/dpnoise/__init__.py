@@ -1,6 +1,8 @@
 """dpnoise: differential-privacy noise that is tightly calibrated, range-adherent and safe on
 real floating point.  This module only re-exports the public API."""
 
+from .audit import AuditReport, audit
+from .bounds import lower_bounds, rigorous_lower_bounds, tlap_params
 from .errors import (
     BudgetExceededError,
     DpnoiseError,
@@ -9,7 +11,18 @@ from .errors import (
     PrecisionError,
 )
 from .mechanisms.base import Guarantee, Mechanism
+from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
+from .mechanisms.gaussian import (
+    AnalyticGaussian,
+    Gaussian,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+)
 from .mechanisms.laplace import ClampedLaplace, Laplace
+from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
+from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
+from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .session import Budget, Session
 from .verify import VerificationReport, verify
@@ -17,22 +30,42 @@ from .verify import VerificationReport, verify
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnalyticGaussian",
+    "AuditReport",
     "Budget",
     "BudgetExceededError",
     "ClampedLaplace",
+    "CountNoise",
     "CryptoRandom",
+    "DiscreteGaussian",
     "DpnoiseError",
+    "Gaussian",
+    "Geometric",
     "Guarantee",
     "Laplace",
     "LedgerError",
     "Mechanism",
     "NumpyRandom",
     "ParameterError",
+    "PlanarLaplace",
+    "PlanarRelease",
     "PrecisionError",
     "RandomSource",
+    "RegionExitError",
     "SeededRandom",
     "Session",
+    "TLapDistribution",
+    "TruncatedLaplace",
     "VerificationReport",
     "__version__",
+    "analytic_gaussian_sigma",
+    "audit",
+    "classic_gaussian_sigma",
+    "eps_prime",
+    "gaussian_delta",
+    "grid_for_tolerance",
+    "lower_bounds",
+    "rigorous_lower_bounds",
+    "tlap_params",
     "verify",
 ]

@@ -3,4 +3,4 @@
 Add a module here and import it below; keep one command (or one family) per module.
 """
 
-from . import ledger, reproduce  # noqa: F401
+from . import compare, ledger, precision, reproduce  # noqa: F401
