@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from .errors import BudgetExceededError
-from .session import Budget, Session
+from .session import MECHANISMS, Budget, Session
 
 TOTAL = Budget(epsilon=2.0)
 
-# (label, query, epsilon)
+# (label, query, epsilon); QUERIES_PICKED below choose their mechanism explicitly
 QUERIES: list[tuple[str, str, float]] = [
     ("respondents", "count", 0.1),
     ("aged 65 or more", "count where age >= 65", 0.2),
@@ -37,6 +37,10 @@ QUERIES: list[tuple[str, str, float]] = [
     ("respondents per region", "histogram region", 0.2),
     ("mean satisfaction per region", "SELECT region, AVG(satisfaction) FROM data GROUP BY region",
      0.4),
+]
+# the same statistic with a mechanism picked by hand (when that mechanism is installed)
+QUERIES_PICKED: list[tuple[str, str, float, str]] = [
+    ("total satisfaction, range-laplace", "sum satisfaction", 0.1, "range-laplace"),
 ]
 
 
@@ -63,9 +67,10 @@ def _fmt(x: float) -> str:
 
 def run_session(session: Session) -> list[DemoRow]:
     rows: list[DemoRow] = []
-    for label, query, eps in QUERIES:
+    picked = [q for q in QUERIES_PICKED if q[3] in MECHANISMS]
+    for label, query, eps, *mech in [*QUERIES, *picked]:
         true = np.asarray(session.true_answer(query)).ravel()
-        r = session.release(query, epsilon=eps)
+        r = session.release(query, epsilon=eps, mechanism=mech[0] if mech else None)
         left = session.remaining.epsilon
         keys = r.key_arrays()
         for i, (t, p) in enumerate(zip(true, r.values.ravel(), strict=True)):
