@@ -95,15 +95,15 @@ Builder = Callable[[Spec], Mechanism]
 
 
 def session_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two grid step for lattice mechanisms in a session.
+    """Power-of-two grid step for the lattice mechanisms whose build time grows with the
+    block length M ≈ (Δ/L)·ln2/ε (staircase, range-laplace; e.g. RangeLaplace on a sum's
+    range [0, 1.25e9] builds in 3 s at its default grid, 0.5 s at this one).
 
-    The foundation's default (Δ/4096) gives an epsilon = 0.1 Laplace a block table of
-    ~28k entries (about a second to build, exactly).  The block length is
-    M ≈ (Δ/L)·ln2/ε, so a session picks L = 2^floor(log2(min(Δ/256, Δ·ln2/(700·ε)))):
-    M of about 700-1400 for ε >= 0.0027, and Δ/L >= 256 so that rounding Δ up to whole
-    cells (ceil(Δ/L)) costs at most 0.4% of scale.  Below ε ≈ 0.0027 the grid is coarsened
-    so that M <= 2^16 (calibration stays under ~1 s), at a larger utility cost.  The
-    guarantee is unchanged (the calibration is exact for any grid); only utility moves.
+    L = 2^floor(log2(min(Δ/256, Δ·ln2/(700·ε)))): M of about 700-1400 for ε >= 0.0027, and
+    Δ/L >= 256 so that rounding Δ up to whole cells (ceil(Δ/L)) costs at most 0.4% of
+    scale.  Below ε ≈ 0.0027 the grid is coarsened so that M <= 2^16.  The guarantee is
+    unchanged (the calibration is exact for any grid); only utility moves, by <= 0.4%.
+    The lattice Laplace keeps its own finer default grid (it builds in <= 0.1 s).
     """
     grid = power_of_two_at_most(min(sensitivity / 256, sensitivity * LN2 / (700 * epsilon)))
     # very small epsilon: coarsen until M <= 2^16 (or a single cell per sensitivity)
@@ -117,8 +117,7 @@ def session_grid(sensitivity: float, epsilon: float) -> float:
 def _laplace_cached(epsilon: float, sensitivity: float) -> Mechanism:
     from ..mechanisms.laplace import Laplace
 
-    return Laplace(epsilon=epsilon, sensitivity=sensitivity,
-                   grid=session_grid(sensitivity, epsilon))
+    return Laplace(epsilon=epsilon, sensitivity=sensitivity)  # default grid: builds in <= 0.1 s
 
 
 def _laplace(s: Spec) -> Mechanism:
@@ -129,8 +128,7 @@ def _laplace(s: Spec) -> Mechanism:
 def _clamped_cached(epsilon: float, sensitivity: float, lower: float, upper: float) -> Mechanism:
     from ..mechanisms.laplace import ClampedLaplace
 
-    return ClampedLaplace(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper,
-                          grid=session_grid(sensitivity, epsilon))
+    return ClampedLaplace(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper)
 
 
 def _clamped_laplace(s: Spec) -> Mechanism:
