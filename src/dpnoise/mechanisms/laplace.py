@@ -34,49 +34,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..calibration import calibrate_block, default_grid
 from ..errors import ParameterError
-from ..exact.geometric import LN2, MAX_BLOCK, BlockGeometric
+from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import (
     check_grid,
     grid_sensitivity,
-    power_of_two_at_most,
     to_index,
 )
 from ..params import check_epsilon, check_interval, check_sensitivity, check_values
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
-
-ROUNDING_ALLOWANCE = 1e-12
-DEFAULT_GRID_BITS = 12
-
-
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^-k · (power of two <= Δ).
-
-    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
-    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12, so ceil() in M costs < 2^-12 too.
-    k is capped so that M <= 2^18 (table size); for ε < 0.02 that cap makes the grid coarser
-    (rounding cost up to 2^-k with k = floor(17 + log2(ε/0.7))).
-    """
-    wanted = max(DEFAULT_GRID_BITS, math.ceil(math.log2(2**DEFAULT_GRID_BITS * epsilon / LN2)))
-    cap = math.floor(17 + math.log2(epsilon / 0.7))
-    k = max(0, min(wanted, cap))
-    return power_of_two_at_most(sensitivity) / 2.0**k
-
-
-def calibrate_block(epsilon: float, steps: int) -> BlockGeometric:
-    """Smallest block length M whose exact quantised loss for a shift of ``steps`` is <= ε."""
-    M = max(1, math.ceil(steps * LN2 / epsilon))
-    while True:
-        if M > MAX_BLOCK:
-            raise ParameterError(
-                f"epsilon={epsilon!r} is too small for this grid (block length {M} > {MAX_BLOCK}); "
-                "pass a coarser grid="
-            )
-        block = BlockGeometric(M)
-        if block.step_loss(steps) + ROUNDING_ALLOWANCE <= epsilon:
-            return block
-        M += 1
 
 
 class LatticeLaplaceNoise:
@@ -199,7 +167,7 @@ class Laplace(Mechanism):
             default_grid(self.sensitivity, self.epsilon) if grid is None else check_grid(grid)
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
-        self.block = calibrate_block(self.epsilon, self.shift_steps)
+        self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
         self._freeze()
 
     # ------------------------------------------------------------ calibration

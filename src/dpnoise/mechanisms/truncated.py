@@ -43,15 +43,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
+from ..calibration import calibrate_block
+from ..calibration import default_grid as shared_default_grid
 from ..errors import ParameterError
 from ..exact.folded import FoldedBlockGeometric
-from ..exact.geometric import LN2, MAX_BLOCK, BlockGeometric
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..exact.geometric import LN2, BlockGeometric
+from ..lattice import check_grid, grid_sensitivity, to_index
 from ..params import check_values
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
-ROUNDING_ALLOWANCE = 1e-12
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
 
 
@@ -133,33 +134,16 @@ class TLapDistribution:
 
 # ---------------------------------------------------------------- calibration
 def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^floor(log2 Δ) / 2^k (the lattice Laplace's rule, capped).
-
-    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
-    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12 (decay per cell quantised to < 2^-12).
-    k <= floor(17 + log2(ε/0.7)) keeps M <= ~2^17 (table size; coarser grid for ε < 0.02)
-    and k <= 21 keeps the support (~2^k·A/Δ cells per side) small enough to verify densely.
-    """
-    wanted = max(12, math.ceil(math.log2(4096 * epsilon / LN2)))
-    cap = min(21, math.floor(17 + math.log2(epsilon / 0.7)))
-    k = max(0, min(wanted, cap))
-    return power_of_two_at_most(sensitivity) / 2.0**k
+    """The shared lattice rule, with k <= 21 so the support (~2^k·A/Δ cells per side) stays
+    small enough to verify densely."""
+    return shared_default_grid(sensitivity, epsilon, max_bits=21)
 
 
 def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]:
-    """Smallest M with exact quantised S-step loss <= ε − allowance; returns (block, loss)."""
-    M = max(1, math.ceil(steps * LN2 / epsilon))
-    while True:
-        if M > MAX_BLOCK:
-            raise ParameterError(
-                f"epsilon={epsilon!r} is too small for this grid (block length {M} > "
-                f"{MAX_BLOCK}); pass a coarser grid="
-            )
-        block = BlockGeometric(M)
-        loss = FoldedBlockGeometric(block, steps + 1).step_loss(steps)
-        if loss + ROUNDING_ALLOWANCE <= epsilon:
-            return block, loss
-        M += 1
+    """Smallest M whose exact quantised S-step loss of the folded law is <= ε − allowance."""
+    return calibrate_block(
+        epsilon, steps, lambda block: FoldedBlockGeometric(block, steps + 1).step_loss(steps)
+    )
 
 
 def _ideal_support(M: int, steps: int, delta: float) -> int:
