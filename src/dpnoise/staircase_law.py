@@ -183,3 +183,134 @@ def laplace_variance(epsilon: float, sensitivity: float = 1.0) -> float:
 def laplace_interval_size(epsilon: float, sensitivity: float, level: float) -> float:
     """Length of the symmetric interval of Laplace(Δ/ε) with coverage ``level``: 2Δ ln(1/α)/ε."""
     return 2 * sensitivity * math.log(1 / (1 - level)) / epsilon
+
+
+# ---------------------------------------------------------------- multivariate (§6)
+def level_weights(epsilon: float, volume, *, tail: float = 1e-18) -> NDArray[np.float64]:
+    """w_i ∝ b^i vol(B_i), normalised, truncated where the remaining mass < ``tail``.
+
+    ``volume(i)`` gives vol(B_i) for an integer array i (nested-set form, spec §6).
+    """
+    b = math.exp(-epsilon)
+    n = 64
+    while True:
+        i = np.arange(n, dtype=np.float64)
+        with np.errstate(under="ignore"):
+            w = np.exp(-epsilon * i) * volume(i)
+        tot = w.sum()
+        if w[-1] * n / max(tot, 1e-300) < tail * (1 - b) or n > 1 << 22:
+            return w / tot
+        n *= 2
+
+
+class BoxStaircaseDensity:
+    """Ideal Theorem 13 noise for S_f = Π[−s_k, s_k], S_0 = Π[−z_k, z_k] (0 <= z_k <= s_k).
+
+    B_i = Π[−(z_k + i s_k), z_k + i s_k]; f = Σ_i w_i Uniform(B_i), w_i ∝ b^i vol(B_i);
+    density M b^L(x) with L(x) = max(0, max_k ceil((|x_k| − z_k)/s_k)).
+    """
+
+    def __init__(self, *, epsilon: float, sensitivities, plateau) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.s = np.array([check_sensitivity(v, name="sensitivities") for v in sensitivities])
+        self.z = np.array([check_finite("plateau", v) for v in plateau], dtype=np.float64)
+        if self.s.size < 1 or self.z.shape != self.s.shape:
+            raise ParameterError("plateau must have one entry per sensitivity")
+        if np.any(self.z < 0) or np.any(self.z > self.s):
+            raise ParameterError("plateau half-widths must satisfy 0 <= z_k <= s_k")
+        self.dim = self.s.size
+        self.weights = level_weights(self.epsilon, self.volume)
+        i = np.arange(self.weights.size)
+        b = math.exp(-self.epsilon)
+        # M from w_i = M (1−b) b^i vol(B_i)
+        norm = float(np.sum(np.exp(-self.epsilon * i) * self.volume(i)))
+        self.M = 1.0 / ((1 - b) * norm)
+
+    def half_widths(self, i: ArrayLike) -> NDArray[np.float64]:
+        i = np.asarray(i, dtype=np.float64)
+        return self.z[None, :] + i.reshape(-1, 1) * self.s[None, :]
+
+    def volume(self, i: ArrayLike) -> NDArray[np.float64]:
+        return np.prod(2 * self.half_widths(i), axis=1)
+
+    def level(self, x: ArrayLike) -> NDArray[np.float64]:
+        x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        per = np.ceil((np.abs(x) - self.z) / self.s)
+        return np.maximum(per.max(axis=1), 0.0)
+
+    def logpdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        return math.log(self.M) - self.epsilon * self.level(x)
+
+    def var(self) -> NDArray[np.float64]:
+        """Per-coordinate variance Σ_i w_i (z_k + i s_k)²/3."""
+        h = self.half_widths(np.arange(self.weights.size))
+        return (self.weights[:, None] * h**2 / 3).sum(axis=0)
+
+    def region_scale(self, level: float) -> float:
+        """t such that the box t·S_f holds ``level`` (for z = λ s it is the minimal region)."""
+        from scipy.optimize import brentq
+
+        p = check_level(level)
+        h = self.half_widths(np.arange(self.weights.size))
+
+        def mass(t: float) -> float:
+            frac = np.minimum(1.0, t * self.s[None, :] / h).prod(axis=1)
+            return float((self.weights * frac).sum()) - p
+
+        hi = 1.0
+        while mass(hi) < 0:
+            hi *= 2
+        return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
+
+    def region_size(self, level: float) -> float:
+        """Volume of the box t·S_f holding ``level``: (2t)^d Π s_k."""
+        t = self.region_scale(level)
+        return float(np.prod(2 * t * self.s))
+
+
+class L1StaircaseDensity:
+    """Ideal Theorem 13 noise for S_f = {‖δ‖_1 <= Δ} in m dimensions, S_0 = λ S_f.
+
+    Y = (λ + I)·U, U ~ Uniform(S_f), P(I = i) ∝ b^i (λ + i)^m;
+    Var(Y_k) = E[(λ+I)²] · 2Δ²/((m+1)(m+2)).
+    """
+
+    def __init__(self, *, epsilon: float, sensitivity: float, dim: int, lam: float) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.sensitivity = check_sensitivity(sensitivity)
+        if not (isinstance(dim, int) and dim >= 1):
+            raise ParameterError(f"dim must be an integer >= 1, got {dim!r}")
+        self.dim = dim
+        lam = check_finite("lam", lam)
+        if not 0 <= lam <= 1:
+            raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
+        self.lam = lam
+        self.weights = level_weights(self.epsilon, lambda i: (lam + i) ** dim)
+
+    def var(self) -> float:
+        i = np.arange(self.weights.size)
+        m = self.dim
+        return float((self.weights * (self.lam + i) ** 2).sum()) * 2 * self.sensitivity**2 / (
+            (m + 1) * (m + 2))
+
+
+def optimal_lambda(epsilon: float, dim: int) -> float:
+    """λ in [0, 1] minimising E[(λ+I)²] (the per-coordinate variance; box or L1 ball)."""
+    from scipy.optimize import minimize_scalar
+
+    def second(lam: float) -> float:
+        w = level_weights(epsilon, lambda i: (lam + i) ** dim)
+        return float((w * (lam + np.arange(w.size)) ** 2).sum())
+
+    res = minimize_scalar(second, bounds=(0.0, 1.0), method="bounded",
+                          options={"xatol": 1e-9})
+    return float(res.x)
+
+
+def laplace_l1_region(epsilon: float, sensitivity: float, level: float) -> float:
+    """Radius α with P(‖Y‖_1 <= α) = level for two iid Laplace(Δ/ε) coordinates."""
+    from scipy.optimize import brentq
+
+    s = sensitivity / epsilon
+    p = check_level(level)
+    return brentq(lambda a: 1 - math.exp(-a / s) * (1 + a / s) - p, 0.0, 200 * s, xtol=1e-13)
