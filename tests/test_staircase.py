@@ -150,3 +150,36 @@ def test_bad_true_value() -> None:
         m.release([1.0, math.nan])
     with pytest.raises(ParameterError):
         StaircaseDensity(epsilon=1.0, gamma=1.5)
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_both_samplers_exact_and_verified(joint: bool) -> None:
+    """The 3-word (product) and 2-word (joint table) samplers: exact loss = verifier, KS."""
+    from dpnoise.exact.ratio_geometric import RatioGeometric
+    from dpnoise.mechanisms.staircase import LatticeStaircase, LatticeStaircaseNoise
+    from dpnoise.verify import AdditiveLattice
+
+    law = LatticeStaircase(RatioGeometric(23, 16, 0.999), 48, 20, joint=joint)
+    assert law.words_per_draw == (2 if joint else 3)
+    model = AdditiveLattice(logpmf=lambda z: law.log_magnitude(np.where(z >= 0, z, -z - 1))
+                            - math.log(2), max_shift=48, period=law.period)
+    rep = verify(model, epsilons=[1.0])
+    assert rep.epsilon == pytest.approx(law.exact_loss, abs=1e-11)
+    assert rep.epsilon <= 1.0
+    z = law.signed_odd(SeededRandom(11), 50000)
+    assert np.all(z % 2 == 1)
+    noise = LatticeStaircaseNoise(law, 1.0)
+    y = z / 2.0
+    edges = np.concatenate([[-np.inf], np.arange(-200, 201, 8.0), [np.inf]])
+    counts = np.histogram(y, bins=edges)[0]
+    probs = np.diff(np.concatenate([[0.0], noise.cdf(edges[1:-1]), [1.0]]))
+    keep = probs * counts.sum() > 5
+    chi = stats.chisquare(counts[keep], probs[keep] * counts.sum() / probs[keep].sum()
+                          * counts[keep].sum() / counts.sum())
+    assert chi.pvalue > 1e-4
+    assert np.var(y) == pytest.approx(noise.var(), rel=0.03)
+
+
+def test_default_uses_fast_joint_table_at_moderate_epsilon() -> None:
+    assert Staircase(epsilon=1.0, sensitivity=1.0).law.joint
+    assert not Staircase(epsilon=0.1, sensitivity=1.0).law.joint
