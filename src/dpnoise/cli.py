@@ -180,4 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # run through the package module so command modules register with the same registry
+    from dpnoise.cli import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,99 @@
+"""One entry per mechanism, run by the generic harness in ``test_harness.py``.
+
+A new mechanism joins the suite by adding a :class:`Case` here; its own test file holds
+only what is special about it (the paper's numbers, its errata).
+
+Fields:
+    build        -- returns a calibrated mechanism (representative parameters)
+    true_value   -- a true answer inside the domain
+    factory      -- the class (or callable) taking ``valid`` keyword arguments
+    valid        -- keyword arguments that construct successfully
+    invalid      -- list of keyword overrides that must raise ParameterError
+    bad_values   -- true values that release() must reject with ParameterError
+    less_noisy   -- optional: the same mechanism made slightly less noisy (e.g. 0.999x
+                    its calibrated scale); the verifier must then find a loss > epsilon
+                    (or delta > claimed), proving the calibration is minimal
+    discrete     -- outputs on a lattice/grid (chi-square test) vs continuous (KS)
+    moments      -- whether sample mean/var are compared with noise().mean()/var()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpnoise import ClampedLaplace, Laplace
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    factory: Callable[..., Any]
+    valid: dict[str, Any]
+    true_value: float
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    bad_values: list[Any] = field(default_factory=list)
+    less_noisy: Callable[[], Any] | None = None
+    discrete: bool = True
+    moments: bool = True
+
+    def build(self) -> Any:
+        return self.factory(**self.valid)
+
+
+_BAD_PRIVACY = [
+    {"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan}, {"epsilon": math.inf},
+    {"sensitivity": 0.0}, {"sensitivity": -2.0}, {"sensitivity": math.nan},
+]
+
+CASES: list[Case] = [
+    Case(
+        id="laplace-eps1",
+        factory=Laplace,
+        valid={"epsilon": 1.0, "sensitivity": 1.0},
+        true_value=3.25,
+        invalid=[*_BAD_PRIVACY, {"grid": 0.3}, {"grid": -1.0}],
+        bad_values=[math.nan, math.inf, "abc"],
+    ),
+    Case(
+        id="laplace-eps0.1-sens3",
+        factory=Laplace,
+        valid={"epsilon": 0.1, "sensitivity": 3.0},
+        true_value=-12.0,
+        invalid=_BAD_PRIVACY,
+        bad_values=[-math.inf],
+    ),
+    Case(
+        id="clamped-laplace",
+        factory=ClampedLaplace,
+        valid={"epsilon": 0.5, "sensitivity": 1.0, "lower": 0.0, "upper": 10.0},
+        true_value=0.5,
+        invalid=[*_BAD_PRIVACY, {"lower": 5.0, "upper": 5.0}, {"lower": 3.0, "upper": 1.0},
+                 {"upper": math.inf}],
+        bad_values=[11.0, -0.5, math.nan],
+    ),
+]
+
+
+def _laplace_one_block_less(**kw: Any) -> Any:
+    """The lattice Laplace with block length M - 1 (about 0.9996x the calibrated scale)."""
+    from dpnoise.exact.geometric import LN2, BlockGeometric
+    from dpnoise.verify import AdditiveLattice
+
+    m = Laplace(**kw)
+    block = BlockGeometric(m.block.M - 1)
+    return AdditiveLattice(
+        logpmf=lambda z: block.logpmf(np.where(z >= 0, z, -z - 1)) - LN2,
+        max_shift=m.shift_steps,
+        period=block.M,
+    )
+
+
+for _i, _case in enumerate(CASES):
+    if _case.factory is Laplace:
+        CASES[_i] = Case(**{**_case.__dict__,
+                            "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
