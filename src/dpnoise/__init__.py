@@ -10,6 +10,7 @@ from .errors import (
 )
 from .mechanisms.base import Guarantee, Mechanism
 from .mechanisms.laplace import ClampedLaplace, Laplace
+from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .verify import VerificationReport, verify
 
@@ -21,14 +22,17 @@ __all__ = [
     "CryptoRandom",
     "DpnoiseError",
     "Guarantee",
+    "L1Staircase",
     "Laplace",
     "LedgerError",
     "Mechanism",
+    "MultivariateStaircase",
     "NumpyRandom",
     "ParameterError",
     "PrecisionError",
     "RandomSource",
     "SeededRandom",
+    "Staircase",
     "VerificationReport",
     "__version__",
     "verify",

@@ -55,11 +55,32 @@ def _build_clamped(a: argparse.Namespace) -> Mechanism:
                           upper=a.upper, grid=a.grid)
 
 
+def _staircase_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p)
+    p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
+                   default="variance",
+                   help="member of the optimal family: min variance (default), min E|noise|, "
+                        "or shortest symmetric interval at --level")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="coverage for --criterion interval (default 0.95)")
+    p.add_argument("--grid", type=float, default=None,
+                   help="output grid step, a power of two (default: sensitivity/4096)")
+
+
+def _build_staircase(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.staircase import Staircase
+
+    return Staircase(epsilon=a.epsilon, sensitivity=a.sensitivity, criterion=a.criterion,
+                     level=a.level, grid=a.grid)
+
+
 ENTRIES: list[MechanismEntry] = [
     MechanismEntry("laplace", "pure ε-DP Laplace, exact on a power-of-two grid",
                    _laplace_args, _build_laplace),
     MechanismEntry("clamped-laplace", "Laplace then clamp into [lower, upper] (baseline)",
                    _clamped_args, _build_clamped),
+    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise (paper 004), exact "
+                   "on a power-of-two grid", _staircase_args, _build_staircase),
 ]
 
 

@@ -526,6 +526,11 @@ class Staircase(Mechanism):
         c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
         return LatticeStaircaseNoise(self.law, self.grid, c)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
+        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice
 
@@ -754,6 +759,11 @@ class _MultivariateBase(Mechanism):
 
     def neighbour_shifts(self) -> NDArray[np.int64]:
         raise NotImplementedError
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
+        v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
+        return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
 
     def var(self) -> NDArray[np.float64]:
         raise NotImplementedError
