@@ -182,4 +182,13 @@ def test_both_samplers_exact_and_verified(joint: bool) -> None:
 
 def test_default_uses_fast_joint_table_at_moderate_epsilon() -> None:
     assert Staircase(epsilon=1.0, sensitivity=1.0).law.joint
-    assert not Staircase(epsilon=0.1, sensitivity=1.0).law.joint
+    assert Staircase(epsilon=0.1, sensitivity=2.0).law.joint
+    assert not Staircase(epsilon=0.01, sensitivity=1.0).law.joint
+
+
+@pytest.mark.parametrize("eps,sens", [(0.001, 1.01), (0.01, 1.01), (0.3, 1.01), (1.0, 3.0)])
+def test_default_grid_keeps_released_law_close_to_ideal(eps: float, sens: float) -> None:
+    """Grid rounding (ceil(Δ/L) cells per step) and the dyadic ratio cost < 0.4% variance."""
+    m = Staircase(epsilon=eps, sensitivity=sens)
+    assert m.exact_loss <= eps
+    assert m.noise().var() / m.ideal.var() - 1 < 4e-3

@@ -57,6 +57,8 @@ from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gam
 from .base import Guarantee, Mechanism, as_output
 
 ROUNDING_ALLOWANCE = 1e-12
+JOINT_MAX_PERIOD = 1 << 17  # one-word period table: <= 2^17 positions (1 MiB packed)
+JOINT_TAIL_NATS = 16.0  # the block spans >= 16/ε steps: mass beyond its boundary <= e^-16
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 DEFAULT_GRID_BITS = 12
 MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
@@ -66,11 +68,24 @@ _MAX_INDEX = float(1 << 51)
 
 
 def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power of two <= Δ/2^k: k = 12, fewer bits for tiny ε (so M·S stays <= 2^20)."""
+    """Power-of-two step L = 2^j <= Δ/2^k.
+
+    Preferred: the finest k <= 12 for which the fast one-word period table fits
+    (S·ceil(16/ε) <= 2^17 cells, S = ceil(Δ/L)) and the step-width inflation S·L/Δ − 1 is
+    <= 1e-6 (always 0 for dyadic Δ).  Otherwise k = 12 (fewer bits for tiny ε so that
+    M·S <= 2^20), sampled with the two-table (three-word) kernel.
+    """
+    base = power_of_two_at_most(sensitivity)
+    for k in range(DEFAULT_GRID_BITS, 3, -1):
+        L = base / 2.0**k
+        S = grid_sensitivity(sensitivity, L)
+        if S * math.ceil(JOINT_TAIL_NATS / epsilon) <= JOINT_MAX_PERIOD and \
+                S * L / sensitivity - 1 <= 1e-6:
+            return L
     k = DEFAULT_GRID_BITS
     while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
         k -= 1
-    return power_of_two_at_most(sensitivity) / 2.0**k
+    return base / 2.0**k
 
 
 class LatticeStaircase:
@@ -102,13 +117,21 @@ class LatticeStaircase:
             R = np.arange(geo.M, dtype=np.float64)
             w = (np.exp(-geo.inner * R)[:, None] * cellw[None, :]).reshape(-1)
             self.period_table = AliasTable(quantize_fast(w))
-            self._pos_packed = _packed(self.period_table)
-            self._qtab = np.append(geo.q_of_t, 64 // geo.a) * self.period
         else:
             self.cell_table = AliasTable(quantize_fast(cellw))
-            self._qtab = np.append(geo.q_of_t, 64 // geo.a) * self.period  # T = 0..64
-            self._r_packed = _packed(geo.table)
-            self._j_packed = _packed(self.cell_table)
+        self._qtab = np.append(geo.q_of_t, 64 // geo.a) * self.period  # Q·P for T = 0..64
+
+    @cached_property
+    def _pos_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
+        return _packed(self.period_table)
+
+    @cached_property
+    def _r_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
+        return _packed(self.geo.table)
+
+    @cached_property
+    def _j_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
+        return _packed(self.cell_table)
 
     @property
     def words_per_draw(self) -> int:
@@ -155,9 +178,20 @@ class LatticeStaircase:
     @cached_property
     def _moments(self) -> tuple[float, float]:
         """(E[K + 1/2], E[(K + 1/2)^2]) in cells."""
-        p = self.period_prob / self.period_prob.sum()
-        o = np.arange(self.period, dtype=np.float64) + 0.5
-        m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
+        if self.joint:
+            p = self.period_prob / self.period_prob.sum()
+            o = np.arange(self.period, dtype=np.float64) + 0.5
+            m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
+        else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
+            pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
+            pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
+            R = np.arange(self.geo.M, dtype=np.float64)
+            jj = np.arange(self.S, dtype=np.float64) + 0.5
+            er, er2 = float(np.dot(pr, R)), float(np.dot(pr, R * R))
+            ej, ej2 = float(np.dot(pj, jj)), float(np.dot(pj, jj * jj))
+            S = self.S
+            m1 = S * er + ej
+            m2 = S * S * er2 + 2 * S * er * ej + ej2
         rho = 2.0 ** -self.geo.a
         eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
         P = self.period
@@ -174,14 +208,28 @@ class LatticeStaircase:
     def exact_loss(self) -> float:
         """max over lattice points at distance <= S of |ln p − ln p'|, from the tables.
 
-        Sliding-window extremes over every window of S+1 consecutive lattice points in
-        [−(P + 2S), P + 2S]; beyond, the log-ratios repeat with period P exactly (the
-        period ratio is the exact dyadic 2^-a), so every pair is covered.
-        """
-        from scipy.ndimage import maximum_filter1d, minimum_filter1d
+        Joint table: sliding-window extremes over every window of S+1 consecutive lattice
+        points in [−(P + 2S), P + 2S]; beyond, the log-ratios repeat with period P
+        exactly (the period ratio is the exact dyadic 2^-a), so every pair is covered.
 
+        Product tables (p(K) = P_k(k)·P_j(j), K = kS + j): pairs on one step, or across
+        zero (both in step 0), are any two cells j, j' -> A = max ln P_j − min ln P_j;
+        pairs on consecutive steps are K = kS + j, K' = (k+1)S + j' with j' <= j, where k
+        and (j, j') vary independently -> max_k D_k + max_{j'<=j}(ln P_j(j) − ln P_j(j'))
+        and its mirror (D_k = ln P_k(k) − ln P_k(k+1)).  Exact, O(M + S).
+        """
         if not np.all(np.isfinite(self.period_log)):
             return math.inf  # a zero-weight position would be an impossible output
+        if not self.joint:
+            cw = self.cell_table.exact_weights()
+            cl = np.array([math.log(x) for x in cw])
+            A = float(cl.max() - cl.min())
+            up = float(np.max(cl - np.minimum.accumulate(cl)))
+            down = float(np.max(np.maximum.accumulate(cl) - cl))
+            D = self.geo.step_log_ratios
+            return max(A, float(D.max()) + up, float(-D.min()) + down)
+        from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
         W = self.period + 2 * self.S + 2
         m = np.arange(-W, W, dtype=np.int64)
         lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
@@ -383,8 +431,6 @@ class LatticeStaircaseNoise:
         return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
-JOINT_MAX_PERIOD = 1 << 16
-JOINT_SPAN_NATS = 30 * LN2  # dynamic range of the joint table's weights <= 2^30
 
 
 def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
@@ -406,12 +452,12 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
     return None
 
 
-def calibrate(epsilon: float, S: int, G: int) -> LatticeStaircase:
+def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
     """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
 
     In-block steps decay at ε (less the measured 64-bit quantisation excess), the
-    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (M·S <= 2^16,
-    dynamic range <= 2^30) is as good (variance within 1e-5), it is used (2 words/draw).
+    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (M·S <= 2^17,
+    M = ceil(16/ε) steps) is as good (variance within 1e-5), it is used (2 words/draw).
     """
     max_block = max(1, MAX_PERIOD_CELLS // S)
     best = None
@@ -423,13 +469,53 @@ def calibrate(epsilon: float, S: int, G: int) -> LatticeStaircase:
             break
     if best is None:
         raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
-    Mj = min(JOINT_MAX_PERIOD // S, math.floor(JOINT_SPAN_NATS / epsilon))
-    if Mj >= 1 and math.floor(Mj * epsilon / LN2) >= 1:
+    Mj = min(JOINT_MAX_PERIOD // S, math.ceil(JOINT_TAIL_NATS / epsilon))
+    if try_joint and Mj >= 1 and math.floor(Mj * epsilon / LN2) >= 1:
         aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
         joint = _fit(epsilon, aj, Mj, S, G, True)
         if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
             return joint
     return best
+
+
+def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
+                  try_joint: bool = True) -> LatticeStaircase:
+    S = grid_sensitivity(sensitivity, grid)
+    if S > MAX_PERIOD_CELLS:
+        raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
+                             f"<= {MAX_PERIOD_CELLS}")
+    # γ = 0 and γ = 1 are the same law (spec §3); a tiny γ > 0 keeps one plateau cell
+    G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
+    return calibrate(epsilon, S, G, try_joint=try_joint)
+
+
+def _auto_grid(epsilon: float, sensitivity: float, gamma: float
+               ) -> tuple[float, LatticeStaircase]:
+    """Default grid: the fast joint-table grid when it is exact enough (dyadic Δ: always),
+    else the grid among Δ/2^k, k = 12, 10, 8, 6, 4, whose exact sampled law has the
+    smallest variance (finer grids waste less on ceil(Δ/L), coarser ones allow a longer
+    block and so a closer dyadic ratio when ε is tiny)."""
+    first = default_grid(sensitivity, epsilon)
+    law = _law_for_grid(epsilon, sensitivity, gamma, first)
+    if law.joint:
+        return first, law
+    best = (first**2 * law.second_moment(), first, law)
+    base = power_of_two_at_most(sensitivity)
+    for k in (12, 10, 8, 6, 4):
+        g = base / 2.0**k
+        if g == first:
+            continue
+        S = grid_sensitivity(sensitivity, g)
+        if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
+            continue
+        try:
+            cand = _law_for_grid(epsilon, sensitivity, gamma, g, try_joint=False)
+        except ParameterError:
+            continue
+        v = g**2 * cand.second_moment()
+        if v < best[0]:
+            best = (v, g, cand)
+    return best[1], best[2]
 
 
 class Staircase(Mechanism):
@@ -460,17 +546,13 @@ class Staircase(Mechanism):
         self.criterion = criterion
         self.level = check_level(level)
         self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
-        self.grid = (default_grid(self.sensitivity, self.epsilon) if grid is None
-                     else check_grid(grid))
-        self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
-        S = self.shift_steps
-        if S > MAX_PERIOD_CELLS:
-            raise ParameterError(f"grid={self.grid!r} is too fine: sensitivity/grid must be "
-                                 f"<= {MAX_PERIOD_CELLS}")
-        # γ = 0 and γ = 1 are the same law (spec §3); a tiny γ > 0 keeps one plateau cell
-        G = S if self.gamma == 0 else min(S, max(1, round(self.gamma * S)))
-        self.plateau_cells = G
-        self.law = calibrate(self.epsilon, S, self.plateau_cells)
+        if grid is None:
+            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma)
+        else:
+            self.grid = check_grid(grid)
+            self.law = _law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
+        self.shift_steps = self.law.S
+        self.plateau_cells = self.law.G
         self._freeze()
 
     # ------------------------------------------------------------ calibration
