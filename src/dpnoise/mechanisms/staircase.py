@@ -57,7 +57,7 @@ from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gam
 from .base import Guarantee, Mechanism, as_output
 
 ROUNDING_ALLOWANCE = 1e-12
-JOINT_MAX_PERIOD = 1 << 17  # one-word period table: <= 2^17 positions (1 MiB packed)
+JOINT_MAX_PERIOD = 1 << 15  # one-word period table: <= 2^15 positions (2 x 512 KiB tables)
 JOINT_TAIL_NATS = 16.0  # the block spans >= 16/ε steps: mass beyond its boundary <= e^-16
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 DEFAULT_GRID_BITS = 12
@@ -119,19 +119,6 @@ class LatticeStaircase:
             self.period_table = AliasTable(quantize_fast(w))
         else:
             self.cell_table = AliasTable(quantize_fast(cellw))
-        self._qtab = np.append(geo.q_of_t, 64 // geo.a) * self.period  # Q·P for T = 0..64
-
-    @cached_property
-    def _pos_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
-        return _packed(self.period_table)
-
-    @cached_property
-    def _r_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
-        return _packed(self.geo.table)
-
-    @cached_property
-    def _j_packed(self) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
-        return _packed(self.cell_table)
 
     @property
     def words_per_draw(self) -> int:
@@ -240,6 +227,17 @@ class LatticeStaircase:
         return float(np.max((hi - lo)[inner]))
 
     # ------------------------------------------------------------ sampling
+    @cached_property
+    def _tables(self) -> tuple[Any, ...]:
+        """Kernel tables with the outcome values pre-scaled to floats (see ``_sample``)."""
+        qtab = np.append(self.geo.q_of_t, 64 // self.geo.a) * self.period
+        if self.joint:
+            pos = _interleaved(self.period_table, np.arange(self.period) + 0.5)
+            return qtab, pos, None
+        r = _interleaved(self.geo.table, np.arange(self.geo.M, dtype=np.float64) * self.S)
+        j = _interleaved(self.cell_table, np.arange(self.S) + 0.5)
+        return qtab, r, j
+
     def signed_odd(
         self,
         rng: RandomSource,
@@ -248,125 +246,101 @@ class LatticeStaircase:
         centre: NDArray[np.float64] | None = None,
         grid: float | None = None,
     ) -> NDArray[np.int64] | NDArray[np.float64]:
-        """n draws of 2Z = ±(2K+1); with ``centre`` and ``grid``, the release (2c + 2Z)·L/2.
+        """n draws of 2Z = ±(2K+1); with ``centre`` and ``grid``, the release c·L + Z·L."""
+        if centre is None:
+            z = self._sample(rng, n, np.zeros(n), 2.0)  # ±(K + 1/2)·2, exact
+            return z.astype(np.int64)
+        if grid is None:
+            raise ParameterError("grid is required with centre")
+        return self._sample(rng, n, centre, grid)
+
+    def _sample(self, rng: RandomSource, n: int, centre: NDArray[np.float64], grid: float
+                ) -> NDArray[np.float64]:
+        """The release c·L ± (K + 1/2)·L for each true value (c = floor(x/L + 1/2)).
 
         Per draw: word a -> sign (bit 63) and Q = floor(T/a), T = trailing zeros of the
-        low 63 bits; then o from one word (joint table) or R and j from two words.
-        K = Q·P + o.  Chunked, preallocated buffers, packed alias tables (one gather per
-        lookup), no masked ufuncs; a fixed number of words per draw (plus one more with
-        probability 2^-63, independent of the data).
+        low 63 bits; then the in-period position from one word (joint table) or step R
+        and cell j from two words.  K = Q·P + o.  Alias lookups use interleaved tables
+        (index 2·column + [u >= threshold]) whose outcomes are pre-scaled floats, so the
+        noise magnitude (K + 1/2)·L is assembled by exact float additions of multiples
+        of L/2 (all < 2^53·L/2); the sign bit is OR-ed in; no masked ufuncs, a fixed
+        number of words per draw (plus one with probability 2^-63, data-independent).
         """
-        release = centre is not None
-        if release and grid is None:
-            raise ParameterError("grid is required with centre")
-        out: NDArray[Any] = np.empty(n, dtype=np.float64 if release else np.int64)
-        if release and n:
-            lim = float(np.max(np.abs(centre))) / grid
-            if lim >= _MAX_INDEX:
-                raise PrecisionError(
-                    f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid")
-        nw = self.words_per_draw
+        out = np.empty(n, dtype=np.float64)
+        if n and not float(np.max(np.abs(centre))) / grid < _MAX_INDEX:
+            raise PrecisionError(
+                f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid")
+        qtab, t_a, t_b = self._tables
+        qtab_f = qtab * grid
+        tabs = [(thr2, vals * grid, sh, mask) for thr2, vals, sh, mask in
+                ([t_a] if t_b is None else [t_a, t_b])]
+        nw = 1 + len(tabs)
         chunk = min(n, _CHUNK) if n > 0 else 1
         words = np.empty(nw * chunk + 8, dtype=np.uint64)
         u1 = np.empty(chunk, dtype=np.uint64)
         u2 = np.empty(chunk, dtype=np.uint64)
-        u3 = np.empty(chunk, dtype=np.uint64)
-        flag = np.empty(chunk, dtype=bool)
-        Kc = np.empty(chunk, dtype=np.int64)
+        fl = np.empty(chunk, dtype=bool)
+        f1 = np.empty(chunk, dtype=np.float64)
         xs = np.empty(chunk, dtype=np.float64)
-        one, top = np.uint64(1), np.uint64(1 << 63)
-        half = grid / 2 if release else 0.0
-        inv = 1.0 / grid if release else 0.0  # exact: L is a power of two
+        one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
+        inv = 1.0 / grid  # exact: L is a power of two
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, nw * c)
             a = words[:c]
-            t1, t2, t3, fl, K = u1[:c], u2[:c], u3[:c], flag[:c], Kc[:c]
+            t1, t2, g, v, o = u1[:c], u2[:c], fl[:c], f1[:c], out[start : start + c]
             # T = trailing zeros of a (bit 63 is the sign; T >= 63 means "extend")
             np.negative(a, out=t1)
             np.bitwise_and(a, t1, out=t1)
             np.subtract(t1, one, out=t1)
             np.bitwise_count(t1, out=t1)
             if t1.max() >= 63:  # probability 2^-63 per draw: exact extension
-                K[:] = self.geo.q_from_words(rng, a & _LOW63_MASK) * self.period
+                K = self.geo.q_from_words(rng, a & _LOW63_MASK) * self.period
                 if K.max() >= (1 << 51):
                     raise PrecisionError("noise beyond the exactly representable range")
+                np.multiply(K, grid, out=o)
             else:
-                np.take(self._qtab, t1.view(np.int64), out=K, mode="wrap")
-            if self.joint:
-                o = _alias(words[c : 2 * c], *self._pos_packed, t1, t2, t3, fl)
-                np.add(K, o, out=K)
-            else:
-                R = _alias(words[c : 2 * c], *self._r_packed, t1, t2, t3, fl)
-                np.multiply(R, self.S, out=R)
-                np.add(K, R, out=K)
-                j = _alias(words[2 * c : 3 * c], *self._j_packed, t1, t2, t3, fl)
-                np.add(K, j, out=K)
-            np.bitwise_and(a, top, out=t1)  # the sign bit, OR-ed into a positive float
-            if release:
-                o_ = out[start : start + c]
-                np.multiply(K, grid, out=o_)  # exact: K < 2^52, L = 2^j
-                np.add(o_, half, out=o_)  # |Z|·L = (K + 1/2)·L > 0
-                ov = o_.view(np.uint64)
-                np.bitwise_or(ov, t1, out=ov)  # ±(K + 1/2)·L
-                x = xs[:c]
-                np.multiply(centre[start : start + c], inv, out=x)  # exact
-                np.add(x, 0.5, out=x)
-                np.floor(x, out=x)
-                np.multiply(x, grid, out=x)
-                np.add(o_, x, out=o_)  # exact: multiples of L/2 below 2^53·L/2
-            else:
-                np.add(K, K, out=K)
-                np.add(K, 1, out=K)
-                sg = t1.view(np.int64)
-                np.right_shift(sg, 63, out=sg)  # 0 or -1 (arithmetic shift)
-                np.bitwise_xor(K, sg, out=K)
-                np.subtract(K, sg, out=K)
-                out[start : start + c] = K
+                np.take(qtab_f, t1.view(np.int64), out=o, mode="wrap")
+            for i, (thr2, vals, sh, mask) in enumerate(tabs):
+                w = words[(i + 1) * c : (i + 2) * c]
+                np.right_shift(w, sh, out=t1)  # 2·column + one extra bit ...
+                np.bitwise_and(t1, even, out=t1)  # ... cleared: 2·column
+                np.take(thr2, t1.view(np.int64), out=t2, mode="wrap")
+                np.bitwise_and(w, mask, out=w)  # uniform below the column mass
+                np.greater_equal(w, t2, out=g)  # take the alias?
+                np.add(t1, g, out=t1)
+                np.take(vals, t1.view(np.int64), out=v, mode="wrap")
+                np.add(o, v, out=o)  # (K + 1/2)·L accumulates exactly
+            np.bitwise_and(a, top, out=t1)  # sign bit of a, OR-ed into the positive float
+            ov = o.view(np.uint64)
+            np.bitwise_or(ov, t1, out=ov)
+            x = xs[:c]
+            np.multiply(centre[start : start + c], inv, out=x)  # exact
+            np.add(x, 0.5, out=x)  # exact while |x| < 2^51
+            np.floor(x, out=x)
+            np.multiply(x, grid, out=x)
+            np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
 
 
 _LOW63_MASK = np.uint64((1 << 63) - 1)
 
 
-def _alias(w: NDArray[np.uint64], pack: NDArray[np.uint64], shift: np.uint64,
-           mask: np.uint64, amask: np.uint64, col: NDArray[np.uint64],
-           thr: NDArray[np.uint64], res: NDArray[np.uint64],
-           fl: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """col if (w mod mass) < thr[col] else alias[col] (one gather; ``w`` is overwritten).
-
-    No masked ufuncs (``where=`` with a random mask is ~20x slower than arithmetic).
-    """
-    np.right_shift(w, shift, out=col)  # column = top bits
-    np.take(pack, col.view(np.int64), out=res, mode="wrap")
-    np.right_shift(res, np.uint64(64) - shift, out=thr)  # threshold
-    np.bitwise_and(res, amask, out=res)  # alias
-    np.bitwise_and(w, mask, out=w)  # uniform below the column mass
-    np.less(w, thr, out=fl)
-    # res + (col − res)·[u < thr]
-    np.subtract(col, res, out=col)
-    np.multiply(col, fl, out=col)
-    np.add(res, col, out=res)
-    return res.view(np.int64)
-
-
-def _packed(table: AliasTable) -> tuple[NDArray[np.uint64], np.uint64, np.uint64, np.uint64]:
-    """Alias table packed as (threshold << bits) | alias, with full columns as (0, self).
-
-    A full column (threshold = mass) always returns itself, which (0 << bits) | c does
-    too since u < 0 never holds: the sampled pmf is exactly the table's.
-    """
-    bits = table.bits
-    thr = [int(t) for t in table._thr]
-    alias = [int(x) for x in table._alias]
-    packed = []
-    for c in range(table.columns):
-        t, al = thr[c], alias[c]
-        if t >= table.mass:
-            t, al = 0, c
-        packed.append((t << bits) | al)
-    return (np.array(packed, dtype=np.uint64), np.uint64(64 - bits),
-            np.uint64(table.mass - 1), np.uint64((1 << bits) - 1))
+def _interleaved(table: AliasTable, values: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], np.uint64, np.uint64]:
+    """Alias table as thr2[2c] = thr2[2c+1] = threshold(c), vals[2c] = value(c),
+    vals[2c+1] = value(alias(c)): outcome = vals[2c + (u >= thr2[2c])] (exactly the
+    table's pmf: u < threshold keeps the column, as in :class:`AliasTable`)."""
+    thr = table._thr
+    alias = table._alias
+    cols = np.arange(table.columns)
+    padded = np.concatenate([np.asarray(values, dtype=np.float64),
+                             np.zeros(table.columns - len(values))])
+    thr2 = np.repeat(thr, 2)
+    vals = np.empty(2 * table.columns, dtype=np.float64)
+    vals[0::2] = padded[cols]
+    vals[1::2] = padded[alias]
+    return (thr2, vals, np.uint64(64 - table.bits - 1), np.uint64(table.mass - 1))
 
 
 class LatticeStaircaseNoise:
