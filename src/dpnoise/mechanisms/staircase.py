@@ -2,33 +2,43 @@
 
 The ideal law (:mod:`dpnoise.staircase_law`, corrected Theorem 9 of paper 004, spec §3)
 has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
-It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a cell inside the period
-[kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight e^(−ε),
-uniform within each part (spec §5 step 5).
+It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
+period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
+e^(−ε), uniform within each part (spec §5 step 5).
 
 What :class:`Staircase` releases -- the same construction on a power-of-two grid, drawn
 exactly from random words with integer arithmetic:
 
-1.  Grid L = 2^j (default: power of two <= Δ/4096, coarser for tiny ε).  The true value
-    maps exactly to c = floor(x/L + 1/2); neighbours move c by at most S = ceil(Δ/L)
-    cells (``lattice.grid_sensitivity``).  One *step* of the staircase is S cells wide
-    (continuous-equivalent width S·L >= Δ, inflation <= L/Δ), the plateau half-width is
-    G = round(γS) cells.
-2.  Output c·L + Z·L with Z = ±(K + 1/2) (half-offset grid, as :class:`Laplace`), where
-    the magnitude cell K = k·S + j:  k ~ :class:`RatioGeometric` (p(k) ∝ 2^(−a·k/M),
-    two words) and j from a 64-bit alias table over the S cells of one period with
-    weights ∝ 1 (j < G) and 2^(−a/M) (j >= G) (one word); sign from bit 63.  Three words
-    per draw, no loops, no dependence of the work on the true value.
-3.  Levels: cell K is at level 0 if K < G, else 1 + floor((K − G)/S).  A shift of at most
-    S cells changes the level by at most 1 (also across zero), so the loss of the ideal
-    pmf is a·ln2/M.  Calibration picks the largest a/M (M small) and then computes the
-    EXACT loss of the quantised pmf from the integer tables (``exact_loss``); it must be
-    <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
-    :class:`~dpnoise.verify.AdditiveLattice` (period M·S).
+1.  Grid L = 2^j.  The true value maps exactly to c = floor(x/L + 1/2); neighbours move
+    c by at most S = ceil(Δ/L) cells (``lattice.grid_sensitivity``).  One *step* of the
+    staircase is S cells wide (continuous-equivalent width S·L >= Δ), the plateau
+    half-width is G = round(γS) cells.  Default grid: Δ/2^k for the finest k <= 12 at
+    which the fast one-word table below fits and S·L = Δ to 1e-6 (any dyadic Δ), else
+    the grid among Δ/2^{12,10,8,6,4} whose exact sampled law has the least variance.
+2.  Output c·L ± (K + 1/2)·L (half-offset grid, as :class:`Laplace`).  Magnitude cell
+    K = Q·P + o with period P = M·S:  Q = floor(T/a), T = trailing zeros of a random
+    word, is exactly Geometric with ratio 2^-a per period; o = R·S + j is the position
+    in the period (R = step of the block, j = cell of the step), drawn from 64-bit alias
+    tables with weights ∝ e^(−ε'·(R + [j >= G])), ε' = ε minus the measured 64-bit
+    quantisation excess.  The block boundary decays by a·ln2 − (M−1)ε' <= ε' (a =
+    floor(Mε'/ln2)): every step decays at the full rate except that one, which absorbs
+    the dyadic rounding.  Either one joint table over the P positions (2 words/draw;
+    P <= 2^13 so the tables stay in cache, M >= 10/ε so the boundary carries mass
+    <= e^-10, checked to cost < 1e-5 in variance) or a block table for
+    R and a cell table for j (3 words/draw; any ε).  Sign from bit 63.  No loops, no
+    dependence of the work on the true value.
+3.  Levels: cell K is at level 0 if K < G, else 1 + floor((K − G)/S); a shift of at most
+    S cells changes the level by at most one (also across zero).  Calibration computes
+    the EXACT loss of the quantised pmf from the integer tables (``exact_loss``: sliding
+    windows over one period for the joint table, an O(M + S) formula for the product);
+    it must be <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
+    :class:`~dpnoise.verify.AdditiveLattice` with period P.
 
 Errata honoured (spec 004 §3/§7): Thm 9 off by one (first step outside the plateau is
 M0·e^(−ε)); γ = 0 and γ = 1 are the same law; the closed-form variance optimum cancels
-for small ε, so ε < 0.1 uses the series.  The paper's proof assumes symmetric noise.
+for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate part
+below).  The paper's optimality proof assumes symmetric noise.  ε is capped at 20: the
+outer weight e^-ε must stay far above 2^-64 in the tables.
 """
 
 from __future__ import annotations
@@ -57,8 +67,8 @@ from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gam
 from .base import Guarantee, Mechanism, as_output
 
 ROUNDING_ALLOWANCE = 1e-12
-JOINT_MAX_PERIOD = 1 << 15  # one-word period table: <= 2^15 positions (2 x 512 KiB tables)
-JOINT_TAIL_NATS = 16.0  # the block spans >= 16/ε steps: mass beyond its boundary <= e^-16
+JOINT_MAX_PERIOD = 1 << 13  # one-word period table: <= 2^13 positions (2 x 128 KiB, cached)
+JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 DEFAULT_GRID_BITS = 12
 MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
@@ -71,7 +81,7 @@ def default_grid(sensitivity: float, epsilon: float) -> float:
     """Power-of-two step L = 2^j <= Δ/2^k.
 
     Preferred: the finest k <= 12 for which the fast one-word period table fits
-    (S·ceil(16/ε) <= 2^17 cells, S = ceil(Δ/L)) and the step-width inflation S·L/Δ − 1 is
+    (S·ceil(14/ε) <= 2^13 cells, S = ceil(Δ/L)) and the step-width inflation S·L/Δ − 1 is
     <= 1e-6 (always 0 for dyadic Δ).  Otherwise k = 12 (fewer bits for tiny ε so that
     M·S <= 2^20), sampled with the two-table (three-word) kernel.
     """
@@ -79,7 +89,7 @@ def default_grid(sensitivity: float, epsilon: float) -> float:
     for k in range(DEFAULT_GRID_BITS, 3, -1):
         L = base / 2.0**k
         S = grid_sensitivity(sensitivity, L)
-        if S * math.ceil(JOINT_TAIL_NATS / epsilon) <= JOINT_MAX_PERIOD and \
+        if S * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon) <= JOINT_MAX_PERIOD and \
                 S * L / sensitivity - 1 <= 1e-6:
             return L
     k = DEFAULT_GRID_BITS
@@ -407,22 +417,47 @@ class LatticeStaircaseNoise:
 
 
 
+def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
+    """Rough log-error of the smallest 64-bit weight of a table of P positions whose
+    weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
+    always computed afterwards)."""
+    with np.errstate(over="ignore"):
+        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
+                     / max(epsilon, 1e-300) * 4)
+
+
 def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
-    """Steepest in-block decay <= ε for (a, M) whose exact loss is <= ε − 1e-12."""
-    e_in = epsilon * (1 - 1e-12)
-    if M > 1:
-        e_in = min(e_in, a * LN2 / (M - 1))
-    for _ in range(4):  # shave the in-block decay by the measured quantisation excess
+    """Steepest in-block decay for (a, M) whose exact loss is <= ε − 1e-12, or None.
+
+    In-block steps decay at e_in, the block boundary at a·ln2 − (M−1)·e_in; with 64-bit
+    quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
+    q is measured from a first build (exact loss minus the intended decay).
+    """
+    P = M * S if joint else max(M, S)
+    q = _quantisation_estimate(epsilon, M, P)
+    deficit = M * epsilon - a * LN2
+    if M > 1 and deficit < 3 * q * M:
+        return None
+    try:
+        law = LatticeStaircase(RatioGeometric(a, M, epsilon * (1 - 1e-12)), S, G, joint=joint)
+    except ParameterError:
+        return None
+    excess = max(law.exact_loss - epsilon, 0.0)
+    if not math.isfinite(excess):
+        return None
+    if excess == 0.0:
+        return law if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon else None
+    for factor in (2.0, 4.0, 8.0):
+        margin = factor * excess + 2 * ROUNDING_ALLOWANCE
+        e_in = epsilon - margin
+        if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
+            return None
         try:
             law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
         except ParameterError:
             return None
-        loss = law.exact_loss
-        if loss + ROUNDING_ALLOWANCE <= epsilon:
+        if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
             return law
-        if not math.isfinite(loss):
-            return None
-        e_in -= 2 * (loss + ROUNDING_ALLOWANCE - epsilon)
     return None
 
 
@@ -430,8 +465,8 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
 
     In-block steps decay at ε (less the measured 64-bit quantisation excess), the
-    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (M·S <= 2^17,
-    M = ceil(16/ε) steps) is as good (variance within 1e-5), it is used (2 words/draw).
+    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (M·S <= 2^13,
+    M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words/draw).
     """
     max_block = max(1, MAX_PERIOD_CELLS // S)
     best = None
@@ -443,12 +478,23 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
             break
     if best is None:
         raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
-    Mj = min(JOINT_MAX_PERIOD // S, math.ceil(JOINT_TAIL_NATS / epsilon))
-    if try_joint and Mj >= 1 and math.floor(Mj * epsilon / LN2) >= 1:
-        aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
-        joint = _fit(epsilon, aj, Mj, S, G, True)
-        if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
-            return joint
+    if try_joint:
+        # block length: >= 10/ε steps, table <= 2^13 positions; among those the one whose
+        # boundary deficit M·ε − a·ln2 (weighted by the mass beyond it) is smallest
+        lo, hi = math.ceil(JOINT_TAIL_NATS / epsilon), JOINT_MAX_PERIOD // S
+        scored = []
+        for Mj in range(max(1, lo), hi + 1):
+            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
+            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
+            q = _quantisation_estimate(epsilon, Mj, Mj * S)
+            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
+                scored.append((deficit * math.exp(-Mj * epsilon), aj, Mj))
+        for _, aj, Mj in sorted(scored)[:12]:
+            joint = _fit(epsilon, aj, Mj, S, G, True)
+            if joint is not None:
+                if joint.second_moment() <= best.second_moment() * (1 + 1e-5):
+                    return joint
+                break
     return best
 
 
@@ -463,17 +509,20 @@ def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
     return calibrate(epsilon, S, G, try_joint=try_joint)
 
 
-def _auto_grid(epsilon: float, sensitivity: float, gamma: float
+def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
                ) -> tuple[float, LatticeStaircase]:
     """Default grid: the fast joint-table grid when it is exact enough (dyadic Δ: always),
-    else the grid among Δ/2^k, k = 12, 10, 8, 6, 4, whose exact sampled law has the
-    smallest variance (finer grids waste less on ceil(Δ/L), coarser ones allow a longer
-    block and so a closer dyadic ratio when ε is tiny)."""
+    else the finest grid among Δ/2^k, k = 12, 10, 8, 6, 4, whose exact sampled law has
+    a variance within 1e-4 of the smallest (finer grids waste less on ceil(Δ/L), coarser
+    ones allow a longer block and so a closer dyadic ratio when ε is tiny)."""
     first = default_grid(sensitivity, epsilon)
     law = _law_for_grid(epsilon, sensitivity, gamma, first)
     if law.joint:
         return first, law
-    best = (first**2 * law.second_moment(), first, law)
+    def metric(g: float, lw: LatticeStaircase) -> float:
+        return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
+
+    found = [(metric(first, law), first, law)]
     base = power_of_two_at_most(sensitivity)
     for k in (12, 10, 8, 6, 4):
         g = base / 2.0**k
@@ -486,10 +535,11 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float
             cand = _law_for_grid(epsilon, sensitivity, gamma, g, try_joint=False)
         except ParameterError:
             continue
-        v = g**2 * cand.second_moment()
-        if v < best[0]:
-            best = (v, g, cand)
-    return best[1], best[2]
+        found.append((metric(g, cand), g, cand))
+    # the finest grid whose criterion (variance, or E|noise|) is within 1e-4 of the best
+    best = min(v for v, _, _ in found)
+    _, g, law = min((t for t in found if t[0] <= best * (1 + 1e-4)), key=lambda t: t[1])
+    return g, law
 
 
 class Staircase(Mechanism):
@@ -521,7 +571,8 @@ class Staircase(Mechanism):
         self.level = check_level(level)
         self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
         if grid is None:
-            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma)
+            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma,
+                                             criterion)
         else:
             self.grid = check_grid(grid)
             self.law = _law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
