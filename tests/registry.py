@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dpnoise import ClampedLaplace, Laplace, Staircase
+from dpnoise import ClampedLaplace, CountNoise, DiscreteGaussian, Geometric, Laplace, Staircase
 
 
 @dataclass(frozen=True)
@@ -122,3 +122,77 @@ for _i, _case in enumerate(CASES):
     if _case.factory is Laplace:
         CASES[_i] = Case(**{**_case.__dict__,
                             "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
+
+
+# ------------------------------------------------------------ counts (paper 002, issue 7)
+_BAD_COUNTS = [-1, 1.5, math.nan, math.inf, "abc"]  # (a scalar True is rejected too)
+
+
+def _count_noise_more_eta(**kw: Any) -> Any:
+    """CountNoise calibrated by from_delta, with eta raised by 2^-20 (less noise)."""
+    from fractions import Fraction
+
+    m = CountNoise.from_delta(**kw)
+    return CountNoise(epsilon=m.epsilon, D=m.D, eta=m.eta + Fraction(1, 1 << 20),
+                      upper=m.upper).privacy_model()
+
+
+def _dg_smaller(**kw: Any) -> Any:
+    m = DiscreteGaussian(**kw)
+    return DiscreteGaussian(epsilon=m.epsilon, sigma2=float(m.sigma2) * 0.999,
+                            upper=m.upper).privacy_model()
+
+
+def _geometric_less(**kw: Any) -> Any:
+    return Geometric(**{**kw, "epsilon": kw["epsilon"] * 1.001}).privacy_model()
+
+
+_COUNT_INVALID = [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan},
+                  {"epsilon": math.inf}, {"upper": -5}, {"boundary": "wrap"}]
+
+CASES += [
+    Case(
+        id="count-noise-fig1",
+        factory=CountNoise,
+        valid={"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000},
+        true_value=25.0,
+        invalid=[*_COUNT_INVALID, {"D": 0}, {"D": 2.5}, {"eta": 1.0}, {"eta": 0.0},
+                 {"method": "lp"}, {"eta": 0.04}],
+        bad_values=[*_BAD_COUNTS, 1001],
+    ),
+    Case(
+        id="count-noise-optimal-edge",
+        factory=CountNoise.optimal,
+        valid={"epsilon": 0.5, "D": 8, "eta": 0.1, "upper": 40},
+        true_value=1.0,
+        invalid=[*_COUNT_INVALID, {"D": True}, {"eta": math.nan}],
+        bad_values=_BAD_COUNTS,  # true value 1 next to the clamp at 0: noise() is the clamped law
+    ),
+    Case(
+        id="count-noise-from-delta",
+        factory=CountNoise.from_delta,
+        valid={"epsilon": 2.2, "delta": 5e-7, "D": 8, "upper": 500},
+        true_value=250.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 1.5}, {"D": 2}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _count_noise_more_eta(epsilon=2.2, delta=5e-7, D=8, upper=500),
+    ),
+    Case(
+        id="geometric",
+        factory=Geometric,
+        valid={"epsilon": 0.7, "upper": 100},
+        true_value=40.0,
+        invalid=[*_COUNT_INVALID, {"sensitivity": 0}, {"sensitivity": 1.5}],
+        bad_values=[*_BAD_COUNTS, 101],
+        less_noisy=lambda: _geometric_less(epsilon=0.7, upper=100),
+    ),
+    Case(
+        id="discrete-gaussian",
+        factory=DiscreteGaussian,
+        valid={"epsilon": 1.0, "delta": 1e-6, "upper": 1000},
+        true_value=500.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 2.0}, {"sensitivity": 0}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _dg_smaller(epsilon=1.0, delta=1e-6, upper=1000),
+    ),
+]

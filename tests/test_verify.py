@@ -125,3 +125,14 @@ def test_lattice_model_rejects_false_period() -> None:
 def test_verify_rejects_objects_without_model() -> None:
     with pytest.raises(ParameterError):
         verify(object())
+
+
+def test_lattice_model_with_finite_support_reports_infinite_loss_and_true_delta() -> None:
+    # uniform noise on {-1, 0, 1}: a shift by 1 makes one outcome impossible
+    def logpmf(z: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(z) <= 1, math.log(1 / 3), -np.inf)
+
+    report = verify(AdditiveLattice(logpmf=logpmf, max_shift=1, window=8), epsilons=[0.0, 1.0])
+    assert report.epsilon == math.inf
+    assert report.delta_at(1.0) == pytest.approx(1 / 3)
+    assert report.delta_at(0.0) == pytest.approx(1 / 3)

@@ -1,6 +1,7 @@
 """dpnoise: differential-privacy noise that is tightly calibrated, range-adherent and safe on
 real floating point.  This module only re-exports the public API."""
 
+from .audit import AuditReport, audit
 from .errors import (
     BudgetExceededError,
     DpnoiseError,
@@ -9,18 +10,25 @@ from .errors import (
     PrecisionError,
 )
 from .mechanisms.base import Guarantee, Mechanism
+from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
 from .mechanisms.laplace import ClampedLaplace, Laplace
+from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
 from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .verify import VerificationReport, verify
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditReport",
     "BudgetExceededError",
     "ClampedLaplace",
+    "CountNoise",
     "CryptoRandom",
+    "DiscreteGaussian",
     "DpnoiseError",
+    "Geometric",
     "Guarantee",
     "L1Staircase",
     "Laplace",
@@ -29,11 +37,17 @@ __all__ = [
     "MultivariateStaircase",
     "NumpyRandom",
     "ParameterError",
+    "PlanarLaplace",
+    "PlanarRelease",
     "PrecisionError",
     "RandomSource",
+    "RegionExitError",
     "SeededRandom",
     "Staircase",
     "VerificationReport",
     "__version__",
+    "audit",
+    "eps_prime",
+    "grid_for_tolerance",
     "verify",
 ]

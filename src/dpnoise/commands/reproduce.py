@@ -10,6 +10,8 @@ from ..cli import subcommand
 
 # name -> module under dpnoise.reproduce exposing run(out_dir: Path, quick: bool) -> list[Path]
 REPRODUCTIONS: dict[str, str] = {
+    "count-noise": "count_noise",
+    "finite-precision": "finite_precision",
     "staircase": "staircase",
 }
 
