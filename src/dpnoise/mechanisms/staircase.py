@@ -826,15 +826,18 @@ class _MultivariateBase(Mechanism):
         c = np.stack([to_index(flat[:, k], float(self.grids[k])) for k in range(self.dim)],
                      axis=1)
         source = resolve_rng(rng)
-        I = self.levels.sample(source, flat.shape[0])
-        if I.size and I.max() > self.i_max:
-            raise PrecisionError("noise level beyond the exactly representable range "
-                                 f"(probability <= 10^{self.overflow_log10:.0f})")
-        u = self._uniform(source, I)
-        half = 2 * (c + u) + 1
-        if np.abs(half).max(initial=0) >= _EXACT:
-            raise PrecisionError("release fell outside the exactly representable range")
-        out = half.astype(np.float64) * (self.grids / 2)[None, :]
+        out = np.empty(flat.shape, dtype=np.float64)
+        step = 1 << 13  # cache-sized chunks
+        for start in range(0, flat.shape[0], step):
+            stop = min(start + step, flat.shape[0])
+            I = self.levels.sample(source, stop - start)
+            if I.size and I.max() > self.i_max:
+                raise PrecisionError("noise level beyond the exactly representable range "
+                                     f"(probability <= 10^{self.overflow_log10:.0f})")
+            half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
+            if np.abs(half).max(initial=0) >= _EXACT:
+                raise PrecisionError("release fell outside the exactly representable range")
+            out[start:stop] = half * (self.grids / 2)[None, :]
         return out.reshape(x.shape)
 
     def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
