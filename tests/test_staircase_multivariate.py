@@ -154,3 +154,19 @@ def test_bad_inputs() -> None:
     with pytest.raises(ParameterError):
         m.release([1.0, math.nan])
     assert issubclass(PrecisionError, Exception)
+
+
+def test_region_sizes_consistent_with_samples() -> None:
+    box = MultivariateStaircase(epsilon=1.0, sensitivities=(1, 10), lam=0.1)
+    y = box.release(np.zeros((50000, 2)), rng=SeededRandom(8))
+    t = box.ideal().region_scale(0.9)
+    inside = np.all(np.abs(y) <= t * box.sensitivities, axis=1)
+    assert inside.mean() == pytest.approx(0.9, abs=0.006)
+    assert box.region_size(0.9) == pytest.approx(611.022, abs=2e-3)
+    l1 = L1Staircase(epsilon=1.0, sensitivity=11.0)
+    y = l1.release(np.zeros((50000, 2)), rng=SeededRandom(9))
+    t = l1.ideal().region_scale(0.95)
+    assert np.mean(np.abs(y).sum(axis=1) <= t * 11.0) == pytest.approx(0.95, abs=0.005)
+    assert l1.region_size(0.95) == pytest.approx(2 * (t * 11.0) ** 2, rel=1e-12)
+    assert l1.region_size(0.95) < 2 * 52.18250970229636**2  # Laplace(11) needs 5446
+    assert np.all(box.in_output_set(box.release(np.ones((10, 2)), rng=SeededRandom(1))))

@@ -287,6 +287,28 @@ class L1StaircaseDensity:
         self.lam = lam
         self.weights = level_weights(self.epsilon, lambda i: (lam + i) ** dim)
 
+    def region_scale(self, level: float) -> float:
+        """t such that the ball t·S_f (a union of levels, the minimal region) holds ``level``:
+        Σ_i w_i min(1, (t/(λ+i))^m) = level."""
+        from scipy.optimize import brentq
+
+        p = check_level(level)
+        r = self.lam + np.arange(self.weights.size)
+        r = np.where(r > 0, r, 1e-300)
+
+        def mass(t: float) -> float:
+            return float((self.weights * np.minimum(1.0, (t / r) ** self.dim)).sum()) - p
+
+        hi = 1.0
+        while mass(hi) < 0:
+            hi *= 2
+        return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
+
+    def region_size(self, level: float) -> float:
+        """Volume of t·S_f: (2tΔ)^m / m!."""
+        t = self.region_scale(level)
+        return float((2 * t * self.sensitivity) ** self.dim / math.factorial(self.dim))
+
     def var(self) -> float:
         i = np.arange(self.weights.size)
         m = self.dim

@@ -1099,6 +1099,10 @@ class L1Staircase(_MultivariateBase):
         return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
                                   lam=self.lam)
 
+    def region_size(self, level: float) -> float:
+        """Area of the smallest region holding ``level`` (ideal law): the L1 ball t·S_f."""
+        return self.ideal().region_size(level)
+
     def var(self) -> NDArray[np.float64]:
         """Exact per-coordinate variance (by summing the exact cell law of each level)."""
         N = self._tail_levels() * 4
