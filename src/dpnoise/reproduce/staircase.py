@@ -205,9 +205,10 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     l1 = L1Staircase(epsilon=1.0, sensitivity=11.0)
     md += ["## Extra: only the L1 sensitivity known (Δ = 11, 2-D)", "",
            f"Variance-optimal λ = {l1.lam:.6f}: ideal Var(Y_k) = {l1.ideal().var():.3f}, "
-           f"released (exact lattice) {l1.var()[0]:.3f}, Laplace(11) 242. The large gain of "
-           "Example 2 comes from knowing the per-coordinate sensitivities, not from the "
-           "staircase shape.", ""]
+           f"released (exact lattice) {l1.var()[0]:.3f}, Laplace(11) 242; 95% region "
+           f"{l1.region_size(0.95):.0f} vs Laplace 5446. The large gain of Example 2 (917) "
+           "comes from knowing the per-coordinate sensitivities, not from the staircase "
+           "shape.", ""]
     figs, lines = density_plots(out_dir, quick)
     paths += figs
     md += lines
