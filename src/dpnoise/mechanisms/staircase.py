@@ -80,13 +80,13 @@ _MAX_INDEX = float(1 << 51)
 def default_grid(sensitivity: float, epsilon: float) -> float:
     """Power-of-two step L = 2^j <= Δ/2^k.
 
-    Preferred: the finest k <= 12 for which the fast one-word period table fits
+    Preferred: the finest k in [1, 12] for which the fast one-word period table fits
     (S·ceil(14/ε) <= 2^13 cells, S = ceil(Δ/L)) and the step-width inflation S·L/Δ − 1 is
     <= 1e-6 (always 0 for dyadic Δ).  Otherwise k = 12 (fewer bits for tiny ε so that
     M·S <= 2^20), sampled with the two-table (three-word) kernel.
     """
     base = power_of_two_at_most(sensitivity)
-    for k in range(DEFAULT_GRID_BITS, 3, -1):
+    for k in range(DEFAULT_GRID_BITS, 0, -1):
         L = base / 2.0**k
         S = grid_sensitivity(sensitivity, L)
         if S * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon) <= JOINT_MAX_PERIOD and \
@@ -442,11 +442,11 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
         law = LatticeStaircase(RatioGeometric(a, M, epsilon * (1 - 1e-12)), S, G, joint=joint)
     except ParameterError:
         return None
-    excess = max(law.exact_loss - epsilon, 0.0)
+    excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
     if not math.isfinite(excess):
         return None
-    if excess == 0.0:
-        return law if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon else None
+    if excess <= 0:
+        return law
     for factor in (2.0, 4.0, 8.0):
         margin = factor * excess + 2 * ROUNDING_ALLOWANCE
         e_in = epsilon - margin
