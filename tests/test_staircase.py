@@ -183,7 +183,9 @@ def test_both_samplers_exact_and_verified(joint: bool) -> None:
 def test_default_uses_fast_joint_table_at_moderate_epsilon() -> None:
     assert Staircase(epsilon=1.0, sensitivity=1.0).law.joint
     assert Staircase(epsilon=0.1, sensitivity=2.0).law.joint
-    assert not Staircase(epsilon=0.01, sensitivity=1.0).law.joint
+    assert Staircase(epsilon=0.01, sensitivity=1.0).law.joint  # on a coarse grid
+    assert not Staircase(epsilon=0.001, sensitivity=1.0).law.joint
+    assert not Staircase(epsilon=1.0, sensitivity=1.01).law.joint  # needs a fine grid
 
 
 @pytest.mark.parametrize("eps,sens", [(0.001, 1.01), (0.01, 1.01), (0.3, 1.01), (1.0, 3.0)])
