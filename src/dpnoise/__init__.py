@@ -2,6 +2,7 @@
 real floating point.  This module only re-exports the public API."""
 
 from .audit import AuditReport, audit
+from .bounds import lower_bounds, rigorous_lower_bounds, tlap_params
 from .errors import (
     BudgetExceededError,
     DpnoiseError,
@@ -11,9 +12,17 @@ from .errors import (
 )
 from .mechanisms.base import Guarantee, Mechanism
 from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
+from .mechanisms.gaussian import (
+    AnalyticGaussian,
+    Gaussian,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+)
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
 from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .verify import VerificationReport, verify
@@ -21,6 +30,7 @@ from .verify import VerificationReport, verify
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnalyticGaussian",
     "AuditReport",
     "BudgetExceededError",
     "ClampedLaplace",
@@ -28,6 +38,7 @@ __all__ = [
     "CryptoRandom",
     "DiscreteGaussian",
     "DpnoiseError",
+    "Gaussian",
     "Geometric",
     "Guarantee",
     "L1Staircase",
@@ -44,10 +55,18 @@ __all__ = [
     "RegionExitError",
     "SeededRandom",
     "Staircase",
+    "TLapDistribution",
+    "TruncatedLaplace",
     "VerificationReport",
     "__version__",
+    "analytic_gaussian_sigma",
     "audit",
+    "classic_gaussian_sigma",
     "eps_prime",
+    "gaussian_delta",
     "grid_for_tolerance",
+    "lower_bounds",
+    "rigorous_lower_bounds",
+    "tlap_params",
     "verify",
 ]

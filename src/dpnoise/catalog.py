@@ -55,6 +55,35 @@ def _build_clamped(a: argparse.Namespace) -> Mechanism:
                           upper=a.upper, grid=a.grid)
 
 
+def _truncated_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p, delta=True)
+    p.add_argument("--grid", type=float, default=None,
+                   help="output grid step, a power of two (default: chosen from epsilon)")
+
+
+def _build_truncated(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.truncated import TruncatedLaplace
+
+    return TruncatedLaplace(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity,
+                            grid=a.grid)
+
+
+def _gaussian_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p, delta=True)
+
+
+def _build_gaussian(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.gaussian import Gaussian
+
+    return Gaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+
+
+def _build_analytic_gaussian(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.gaussian import AnalyticGaussian
+
+    return AnalyticGaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+
+
 def _count_domain_args(p: argparse.ArgumentParser, *, clip: bool = False) -> None:
     p.add_argument("--lower", type=int, default=0,
                    help="smallest possible true count (default 0; outputs never go below)")
@@ -150,6 +179,14 @@ ENTRIES: list[MechanismEntry] = [
                    _laplace_args, _build_laplace),
     MechanismEntry("clamped-laplace", "Laplace then clamp into [lower, upper] (baseline)",
                    _clamped_args, _build_clamped),
+    MechanismEntry("truncated-laplace",
+                   "(ε, δ)-DP truncated Laplacian (paper 001), exact on a grid; 0 < δ < 1/2",
+                   _truncated_args, _build_truncated),
+    MechanismEntry("gaussian", "classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε (ε < 1), exact on a grid",
+                   _gaussian_args, _build_gaussian),
+    MechanismEntry("analytic-gaussian",
+                   "analytic Gaussian (Balle & Wang 2018): smallest σ, exact on a grid",
+                   _gaussian_args, _build_analytic_gaussian),
     MechanismEntry("count-noise",
                    "finite-support integer count noise (paper 002), exact hockey-stick delta",
                    _count_noise_args, _build_count_noise),
