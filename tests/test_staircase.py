@@ -181,11 +181,36 @@ def test_both_samplers_exact_and_verified(joint: bool) -> None:
 
 
 def test_default_uses_fast_joint_table_at_moderate_epsilon() -> None:
-    assert Staircase(epsilon=1.0, sensitivity=1.0).law.joint
-    assert Staircase(epsilon=0.1, sensitivity=2.0).law.joint
-    assert Staircase(epsilon=0.01, sensitivity=1.0).law.joint  # on a coarse grid
-    assert not Staircase(epsilon=0.001, sensitivity=1.0).law.joint
-    assert not Staircase(epsilon=1.0, sensitivity=1.01).law.joint  # needs a fine grid
+    for eps in (0.05, 0.3, 1.0, 5.0):
+        for sens in (1.0, 1.01, 3.0):
+            m = Staircase(epsilon=eps, sensitivity=sens)
+            assert m.law.joint and m.law.words_per_draw == 2, (eps, sens)
+    assert not Staircase(epsilon=0.001, sensitivity=1.0).law.joint  # 3-word tables
+
+
+def test_block_table_offsets_are_uniform_inside_blocks() -> None:
+    """Joint table: cells grouped in aligned blocks; the block's low word bits pick the
+    cell.  The exact per-cell law is flat inside a block and sums to the block's weight."""
+    from dpnoise.exact.ratio_geometric import RatioGeometric
+    from dpnoise.mechanisms.staircase import LatticeStaircase
+
+    law = LatticeStaircase(RatioGeometric(23, 16, 0.999), 3000, 1234, joint=True)
+    assert law.table_size < 16 * 40
+    p = law.period_prob
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    z = law.signed_odd(SeededRandom(4), 400000)
+    K = (np.abs(z) - 1) // 2
+    inside = law.period > K
+    o = K[inside]
+    # cells 0..1233 (weight 1) vs 1234..2999 (weight e^-0.999) of step 0
+    lo = np.mean((o >= 0) & (o < 1234)) / inside.mean()
+    hi = np.mean((o >= 1234) & (o < 3000)) / inside.mean()
+    assert lo == pytest.approx(p[:1234].sum() / p.sum(), abs=0.004)
+    assert hi == pytest.approx(p[1234:3000].sum() / p.sum(), abs=0.004)
+    # a block of 1024 cells [0, 1024): its two halves are equally likely
+    a = np.mean(o < 512)
+    b = np.mean((o >= 512) & (o < 1024))
+    assert a == pytest.approx(b, abs=0.005)
 
 
 @pytest.mark.parametrize("eps,sens", [(0.001, 1.01), (0.01, 1.01), (0.3, 1.01), (1.0, 3.0)])

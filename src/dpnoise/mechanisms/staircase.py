@@ -67,7 +67,7 @@ from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gam
 from .base import Guarantee, Mechanism, as_output
 
 ROUNDING_ALLOWANCE = 1e-12
-JOINT_MAX_PERIOD = 1 << 13  # one-word period table: <= 2^13 positions (2 x 128 KiB, cached)
+JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
 JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 DEFAULT_GRID_BITS = 12
@@ -77,20 +77,31 @@ _EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
 
 
+def _blocks_per_step(S: int) -> int:
+    """Upper bound on the aligned blocks of the two parts of one step (any plateau G)."""
+    return min(S, 2 * S.bit_length() + S // (1 << BLOCK_BITS) + 1)
+
+
+def _joint_fits(S: int, epsilon: float) -> bool:
+    return (_blocks_per_step(S) * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon)
+            <= JOINT_MAX_OUTCOMES and S * math.ceil(JOINT_TAIL_NATS / epsilon)
+            <= MAX_PERIOD_CELLS)
+
+
 def default_grid(sensitivity: float, epsilon: float) -> float:
     """Power-of-two step L = 2^j <= Δ/2^k.
 
-    Preferred: the finest k in [1, 12] for which the fast one-word period table fits
-    (S·ceil(14/ε) <= 2^13 cells, S = ceil(Δ/L)) and the step-width inflation S·L/Δ − 1 is
-    <= 1e-6 (always 0 for dyadic Δ).  Otherwise k = 12 (fewer bits for tiny ε so that
-    M·S <= 2^20), sampled with the two-table (three-word) kernel.
+    Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
+    block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
+    (S·L = Δ to 1e-6: any dyadic Δ) and where the table fits.  Otherwise k = 12 (fewer
+    bits for tiny ε so that M·S <= 2^20), sampled with the two-table (three-word) kernel.
     """
     base = power_of_two_at_most(sensitivity)
     for k in range(DEFAULT_GRID_BITS, 0, -1):
         L = base / 2.0**k
         S = grid_sensitivity(sensitivity, L)
-        if S * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon) <= JOINT_MAX_PERIOD and \
-                S * L / sensitivity - 1 <= 1e-6:
+        if _joint_fits(S, epsilon) and (k == DEFAULT_GRID_BITS or
+                                        S * L / sensitivity - 1 <= 1e-6):
             return L
     k = DEFAULT_GRID_BITS
     while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
@@ -122,25 +133,51 @@ class LatticeStaircase:
         self.G = G
         self.joint = joint
         self.period = geo.M * S
-        cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
         if joint:
-            R = np.arange(geo.M, dtype=np.float64)
-            w = (np.exp(-geo.inner * R)[:, None] * cellw[None, :]).reshape(-1)
-            self.period_table = AliasTable(quantize_fast(w))
+            starts, widths, weights = [], [], []
+            for R in range(geo.M):
+                for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
+                    for start, width in _aligned_blocks(lo, hi, 1 << BLOCK_BITS):
+                        starts.append(R * S + start)
+                        widths.append(width)
+                        weights.append(math.exp(-geo.inner * R - extra) * width)
+            # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
+            # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
+            # BLOCK_BITS bits are an independent uniform offset inside the block
+            q = quantize_fast(np.array(weights) / max(weights))
+            scaled = [(x >> BLOCK_BITS) for x in q]
+            rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
+            order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
+                           reverse=True)
+            for i in order[:rest]:
+                scaled[i] += 1
+            self.period_table = AliasTable([x << BLOCK_BITS for x in scaled])
+            self.block_start = np.array(starts, dtype=np.int64)
+            self.block_width = np.array(widths, dtype=np.int64)
         else:
+            cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
             self.cell_table = AliasTable(quantize_fast(cellw))
 
     @property
     def words_per_draw(self) -> int:
         return 2 if self.joint else 3
 
+    @property
+    def table_size(self) -> int:
+        """Outcomes of the joint period table (blocks), or block + cell table sizes."""
+        if self.joint:
+            return int(self.block_start.size)
+        return self.geo.M + self.S
+
     # ------------------------------------------------------------ exact pmf
     @cached_property
     def period_log(self) -> NDArray[np.float64]:
         """ln P(o) for o = 0..P−1 (from the exact integer weights)."""
-        if self.joint:
+        if self.joint:  # each block's probability spread evenly over its cells
             w = self.period_table.exact_weights()
-            return np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
+            lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
+            lw -= np.log(self.block_width.astype(np.float64))
+            return np.repeat(lw, self.block_width)  # blocks are listed in cell order
         cw = self.cell_table.exact_weights()
         cl = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in cw])
         return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
@@ -242,8 +279,13 @@ class LatticeStaircase:
         """Kernel tables with the outcome values pre-scaled to floats (see ``_sample``)."""
         qtab = np.append(self.geo.q_of_t, 64 // self.geo.a) * self.period
         if self.joint:
-            pos = _interleaved(self.period_table, np.arange(self.period) + 0.5)
-            return qtab, pos, None
+            pos = _interleaved(self.period_table, self.block_start + 0.5)
+            width2 = np.empty(2 * self.period_table.columns, dtype=np.uint64)
+            padded = np.concatenate([self.block_width - 1, np.zeros(
+                self.period_table.columns - self.block_width.size, dtype=np.int64)])
+            width2[0::2] = padded
+            width2[1::2] = padded[self.period_table._alias]
+            return qtab, pos, width2
         r = _interleaved(self.geo.table, np.arange(self.geo.M, dtype=np.float64) * self.S)
         j = _interleaved(self.cell_table, np.arange(self.S) + 0.5)
         return qtab, r, j
@@ -282,8 +324,9 @@ class LatticeStaircase:
                 f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid")
         qtab, t_a, t_b = self._tables
         qtab_f = qtab * grid
+        width2 = t_b if self.joint else None
         tabs = [(thr2, vals * grid, sh, mask) for thr2, vals, sh, mask in
-                ([t_a] if t_b is None else [t_a, t_b])]
+                ([t_a] if self.joint else [t_a, t_b])]
         nw = 1 + len(tabs)
         chunk = min(n, _CHUNK) if n > 0 else 1
         words = np.empty(nw * chunk + 8, dtype=np.uint64)
@@ -321,6 +364,11 @@ class LatticeStaircase:
                 np.add(t1, g, out=t1)
                 np.take(vals, t1.view(np.int64), out=v, mode="wrap")
                 np.add(o, v, out=o)  # (K + 1/2)·L accumulates exactly
+                if width2 is not None:  # uniform offset inside the block: low bits of w
+                    np.take(width2, t1.view(np.int64), out=t2, mode="wrap")
+                    np.bitwise_and(w, t2, out=t2)
+                    np.multiply(t2, grid, out=v)
+                    np.add(o, v, out=o)
             np.bitwise_and(a, top, out=t1)  # sign bit of a, OR-ed into the positive float
             ov = o.view(np.uint64)
             np.bitwise_or(ov, t1, out=ov)
@@ -334,6 +382,20 @@ class LatticeStaircase:
 
 
 _LOW63_MASK = np.uint64((1 << 63) - 1)
+BLOCK_BITS = 10  # joint table: cells grouped in aligned blocks of up to 2^10
+
+
+def _aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:
+    """[lo, hi) as aligned power-of-two blocks (start % width == 0), in order."""
+    out = []
+    a = lo
+    while a < hi:
+        w = max_width if a == 0 else min(max_width, a & -a)
+        while a + w > hi:
+            w >>= 1
+        out.append((a, w))
+        a += w
+    return out
 
 
 def _interleaved(table: AliasTable, values: NDArray[np.float64]
@@ -345,7 +407,7 @@ def _interleaved(table: AliasTable, values: NDArray[np.float64]
     alias = table._alias
     cols = np.arange(table.columns)
     padded = np.concatenate([np.asarray(values, dtype=np.float64),
-                             np.zeros(table.columns - len(values))])
+                             np.zeros(table.columns - len(values))])  # padding: never drawn
     thr2 = np.repeat(thr, 2)
     vals = np.empty(2 * table.columns, dtype=np.float64)
     vals[0::2] = padded[cols]
@@ -433,7 +495,11 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
     quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
     q is measured from a first build (exact loss minus the intended decay).
     """
-    P = M * S if joint else max(M, S)
+    if joint:
+        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
+                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
+    else:
+        P = max(M, S)
     q = _quantisation_estimate(epsilon, M, P)
     deficit = M * epsilon - a * LN2
     if M > 1 and deficit < 3 * q * M:
@@ -481,20 +547,22 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     if try_joint:
         # block length: >= 10/ε steps, table <= 2^13 positions; among those the one whose
         # boundary deficit M·ε − a·ln2 (weighted by the mass beyond it) is smallest
-        lo, hi = math.ceil(JOINT_TAIL_NATS / epsilon), JOINT_MAX_PERIOD // S
+        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
+            _aligned_blocks(G, S, 1 << BLOCK_BITS))
+        lo = math.ceil(JOINT_TAIL_NATS / epsilon)
+        hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
         scored = []
         for Mj in range(max(1, lo), hi + 1):
             aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
             deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
-            q = _quantisation_estimate(epsilon, Mj, Mj * S)
+            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
             if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
-                scored.append((deficit * math.exp(-Mj * epsilon), aj, Mj))
-        for _, aj, Mj in sorted(scored)[:12]:
+                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
+                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
+        for _, aj, Mj in sorted(scored)[:8]:
             joint = _fit(epsilon, aj, Mj, S, G, True)
-            if joint is not None:
-                if joint.second_moment() <= best.second_moment() * (1 + 1e-5):
-                    return joint
-                break
+            if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
+                return joint
     return best
 
 
@@ -511,20 +579,27 @@ def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
 
 def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
                ) -> tuple[float, LatticeStaircase]:
-    """Default grid: the fast joint-table grid when it is exact enough (dyadic Δ: always),
-    else the finest grid among Δ/2^k, k = 12, 10, 8, 6, 4, whose exact sampled law has
-    a variance within 1e-4 of the smallest (finer grids waste less on ceil(Δ/L), coarser
-    ones allow a longer block and so a closer dyadic ratio when ε is tiny)."""
+    """Default grid and law.
+
+    Fast path: :func:`default_grid`'s grid when it gives the two-word joint table and is
+    exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
+    k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
+    E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
+    grid (finer grids waste less on ceil(Δ/L); coarser ones allow longer blocks and so a
+    closer dyadic ratio when ε is tiny).
+    """
+    base = power_of_two_at_most(sensitivity)
     first = default_grid(sensitivity, epsilon)
     law = _law_for_grid(epsilon, sensitivity, gamma, first)
-    if law.joint:
+    exact = law.S * first / sensitivity - 1 <= 1e-6
+    if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
         return first, law
+
     def metric(g: float, lw: LatticeStaircase) -> float:
         return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
 
     found = [(metric(first, law), first, law)]
-    base = power_of_two_at_most(sensitivity)
-    for k in (12, 10, 8, 6, 4):
+    for k in (12, 10, 8, 6, 4, 2):
         g = base / 2.0**k
         if g == first:
             continue
@@ -532,13 +607,13 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
         if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
             continue
         try:
-            cand = _law_for_grid(epsilon, sensitivity, gamma, g, try_joint=False)
+            cand = _law_for_grid(epsilon, sensitivity, gamma, g)
         except ParameterError:
             continue
         found.append((metric(g, cand), g, cand))
-    # the finest grid whose criterion (variance, or E|noise|) is within 1e-4 of the best
     best = min(v for v, _, _ in found)
-    _, g, law = min((t for t in found if t[0] <= best * (1 + 1e-4)), key=lambda t: t[1])
+    good = [t for t in found if t[0] <= best * (1 + 1e-4)]
+    _, g, law = min(good, key=lambda t: (not t[2].joint, t[1]))
     return g, law
 
 
