@@ -367,7 +367,7 @@ class LatticeStaircase:
                 if width2 is not None:  # uniform offset inside the block: low bits of w
                     np.take(width2, t1.view(np.int64), out=t2, mode="wrap")
                     np.bitwise_and(w, t2, out=t2)
-                    np.multiply(t2, grid, out=v)
+                    np.multiply(t2.view(np.int64), grid, out=v)  # < 2^10: exact
                     np.add(o, v, out=o)
             np.bitwise_and(a, top, out=t1)  # sign bit of a, OR-ed into the positive float
             ov = o.view(np.uint64)
