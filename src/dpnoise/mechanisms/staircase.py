@@ -12,9 +12,9 @@ exactly from random words with integer arithmetic:
 1.  Grid L = 2^j.  The true value maps exactly to c = floor(x/L + 1/2); neighbours move
     c by at most S = ceil(Δ/L) cells (``lattice.grid_sensitivity``).  One *step* of the
     staircase is S cells wide (continuous-equivalent width S·L >= Δ), the plateau
-    half-width is G = round(γS) cells.  Default grid: Δ/2^k for the finest k <= 12 at
-    which the fast one-word table below fits and S·L = Δ to 1e-6 (any dyadic Δ), else
-    the grid among Δ/2^{12,10,8,6,4} whose exact sampled law has the least variance.
+    half-width is G = round(γS) cells.  Default grid: Δ/4096 when the fast one-word
+    table below fits there (ε >~ 0.05), else a coarser grid that is exact for Δ, else the
+    grid among Δ/2^{12,10,...,2} whose exact sampled law is best (``_auto_grid``).
 2.  Output c·L ± (K + 1/2)·L (half-offset grid, as :class:`Laplace`).  Magnitude cell
     K = Q·P + o with period P = M·S:  Q = floor(T/a), T = trailing zeros of a random
     word, is exactly Geometric with ratio 2^-a per period; o = R·S + j is the position
@@ -22,9 +22,12 @@ exactly from random words with integer arithmetic:
     tables with weights ∝ e^(−ε'·(R + [j >= G])), ε' = ε minus the measured 64-bit
     quantisation excess.  The block boundary decays by a·ln2 − (M−1)ε' <= ε' (a =
     floor(Mε'/ln2)): every step decays at the full rate except that one, which absorbs
-    the dyadic rounding.  Either one joint table over the P positions (2 words/draw;
-    P <= 2^13 so the tables stay in cache, M >= 10/ε so the boundary carries mass
-    <= e^-10, checked to cost < 1e-5 in variance) or a block table for
+    the dyadic rounding.  Either one joint table over the period (2 words/draw): the
+    cells of each step's two parts are grouped into aligned blocks of up to 2^10 cells,
+    the alias table (<= 2^13 blocks, so it stays in cache; thresholds multiples of 2^10)
+    picks a block from the word's top 54 bits and its low 10 bits pick the cell in the
+    block; M >= 10/ε so the boundary carries mass <= e^-10, checked to cost < 1e-5 in
+    variance.  Or a block table for
     R and a cell table for j (3 words/draw; any ε).  Sign from bit 63.  No loops, no
     dependence of the work on the true value.
 3.  Levels: cell K is at level 0 if K < G, else 1 + floor((K − G)/S); a shift of at most
@@ -116,8 +119,8 @@ class LatticeStaircase:
     random word); o ∈ [0, P) is the position inside the period, o = R·S + j (R: step of
     the block, j: cell of the step).  Two samplers for o, both with known integer weights:
 
-    * ``joint``: one 64-bit alias table over all P positions (one word; used when
-      P <= 2^16 and the weights' dynamic range <= 2^30, i.e. moderate/large ε);
+    * ``joint``: one alias table over aligned blocks of up to 2^10 cells of the period
+      (one word: top 54 bits pick the block, low 10 bits the cell; <= 2^13 blocks);
     * product: R from the block table of :class:`RatioGeometric` and j from a table over
       the S cells (two words; any ε).
 
@@ -531,8 +534,8 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
 
     In-block steps decay at ε (less the measured 64-bit quantisation excess), the
-    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (M·S <= 2^13,
-    M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words/draw).
+    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
+    blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
     """
     max_block = max(1, MAX_PERIOD_CELLS // S)
     best = None
@@ -545,8 +548,8 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     if best is None:
         raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
     if try_joint:
-        # block length: >= 10/ε steps, table <= 2^13 positions; among those the one whose
-        # boundary deficit M·ε − a·ln2 (weighted by the mass beyond it) is smallest
+        # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
+        # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
         per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
             _aligned_blocks(G, S, 1 << BLOCK_BITS))
         lo = math.ceil(JOINT_TAIL_NATS / epsilon)
