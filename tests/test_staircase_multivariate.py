@@ -170,3 +170,12 @@ def test_region_sizes_consistent_with_samples() -> None:
     assert l1.region_size(0.95) == pytest.approx(2 * (t * 11.0) ** 2, rel=1e-12)
     assert l1.region_size(0.95) < 2 * 52.18250970229636**2  # Laplace(11) needs 5446
     assert np.all(box.in_output_set(box.release(np.ones((10, 2)), rng=SeededRandom(1))))
+
+
+def test_less_noise_breaks_the_claim_on_cells() -> None:
+    """Calibrated for a 2% larger ε (steeper levels), the exact cell law exceeds ε."""
+    eps = 1.0
+    for steeper in (MultivariateStaircase(epsilon=eps * 1.02, sensitivities=(1, 2), lam=0.3,
+                                          grid_bits=2),
+                    L1Staircase(epsilon=eps * 1.02, sensitivity=1.0, grid_bits=2)):
+        assert verify(steeper.privacy_model(), epsilons=[eps]).epsilon > eps
