@@ -135,7 +135,7 @@ def test_seeded_reproducible() -> None:
 
 @pytest.mark.parametrize("kw", [
     {"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan}, {"epsilon": math.inf},
-    {"epsilon": 50.0}, {"sensitivity": 0.0}, {"sensitivity": math.nan},
+    {"epsilon": 50.0}, {"epsilon": 1e-6}, {"sensitivity": 0.0}, {"sensitivity": math.nan},
     {"criterion": "median"}, {"level": 1.0}, {"level": 0.0}, {"grid": 0.3},
 ])
 def test_bad_parameters(kw: dict) -> None:
@@ -213,7 +213,8 @@ def test_block_table_offsets_are_uniform_inside_blocks() -> None:
     assert a == pytest.approx(b, abs=0.005)
 
 
-@pytest.mark.parametrize("eps,sens", [(0.001, 1.01), (0.01, 1.01), (0.3, 1.01), (1.0, 3.0)])
+@pytest.mark.parametrize("eps,sens", [(0.001, 1.01), (0.01, 1.01), (0.3, 1.01), (1.0, 3.0),
+                                      (20.0, 1e-6), (2e-5, 1.0)])
 def test_default_grid_keeps_released_law_close_to_ideal(eps: float, sens: float) -> None:
     """Grid rounding (ceil(Δ/L) cells per step) and the dyadic ratio cost < 0.4% variance."""
     m = Staircase(epsilon=eps, sensitivity=sens)

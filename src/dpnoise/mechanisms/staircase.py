@@ -73,6 +73,7 @@ ROUNDING_ALLOWANCE = 1e-12
 JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
 JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
+MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
 DEFAULT_GRID_BITS = 12
 MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
 _CHUNK = 1 << 14
@@ -505,24 +506,33 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
         P = max(M, S)
     q = _quantisation_estimate(epsilon, M, P)
     deficit = M * epsilon - a * LN2
-    if M > 1 and deficit < 3 * q * M:
+    if M > 1 and deficit < 0.5 * q * M:
         return None
+    e0 = epsilon * (1 - 1e-12)
+    if M > 1:
+        e0 = min(e0, a * LN2 / (M - 1))
     try:
-        law = LatticeStaircase(RatioGeometric(a, M, epsilon * (1 - 1e-12)), S, G, joint=joint)
+        law = LatticeStaircase(RatioGeometric(a, M, e0), S, G, joint=joint)
+        excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
     except ParameterError:
-        return None
-    excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
-    if not math.isfinite(excess):
-        return None
+        excess = math.inf
     if excess <= 0:
         return law
-    for factor in (2.0, 4.0, 8.0):
-        margin = factor * excess + 2 * ROUNDING_ALLOWANCE
-        e_in = epsilon - margin
-        if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
-            return None
+    if math.isfinite(excess):
+        for factor in (2.0, 8.0, 32.0, 128.0, 512.0):
+            margin = factor * excess + 2 * ROUNDING_ALLOWANCE
+            e_in = min(e0, epsilon - margin)
+            if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
+                break
+            try:
+                law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
+            except ParameterError:
+                break
+            if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
+                return law
+    if M > 1:  # last resort: a uniform ratio a·ln2/M (equal margin on every step)
         try:
-            law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
+            law = LatticeStaircase(RatioGeometric(a, M), S, G, joint=joint)
         except ParameterError:
             return None
         if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
@@ -537,7 +547,7 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
     blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
     """
-    max_block = max(1, MAX_PERIOD_CELLS // S)
+    max_block = max(1, min(MAX_PERIOD_CELLS // S, 1 << 16))
     best = None
     for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
         if (M - 1) * epsilon > MAX_SPAN_BITS * LN2:
@@ -641,6 +651,9 @@ class Staircase(Mechanism):
         grid: float | None = None,
     ) -> None:
         self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
+        if self.epsilon < MIN_EPSILON:
+            raise ParameterError(f"epsilon must be in [{MIN_EPSILON:g}, {MAX_EPSILON:g}] for "
+                                 f"the staircase (block tables of <= 2^16 steps), got {epsilon!r}")
         self.sensitivity = check_sensitivity(sensitivity)
         if criterion not in CRITERIA:
             raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}, "
