@@ -21,6 +21,7 @@ from .mechanisms.gaussian import (
 )
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
+from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
@@ -40,9 +41,11 @@ __all__ = [
     "Gaussian",
     "Geometric",
     "Guarantee",
+    "L1Staircase",
     "Laplace",
     "LedgerError",
     "Mechanism",
+    "MultivariateStaircase",
     "NumpyRandom",
     "ParameterError",
     "PlanarLaplace",
@@ -51,6 +54,7 @@ __all__ = [
     "RandomSource",
     "RegionExitError",
     "SeededRandom",
+    "Staircase",
     "TLapDistribution",
     "TruncatedLaplace",
     "VerificationReport",
