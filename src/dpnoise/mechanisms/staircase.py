@@ -55,12 +55,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
-from ..exact.alias import AliasTable
+from ..exact.alias import AliasTable, quantize_weights
 from ..exact.ratio_geometric import (
     LN2,
     MAX_SPAN_BITS,
     RatioGeometric,
-    quantize_fast,
     ratio_candidates,
 )
 from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
@@ -148,7 +147,7 @@ class LatticeStaircase:
             # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
             # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
             # BLOCK_BITS bits are an independent uniform offset inside the block
-            q = quantize_fast(np.array(weights) / max(weights))
+            q = quantize_weights(np.array(weights) / max(weights))
             scaled = [(x >> BLOCK_BITS) for x in q]
             rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
             order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
@@ -160,7 +159,7 @@ class LatticeStaircase:
             self.block_width = np.array(widths, dtype=np.int64)
         else:
             cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
-            self.cell_table = AliasTable(quantize_fast(cellw))
+            self.cell_table = AliasTable(quantize_weights(cellw))
 
     @property
     def words_per_draw(self) -> int:
@@ -811,7 +810,7 @@ class NestedLevels:
         self.h = h
         r = 2.0 ** (-geo.a / geo.M)
         w = np.array([h[m] * r**m for m in range(d + 1)], dtype=np.float64)
-        self.m_table = AliasTable(quantize_fast(w))
+        self.m_table = AliasTable(quantize_weights(w))
         with mpmath.workdps(40):
             ideal = [mpmath.mpf(h[m]) * mpmath.power(2, -mpmath.mpf(geo.a) * m / geo.M)
                      for m in range(d + 1)]
