@@ -35,81 +35,24 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..calibration import calibrate_block, default_grid
-from ..errors import ParameterError
 from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import (
     check_grid,
     grid_sensitivity,
     to_index,
 )
+from ..lattice_law import HalfLatticeLaw
 from ..params import check_epsilon, check_interval, check_sensitivity, check_values
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
 
-class LatticeLaplaceNoise:
+class LatticeLaplaceNoise(HalfLatticeLaw):
     """Exact law of the output c·L + Z·L, Z = ±(K + 1/2), of :class:`Laplace` (scipy-like)."""
 
     def __init__(self, block: BlockGeometric, grid: float, center: float = 0.0) -> None:
+        super().__init__(block, grid, center)
         self.block = block
-        self.grid = grid
-        self.center = center  # already a grid point
-
-    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        on_lattice = np.floor(u) + 0.5 == u
-        k = np.floor(np.abs(u)).astype(np.int64)
-        out = self.block.logpmf(k) - LN2
-        return np.where(on_lattice, out, -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first k with k + 1/2 > u
-        kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
-        upper = 1.0 - 0.5 * self.block.sf(kpos)
-        lower = 0.5 * self.block.sf(kneg)
-        return np.where(u >= 0, upper, lower)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (vectorised bisection on the cell index)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
-        lo = np.full(q.shape, -(1 << 40), dtype=np.int64)  # cell indices z - 1/2
-        hi = np.full(q.shape, 1 << 40, dtype=np.int64)
-        for _ in range(42):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
-    def mean(self) -> float:
-        return self.center
-
-    def var(self) -> float:
-        return self.grid**2 * self.block.second_moment_half()
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        """E|Y − center| = L·(E[K] + 1/2)."""
-        return self.grid * (self.block.mean() + 0.5)
-
-    def interval(self, level: float) -> tuple[float, float]:
-        """Central interval holding at least ``level`` of the mass."""
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
 class ClampedLaw:

@@ -63,6 +63,7 @@ from ..exact.ratio_geometric import (
     ratio_candidates,
 )
 from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..lattice_law import HalfLatticeLaw
 from ..params import check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
@@ -233,6 +234,16 @@ class LatticeStaircase:
         eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
         P = self.period
         return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
+
+    def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
+        """ln P(K) of the magnitude (the :class:`~dpnoise.lattice_law.MagnitudeLaw` view)."""
+        return self.log_magnitude(K)
+
+    def sf(self, K: ArrayLike) -> NDArray[np.float64]:
+        return self.magnitude_sf(K)
+
+    def half_moments(self) -> tuple[float, float]:
+        return self._moments
 
     def first_moment(self) -> float:
         return self._moments[0]
@@ -418,66 +429,15 @@ def _interleaved(table: AliasTable, values: NDArray[np.float64]
     return (thr2, vals, np.uint64(64 - table.bits - 1), np.uint64(table.mass - 1))
 
 
-class LatticeStaircaseNoise:
+class LatticeStaircaseNoise(HalfLatticeLaw):
     """Exact law of the release c·L + Z·L of :class:`Staircase` (scipy.stats-like)."""
 
     def __init__(self, law: LatticeStaircase, grid: float, center: float = 0.0) -> None:
+        super().__init__(law, grid, center)
         self.law = law
-        self.grid = grid
-        self.center = center
-
-    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        on = np.floor(u) + 0.5 == u
-        K = np.floor(np.abs(u)).astype(np.int64)
-        return np.where(on, self.law.log_magnitude(K) - LN2, -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first K with K + 1/2 > u
-        kneg = np.ceil(-u - 0.5).astype(np.int64)  # first K with K + 1/2 >= -u
-        upper = 1.0 - 0.5 * self.law.magnitude_sf(kpos)
-        lower = 0.5 * self.law.magnitude_sf(kneg)
-        return np.where(u >= 0, upper, lower)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (vectorised bisection)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)) or np.any(np.isnan(q)):
-            raise ParameterError("q must be in [0, 1]")
-        lo = np.full(q.shape, -(1 << 45), dtype=np.int64)
-        hi = np.full(q.shape, 1 << 45, dtype=np.int64)
-        for _ in range(47):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
-    def mean(self) -> float:
-        return self.center
-
-    def var(self) -> float:
-        return self.grid**2 * self.law.second_moment()
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        return self.grid * self.law.first_moment()
 
     def interval(self, level: float) -> tuple[float, float]:
-        a = (1 - check_level(level)) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
+        return super().interval(check_level(level))
 
 
 

@@ -49,6 +49,7 @@ from ..errors import ParameterError
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import check_grid, grid_sensitivity, to_index
+from ..lattice_law import HalfLatticeLaw
 from ..params import check_values
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
@@ -173,71 +174,17 @@ def calibrate_support(block: BlockGeometric, steps: int, delta: float
 
 
 # ---------------------------------------------------------------- lattice law
-class LatticeTLapNoise:
+class LatticeTLapNoise(HalfLatticeLaw):
     """Exact law of the release c·L + Z·L, Z = ±(K + 1/2), K = X mod n (scipy-like)."""
 
     def __init__(self, law: FoldedBlockGeometric, grid: float, center: float = 0.0) -> None:
+        super().__init__(law, grid, center, support_max=law.n - 1)
         self.law = law
-        self.grid = grid
-        self.center = center
 
     @property
     def half_width(self) -> float:
         """Largest |Y − center| = (n − 1/2)·L."""
         return (self.law.n - 0.5) * self.grid
-
-    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        on = np.floor(u) + 0.5 == u
-        k = np.floor(np.abs(np.where(on, u, 0.5))).astype(np.int64)
-        return np.where(on, self.law.logpmf(k) - LN2, -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        u = np.clip(u, -(self.law.n + 1.0), self.law.n + 1.0)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1
-        kneg = np.ceil(-u - 0.5).astype(np.int64)
-        return np.where(u >= 0, 1.0 - 0.5 * self.law.sf(kpos), 0.5 * self.law.sf(kneg))
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (bisection on the cell index)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
-        n = self.law.n
-        lo = np.full(q.shape, -n - 1, dtype=np.int64)
-        hi = np.full(q.shape, n - 1, dtype=np.int64)
-        while np.any(hi - lo > 1):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
-    def mean(self) -> float:
-        return self.center
-
-    def mean_abs(self) -> float:
-        return self.grid * self.law.moments_half()[0]
-
-    def var(self) -> float:
-        return self.grid**2 * self.law.moments_half()[1]
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def interval(self, level: float) -> tuple[float, float]:
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
 # ---------------------------------------------------------------- mechanism
