@@ -39,12 +39,11 @@ from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import (
     check_grid,
     grid_sensitivity,
-    to_index,
 )
 from ..lattice_law import HalfLatticeLaw
 from ..params import check_epsilon, check_interval, check_sensitivity, check_values
-from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism, as_output
+from ..randomness import RngLike
+from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
 
 
 class LatticeLaplaceNoise(HalfLatticeLaw):
@@ -95,7 +94,7 @@ class ClampedLaw:
         return float(np.sum(np.abs(self.support - true_value) * self.probs))
 
 
-class Laplace(Mechanism):
+class Laplace(HalfLatticeMechanism):
     """ε-DP Laplace mechanism, exact on a power-of-two grid (pure DP on real hardware).
 
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
@@ -146,24 +145,11 @@ class Laplace(Mechanism):
         )
 
     # ---------------------------------------------------------------- release
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        values = check_values("true_value", true_value)
-        flat = values.reshape(-1)
-        source = resolve_rng(rng)
-        out = self.block.signed_odd(source, flat.size, centre=flat, grid=self.grid)
-        return as_output(out.reshape(values.shape), true_value)
+    def _sampler(self) -> Any:
+        return self.block
 
-    def noise(self, true_value: float | None = None) -> LatticeLaplaceNoise:
-        if true_value is None:
-            return LatticeLaplaceNoise(self.block, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
-        return LatticeLaplaceNoise(self.block, self.grid, c)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _law(self, center: float) -> LatticeLaplaceNoise:
+        return LatticeLaplaceNoise(self.block, self.grid, center)
 
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice

@@ -67,7 +67,7 @@ from ..lattice_law import HalfLatticeLaw
 from ..params import check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
-from .base import Guarantee, Mechanism, as_output
+from .base import Guarantee, HalfLatticeMechanism, Mechanism
 
 ROUNDING_ALLOWANCE = 1e-12
 JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
@@ -589,7 +589,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
     return g, law
 
 
-class Staircase(Mechanism):
+class Staircase(HalfLatticeMechanism):
     """Optimal data-independent ε-DP noise (paper 004), exact on a power-of-two grid.
 
     ``criterion`` picks the member of the optimal family: "variance" (default),
@@ -669,24 +669,11 @@ class Staircase(Mechanism):
         )
 
     # ---------------------------------------------------------------- release
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        values = check_values("true_value", true_value)
-        flat = np.ascontiguousarray(values.reshape(-1))
-        source = resolve_rng(rng)
-        out = self.law.signed_odd(source, flat.size, centre=flat, grid=self.grid)
-        return as_output(out.reshape(values.shape), true_value)
+    def _sampler(self) -> Any:
+        return self.law
 
-    def noise(self, true_value: float | None = None) -> LatticeStaircaseNoise:
-        if true_value is None:
-            return LatticeStaircaseNoise(self.law, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
-        return LatticeStaircaseNoise(self.law, self.grid, c)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _law(self, center: float) -> LatticeStaircaseNoise:
+        return LatticeStaircaseNoise(self.law, self.grid, center)
 
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice

@@ -48,11 +48,9 @@ from ..calibration import default_grid as shared_default_grid
 from ..errors import ParameterError
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import LN2, BlockGeometric
-from ..lattice import check_grid, grid_sensitivity, to_index
+from ..lattice import check_grid, grid_sensitivity
 from ..lattice_law import HalfLatticeLaw
-from ..params import check_values
-from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism, as_output
+from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
 
@@ -188,7 +186,7 @@ class LatticeTLapNoise(HalfLatticeLaw):
 
 
 # ---------------------------------------------------------------- mechanism
-class TruncatedLaplace(Mechanism):
+class TruncatedLaplace(HalfLatticeMechanism):
     """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
@@ -245,24 +243,11 @@ class TruncatedLaplace(Mechanism):
         )
 
     # ------------------------------------------------------------ release
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        values = check_values("true_value", true_value)
-        flat = values.reshape(-1)
-        source = resolve_rng(rng)
-        out = self.law.signed_odd(source, flat.size, centre=flat, grid=self.grid)
-        return as_output(out.reshape(values.shape), true_value)
+    def _sampler(self) -> Any:
+        return self.law
 
-    def noise(self, true_value: float | None = None) -> LatticeTLapNoise:
-        if true_value is None:
-            return LatticeTLapNoise(self.law, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
-        return LatticeTLapNoise(self.law, self.grid, c)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _law(self, center: float) -> LatticeTLapNoise:
+        return LatticeTLapNoise(self.law, self.grid, center)
 
     def continuous(self) -> TLapDistribution:
         """The ideal continuous TLap law (paper's formulas)."""
