@@ -34,6 +34,7 @@ from dpnoise import (
     Gaussian,
     Geometric,
     Laplace,
+    Staircase,
     TruncatedLaplace,
 )
 
@@ -84,6 +85,31 @@ CASES: list[Case] = [
         invalid=[*_BAD_PRIVACY, {"lower": 5.0, "upper": 5.0}, {"lower": 3.0, "upper": 1.0},
                  {"upper": math.inf}],
         bad_values=[11.0, -0.5, math.nan],
+    ),
+]
+
+
+CASES += [
+    Case(
+        id="staircase-variance-eps1",
+        factory=Staircase,
+        valid={"epsilon": 1.0, "sensitivity": 1.0},
+        true_value=2.5,
+        invalid=[*_BAD_PRIVACY, {"epsilon": 25.0}, {"criterion": "median"}, {"level": 1.5},
+                 {"grid": 0.3}],
+        bad_values=[math.nan, math.inf, "abc"],
+        # calibrated for a 0.1% larger epsilon (steeper steps): loss must exceed epsilon
+        less_noisy=lambda: Staircase(epsilon=1.001, sensitivity=1.0).privacy_model(),
+    ),
+    Case(
+        id="staircase-interval-eps0.5-sens3",
+        factory=Staircase,
+        valid={"epsilon": 0.5, "sensitivity": 3.0, "criterion": "interval", "level": 0.9},
+        true_value=-40.0,
+        invalid=_BAD_PRIVACY,
+        bad_values=[-math.inf],
+        less_noisy=lambda: Staircase(epsilon=0.5005, sensitivity=3.0, criterion="interval",
+                                     level=0.9).privacy_model(),
     ),
 ]
 

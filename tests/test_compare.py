@@ -17,7 +17,8 @@ def _by_name(rows):  # type: ignore[no-untyped-def]
 
 
 def test_small_delta_truncated_laplace_wins() -> None:
-    rows = _by_name(compare(1.0, 1e-5, 1.0))
+    # among the Laplace/Gaussian families (the staircase row is checked separately below)
+    rows = _by_name(compare(1.0, 1e-5, 1.0, [c for c in CANDIDATES if c.name != "staircase"]))
     assert set(rows) == {"laplace", "truncated-laplace", "gaussian", "analytic-gaussian"}
     assert rows["gaussian"].skipped  # classic needs ε < 1
     tl, ag = rows["truncated-laplace"], rows["analytic-gaussian"]
@@ -64,3 +65,14 @@ def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert {r["name"] for r in data["rows"]} >= {"laplace", "truncated-laplace"}
     assert main(["compare", "--epsilon", "0", "--delta", "1e-5"]) == 2
+
+
+def test_staircase_row_beats_laplace_everywhere() -> None:
+    rows = _by_name(compare(1.0, 1e-5, 1.0))
+    assert set(rows) == {"laplace", "staircase", "truncated-laplace", "gaussian",
+                         "analytic-gaussian"}
+    st, lap = rows["staircase"], rows["laplace"]
+    assert st.skipped is None and st.guarantee == "1-DP"
+    assert st.std == pytest.approx(1.918104**0.5, rel=1e-4)  # paper 004 Table 1
+    assert st.mean_abs < lap.mean_abs and st.std < lap.std and st.bound95 <= lap.bound95
+    assert "std" in st.best

@@ -21,6 +21,7 @@ from .mechanisms.gaussian import (
 )
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
+from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
@@ -42,9 +43,11 @@ __all__ = [
     "Gaussian",
     "Geometric",
     "Guarantee",
+    "L1Staircase",
     "Laplace",
     "LedgerError",
     "Mechanism",
+    "MultivariateStaircase",
     "NumpyRandom",
     "ParameterError",
     "PlanarLaplace",
@@ -54,6 +57,7 @@ __all__ = [
     "RegionExitError",
     "SeededRandom",
     "Session",
+    "Staircase",
     "TLapDistribution",
     "TruncatedLaplace",
     "VerificationReport",

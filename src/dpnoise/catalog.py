@@ -155,6 +155,23 @@ def _build_dg(a: argparse.Namespace) -> Mechanism:
     return DiscreteGaussian(epsilon=a.epsilon, delta=a.delta, sigma2=a.sigma2,
                             sensitivity=a.sensitivity, lower=a.lower, upper=a.upper,
                             boundary=a.boundary)
+def _staircase_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p)
+    p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
+                   default="variance",
+                   help="member of the optimal family: min variance (default), min E|noise|, "
+                        "or shortest symmetric interval at --level")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="coverage for --criterion interval (default 0.95)")
+    p.add_argument("--grid", type=float, default=None,
+                   help="output grid step, a power of two (default: sensitivity/4096)")
+
+
+def _build_staircase(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.staircase import Staircase
+
+    return Staircase(epsilon=a.epsilon, sensitivity=a.sensitivity, criterion=a.criterion,
+                     level=a.level, grid=a.grid)
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -178,6 +195,8 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("discrete-gaussian",
                    "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
                    _dg_args, _build_dg),
+    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise (paper 004), exact "
+                   "on a power-of-two grid", _staircase_args, _build_staircase),
 ]
 
 

@@ -83,12 +83,20 @@ def _analytic(e: float, d: float, s: float) -> Mechanism:
     return AnalyticGaussian(epsilon=e, delta=d, sensitivity=s)
 
 
+def _staircase(e: float, d: float, s: float) -> Mechanism:
+    from .mechanisms.staircase import Staircase
+
+    return Staircase(epsilon=e, sensitivity=s)
+
+
 def _needs_delta(e: float, d: float) -> str | None:
     return None if d > 0 else "needs delta > 0"
 
 
 CANDIDATES: list[Candidate] = [
     Candidate("laplace", "pure ε-DP Laplace (uses no δ)", lambda e, d: None, _laplace),
+    Candidate("staircase", "pure ε-DP optimal staircase, min variance (paper 004; no δ)",
+              lambda e, d: None, _staircase),
     Candidate("truncated-laplace", "truncated Laplacian (paper 001)",
               lambda e, d: None if 0 < d < 0.5 else "needs 0 < delta < 1/2", _truncated),
     Candidate("gaussian", "classic Gaussian",

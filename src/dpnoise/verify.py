@@ -15,6 +15,8 @@ then compares them with the claim afterwards.  Three kinds of model:
     (sliding-window min/max, exact in the window); beyond the window the pmf must be
     periodic in log-ratio with the declared ``period`` -- which the verifier *checks*
     on the window instead of trusting.
+:class:`AdditiveGrid`
+    d-dimensional cells (multivariate staircase): every neighbour shift over a window.
 :class:`DiscreteFamily`
     a finite pmf for each input in a list, neighbours by distance; exact sums.
 :class:`ContinuousFamily`
@@ -52,6 +54,22 @@ class AdditiveLattice:
     max_shift: int
     period: int | None = None
     window: int | None = None  # default: 3 periods + 2 shifts on each side
+
+
+@dataclass(frozen=True)
+class AdditiveGrid:
+    """Output = centre + u in d dimensions (u: integer cell offsets), pmf ``exp(logpmf(u))``.
+
+    ``logpmf`` maps an (n, d) int array of offsets to log-probabilities; ``shifts`` is the
+    (k, d) array of all cell shifts neighbours can cause; ``window`` the half-widths of the
+    box of offsets checked.  The verifier evaluates the pmf on the window and takes the
+    maximum |ln p(u) − ln p(u + δ)| over every shift δ and every u with both points in
+    the window (it does not extrapolate beyond it).
+    """
+
+    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
+    shifts: NDArray[np.int64]
+    window: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -219,6 +237,36 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
         worst={"lattice_point": worst_at, "max_shift": S, "window": W},
         method="additive lattice: sliding-window extremes over all shifts <= max_shift; "
         "delta(eps') for the extreme shift",
+    )
+
+
+# ---------------------------------------------------------------- grid (d-dim)
+def _verify_grid(model: AdditiveGrid, epsilons: Sequence[float]) -> VerificationReport:
+    W = tuple(int(w) for w in model.window)
+    axes = [np.arange(-w, w) for w in W]
+    mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+    shape = mesh.shape[:-1]
+    lp = np.asarray(model.logpmf(mesh.reshape(-1, len(W))), dtype=np.float64).reshape(shape)
+    if np.any(np.isnan(lp)):
+        raise ParameterError("logpmf returned NaN")
+    loss, worst = 0.0, None
+    deltas = [0.0] * len(epsilons)
+    for delta in np.asarray(model.shifts, dtype=np.int64):
+        if not np.any(delta):
+            continue
+        src = tuple(slice(max(0, -d), n - max(0, d)) for d, n in zip(delta, shape, strict=True))
+        dst = tuple(slice(max(0, d), n - max(0, -d)) for d, n in zip(delta, shape, strict=True))
+        a, b = lp[src].ravel(), lp[dst].ravel()
+        here = pair_loss(a, b)
+        if here > loss:
+            loss, worst = here, delta.tolist()
+        for i, e in enumerate(epsilons):
+            deltas[i] = max(deltas[i], _log_hockey(a, b, e), _log_hockey(b, a, e))
+    return VerificationReport(
+        epsilon=loss,
+        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
+        worst={"shift": worst, "window": W, "shifts_checked": len(model.shifts)},
+        method="additive grid: every neighbour shift over a window of cells",
     )
 
 
@@ -486,6 +534,8 @@ def verify(
         eps_list.append(float(claimed.epsilon))
     if isinstance(model, AdditiveLattice):
         report = _verify_lattice(model, eps_list)
+    elif isinstance(model, AdditiveGrid):
+        report = _verify_grid(model, eps_list)
     elif isinstance(model, FiniteLattice):
         report = _verify_finite_lattice(model, eps_list)
     elif isinstance(model, DiscreteFamily):

@@ -13,6 +13,7 @@ REPRODUCTIONS: dict[str, str] = {
     "truncated-laplacian": "truncated_laplacian",
     "count-noise": "count_noise",
     "finite-precision": "finite_precision",
+    "staircase": "staircase",
 }
 
 

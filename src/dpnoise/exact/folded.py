@@ -187,6 +187,10 @@ class FoldedBlockGeometric:
         val = tab[1][jj] if tab is not None else np.exp(self.log_sf(jj)).reshape(jj.shape)
         return np.where(j <= 0, 1.0, np.where(j >= self.n, 0.0, val))
 
+    def half_moments(self) -> tuple[float, float]:
+        """(E[K + 1/2], E[(K + 1/2)²]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        return self.moments_half()
+
     def moments_half(self) -> tuple[float, float]:
         """(E[K + 1/2], E[(K + 1/2)²])."""
         tab = self.table

@@ -253,6 +253,10 @@ class BlockGeometric:
         # (qM + r + 1/2)^2 = q^2 M^2 + 2 q M (r + 1/2) + (r + 1/2)^2, q independent of r
         return 3 * M * M + 2 * M * (er + 0.5) + (er2 + er + 0.25)
 
+    def half_moments(self) -> tuple[float, float]:
+        """(E[K + 1/2], E[(K + 1/2)^2]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        return self.mean() + 0.5, self.second_moment_half()
+
     def sf(self, k: ArrayLike) -> NDArray[np.float64]:
         """P(K >= k) for integer k."""
         k = np.asarray(k, dtype=np.int64)

@@ -43,15 +43,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
+from ..calibration import calibrate_block
+from ..calibration import default_grid as shared_default_grid
 from ..errors import ParameterError
 from ..exact.folded import FoldedBlockGeometric
-from ..exact.geometric import LN2, MAX_BLOCK, BlockGeometric
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
-from ..params import check_values
-from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism, as_output
+from ..exact.geometric import LN2, BlockGeometric
+from ..lattice import check_grid, grid_sensitivity
+from ..lattice_law import HalfLatticeLaw
+from .base import Guarantee, HalfLatticeMechanism
 
-ROUNDING_ALLOWANCE = 1e-12
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
 
 
@@ -133,33 +133,16 @@ class TLapDistribution:
 
 # ---------------------------------------------------------------- calibration
 def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^floor(log2 Δ) / 2^k (the lattice Laplace's rule, capped).
-
-    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
-    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12 (decay per cell quantised to < 2^-12).
-    k <= floor(17 + log2(ε/0.7)) keeps M <= ~2^17 (table size; coarser grid for ε < 0.02)
-    and k <= 21 keeps the support (~2^k·A/Δ cells per side) small enough to verify densely.
-    """
-    wanted = max(12, math.ceil(math.log2(4096 * epsilon / LN2)))
-    cap = min(21, math.floor(17 + math.log2(epsilon / 0.7)))
-    k = max(0, min(wanted, cap))
-    return power_of_two_at_most(sensitivity) / 2.0**k
+    """The shared lattice rule, with k <= 21 so the support (~2^k·A/Δ cells per side) stays
+    small enough to verify densely."""
+    return shared_default_grid(sensitivity, epsilon, max_bits=21)
 
 
 def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]:
-    """Smallest M with exact quantised S-step loss <= ε − allowance; returns (block, loss)."""
-    M = max(1, math.ceil(steps * LN2 / epsilon))
-    while True:
-        if M > MAX_BLOCK:
-            raise ParameterError(
-                f"epsilon={epsilon!r} is too small for this grid (block length {M} > "
-                f"{MAX_BLOCK}); pass a coarser grid="
-            )
-        block = BlockGeometric(M)
-        loss = FoldedBlockGeometric(block, steps + 1).step_loss(steps)
-        if loss + ROUNDING_ALLOWANCE <= epsilon:
-            return block, loss
-        M += 1
+    """Smallest M whose exact quantised S-step loss of the folded law is <= ε − allowance."""
+    return calibrate_block(
+        epsilon, steps, lambda block: FoldedBlockGeometric(block, steps + 1).step_loss(steps)
+    )
 
 
 def _ideal_support(M: int, steps: int, delta: float) -> int:
@@ -189,75 +172,21 @@ def calibrate_support(block: BlockGeometric, steps: int, delta: float
 
 
 # ---------------------------------------------------------------- lattice law
-class LatticeTLapNoise:
+class LatticeTLapNoise(HalfLatticeLaw):
     """Exact law of the release c·L + Z·L, Z = ±(K + 1/2), K = X mod n (scipy-like)."""
 
     def __init__(self, law: FoldedBlockGeometric, grid: float, center: float = 0.0) -> None:
+        super().__init__(law, grid, center, support_max=law.n - 1)
         self.law = law
-        self.grid = grid
-        self.center = center
 
     @property
     def half_width(self) -> float:
         """Largest |Y − center| = (n − 1/2)·L."""
         return (self.law.n - 0.5) * self.grid
 
-    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        on = np.floor(u) + 0.5 == u
-        k = np.floor(np.abs(np.where(on, u, 0.5))).astype(np.int64)
-        return np.where(on, self.law.logpmf(k) - LN2, -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        u = np.clip(u, -(self.law.n + 1.0), self.law.n + 1.0)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1
-        kneg = np.ceil(-u - 0.5).astype(np.int64)
-        return np.where(u >= 0, 1.0 - 0.5 * self.law.sf(kpos), 0.5 * self.law.sf(kneg))
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (bisection on the cell index)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
-        n = self.law.n
-        lo = np.full(q.shape, -n - 1, dtype=np.int64)
-        hi = np.full(q.shape, n - 1, dtype=np.int64)
-        while np.any(hi - lo > 1):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
-    def mean(self) -> float:
-        return self.center
-
-    def mean_abs(self) -> float:
-        return self.grid * self.law.moments_half()[0]
-
-    def var(self) -> float:
-        return self.grid**2 * self.law.moments_half()[1]
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def interval(self, level: float) -> tuple[float, float]:
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
-
 
 # ---------------------------------------------------------------- mechanism
-class TruncatedLaplace(Mechanism):
+class TruncatedLaplace(HalfLatticeMechanism):
     """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
@@ -314,24 +243,11 @@ class TruncatedLaplace(Mechanism):
         )
 
     # ------------------------------------------------------------ release
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        values = check_values("true_value", true_value)
-        flat = values.reshape(-1)
-        source = resolve_rng(rng)
-        out = self.law.signed_odd(source, flat.size, centre=flat, grid=self.grid)
-        return as_output(out.reshape(values.shape), true_value)
+    def _sampler(self) -> Any:
+        return self.law
 
-    def noise(self, true_value: float | None = None) -> LatticeTLapNoise:
-        if true_value is None:
-            return LatticeTLapNoise(self.law, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
-        return LatticeTLapNoise(self.law, self.grid, c)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _law(self, center: float) -> LatticeTLapNoise:
+        return LatticeTLapNoise(self.law, self.grid, center)
 
     def continuous(self) -> TLapDistribution:
         """The ideal continuous TLap law (paper's formulas)."""
