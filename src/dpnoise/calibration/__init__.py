@@ -1,0 +1,1 @@
+"""Scale calibration helpers shared by mechanisms (pure math, no randomness)."""
