@@ -127,9 +127,18 @@ class Domain:
             arr = np.asarray(values, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"{name} must be real numbers, got {values!r}") from exc
-        if arr.size and not np.all(np.isfinite(arr)):
+        if not arr.size:
+            return arr
+        lo, hi = float(np.min(arr)), float(np.max(arr))  # NaN propagates into both
+        if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ParameterError(f"{name} must be finite (no NaN or infinity)")
-        if arr.size and not np.all(self.contains(arr)):
+        if self.is_convex:
+            if lo < self.lower or hi > self.upper:
+                bad = lo if lo < self.lower else hi
+                raise ParameterError(f"{name} must lie in the declared domain {self}, "
+                                     f"got {bad!r}")
+            return arr
+        if not np.all(self.contains(arr)):
             bad = arr[~self.contains(arr)].reshape(-1)[0]
             raise ParameterError(f"{name} must lie in the declared domain {self}, got {bad!r}")
         return arr

@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
 from ..errors import ParameterError, PrecisionError
-from ..randomness import RandomSource
+from ..randomness import RandomSource, fill_words
 from .alias import TOTAL
 
 LN2 = math.log(2.0)
@@ -522,8 +522,19 @@ class CentreSampler:
     def words_per_draw(self) -> int:
         return 2 + self.n_decisions
 
+    def sample_values(self, rng: RandomSource, n: int, grid: float) -> NDArray[np.float64]:
+        """n releases (2j + 1)·grid/2 (float64, exact)."""
+        if self.n_decisions == 0 and self._tables[0].guided:
+            return self._sample_fast(rng, n, grid)
+        half = self.sample_half(rng, n)
+        if half.size and np.max(np.abs(half)) >= (1 << 53):
+            raise PrecisionError("release fell outside the exactly representable range")
+        return half * (grid / 2)
+
     def sample_half(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         """n draws of 2j + 1 (the output is (2j + 1)·L/2)."""
+        if self.n_decisions == 0 and self._tables[0].guided:
+            return self._sample_fast(rng, n)
         out = np.empty(n, dtype=np.int64)
         nd = self.n_decisions
         for start in range(0, n, _CHUNK):
@@ -542,6 +553,64 @@ class CentreSampler:
             else:
                 h = self._finish(0, v, q)
             out[start:start + cnt] = h
+        return out
+
+    def _sample_fast(self, rng: RandomSource, n: int, grid: float | None = None
+                     ) -> NDArray[np.int64] | NDArray[np.float64]:
+        """Single-table kernel (intervals, half-lines): two words per draw, cache-sized chunks,
+        preallocated buffers; same law as the generic path.  With ``grid`` the result is the
+        release (2j + 1)·grid/2 in float64 (exact: |2j + 1| < 2^53 is checked per chunk)."""
+        tab = self._tables[0]
+        g, thr = tab._g, tab._thr
+        mods, base2, step2 = self._entry_mod[0], self._entry_base2[0], self._entry_step2[0]
+        # i = Q mod m_r through a small lookup table: class of each entry's modulus x 64 + Q
+        classes, cls_of = np.unique(mods, return_inverse=True)
+        cls64 = (cls_of.astype(np.int64) * 64).reshape(-1)
+        qs = np.arange(64, dtype=np.int64)
+        lut = np.concatenate([np.remainder(qs, m) for m in classes.tolist()])
+        limit = (1 << 53) - int(np.abs(base2).max())
+        out = np.empty(n, dtype=np.float64 if grid is not None else np.int64)
+        chunk = min(n, 1 << 14) if n > 0 else 1
+        words = np.empty(2 * chunk + 8, dtype=np.uint64)
+        t1 = np.empty(chunk, dtype=np.uint64)
+        t2 = np.empty(chunk, dtype=np.uint64)
+        e = np.empty(chunk, dtype=np.int64)
+        q = np.empty(chunk, dtype=np.int64)
+        h = np.empty(chunk, dtype=np.int64)
+        ge = np.empty(chunk, dtype=bool)
+        one = np.uint64(1)
+        for start in range(0, n, chunk):
+            c = min(chunk, n - start)
+            fill_words(rng, words, 2 * c)
+            v, qw = words[:c], words[c:2 * c]
+            a1, a2, E, Q, H, GE = t1[:c], t2[:c], e[:c], q[:c], h[:c], ge[:c]
+            # entry: guide bucket from the top bits, one threshold compare in the bucket
+            np.right_shift(v, tab._shift, out=a1)
+            np.take(g, a1.view(np.int64), out=E)
+            np.take(thr, a1.view(np.int64), out=a2)
+            np.bitwise_and(v, tab._mask, out=a1)
+            np.greater_equal(a1, a2, out=GE)
+            np.add(E, GE, out=E)
+            # Q = trailing zeros of qw (a zero word gives 64 and is extended below)
+            np.negative(qw, out=a1)
+            np.bitwise_and(qw, a1, out=a1)
+            np.subtract(a1, one, out=a1)
+            Q[:] = np.bitwise_count(a1)
+            if Q.max() >= 64:  # probability 2^-64 per draw: exact slow path
+                Q[:] = np.remainder(_geometric(rng, qw), mods[E])
+            else:
+                np.take(cls64, E, out=H)
+                np.add(H, Q, out=H)
+                np.take(lut, H, out=Q)
+            if grid is not None and Q.max() * 2 * self.M >= limit:
+                raise PrecisionError("release fell outside the exactly representable range")
+            np.take(step2, E, out=H)
+            np.multiply(H, Q, out=H)
+            np.add(H, base2[E], out=H)
+            if grid is None:
+                out[start:start + c] = H
+            else:
+                np.multiply(H, grid / 2, out=out[start:start + c])
         return out
 
     def _finish(self, gi: int, v: NDArray[np.uint64], q: NDArray[np.int64]) -> NDArray[np.int64]:
