@@ -283,6 +283,8 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
             raise ParameterError("logpmf returned NaN")
         loss = pair_loss(lp, lq)
         per = model.period
+        with np.errstate(invalid="ignore"):
+            ratio = np.where(np.isfinite(lp) & np.isfinite(lq), lp - lq, 0.0)
         for end in (0, -1):  # an open end: the support continues past the window
             edge = j[end] + (-1 if end == 0 else 1)
             beyond = np.asarray(model.logpmf(np.array([edge]), a))[0]
@@ -290,12 +292,12 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
                 continue
             if not per:
                 raise ParameterError("support continues past the window but no period given")
-            r = (lp - lq)[: 2 * per] if end == 0 else (lp - lq)[-2 * per:]
+            r = ratio[: 2 * per] if end == 0 else ratio[-2 * per:]
             if r.size < 2 * per or not np.allclose(r[:per], r[per:], rtol=0, atol=1e-9):
                 raise ParameterError("log-ratio is not periodic at the window's end")
         if loss > worst:
             both = np.isfinite(lp) & np.isfinite(lq)
-            k = int(np.argmax(np.where(both, np.abs(lp - lq), -1.0)))
+            k = int(np.argmax(np.where(both, np.abs(ratio), -1.0)))
             worst, worst_pair, worst_cell = loss, (a, b), int(j[k])
         outside = max(0.0, 1.0 - math.fsum(np.exp(lp[np.isfinite(lp)]).tolist()),
                       1.0 - math.fsum(np.exp(lq[np.isfinite(lq)]).tolist()))
