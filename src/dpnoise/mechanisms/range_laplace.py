@@ -291,8 +291,10 @@ class RangeLaplace(Mechanism):
                         pairs.add((min(p, q), max(p, q)))
         return sorted(pairs)
 
-    def privacy_model(self) -> Any:
-        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`)."""
+    def privacy_model(self, block: int | None = None) -> Any:
+        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`).
+
+        ``block`` overrides the block length (tests: the loss must exceed ε at M − 1)."""
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -301,7 +303,16 @@ class RangeLaplace(Mechanism):
             a = self.domain.lower
             return DiscreteFamily([a], self.sensitivity,
                                   lambda x: (np.array([a]), np.array([0.0])), pairs=[(a, a)])
-        M, S = self.block, self.shift_steps
+        M, S = block or self.block, self.shift_steps
+        own: dict[int, CentreSampler] = {}
+
+        def sampler(c: int) -> CentreSampler:
+            if M == self.block:
+                return self._sampler(c)
+            if c not in own:
+                own[c] = CentreSampler(self._gd, M, c)
+            return own[c]
+
         fin = [int(t) for piece in self._gd.cells for t in piece if math.isfinite(t)]
 
         def window(a: float, b: float) -> tuple[int, int]:
@@ -312,7 +323,7 @@ class RangeLaplace(Mechanism):
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
-            return self._sampler(c).logpmf(j)
+            return sampler(c).logpmf(j)
 
         return LatticeFamily(pairs=self.probe_pairs(), logpmf=logpmf, window=window, period=M)
 
