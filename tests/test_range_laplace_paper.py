@@ -78,7 +78,7 @@ def test_interval_sigma_curve_and_closed_forms():
 
 def test_table2_constants():
     """Table 2 / (32): sigma_1 = −Δ/(W0(−1/(2e)) e ε) = 1.5859541721782721379 Δ/ε."""
-    assert W0_HALF_E == pytest.approx(-0.23196095298653443474, rel=1e-15)
+    assert pytest.approx(-0.23196095298653443474, rel=1e-15) == W0_HALF_E
     assert paper_boundary_scale(1, 1) == pytest.approx(1.5859541721782721379, rel=1e-15)
     assert paper_boundary_scale(3, 0.5) == pytest.approx(6 * 1.5859541721782721379, rel=1e-15)
     wm1 = float(special.lambertw(-1 / (2 * math.e), -1).real)

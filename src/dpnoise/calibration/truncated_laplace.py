@@ -19,6 +19,7 @@ until the loss evaluated at it is <= ε.  Every exponential has a non-positive a
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -152,10 +153,10 @@ def sigma_std(pieces: Pieces, sensitivity: float, epsilon: float) -> float:
             s = d / den
             return _round_up(s, half_line_loss(s, d), eps, lambda t: half_line_loss(t, d))
         W = hi - lo
-        if W <= d:  # effective sensitivity W; the loss is exactly W/s (Z(a) = Z(b))
+        if d >= W:  # effective sensitivity W; the loss is exactly W/s (Z(a) = Z(b))
             s = W / eps
             return _round_up(s, W / s, eps, lambda t: W / t)
-        if W == 2 * d:  # closed form
+        if 2 * d == W:  # closed form
             q = (-1 + math.sqrt(1 + 8 * math.exp(-eps))) / 2
             s = -d / math.log(q)
         else:
@@ -202,7 +203,7 @@ def eps_metric(pieces: Pieces, sensitivity: float, s: float) -> float:
                 fl, fr = _side_masses(pieces, t, s)
                 z = fl + fr
                 best = max(best, d * 2 * fl / (s * z), d * 2 * fr / (s * z))
-    for (_, r), (l_next, _) in zip(pieces[:-1], pieces[1:], strict=True):
+    for (_, r), (l_next, _) in itertools.pairwise(pieces):
         w = l_next - r
         g = log_mass(pieces, np.array([r, l_next]), s)
         best = max(best, d * (w / s + abs(float(g[1] - g[0]))) / w)

@@ -40,6 +40,7 @@ sampled (from the integer boundaries themselves); the distortion ρ against P_tr
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -265,42 +266,54 @@ def loss_bound(gd: GridDomain, M: int, shift: int, *, metric_cells: float | None
     """
     lam = LN2 / M
     s_eff = int(min(shift, gd.span)) if math.isfinite(gd.span) else shift
-    radius = int(math.ceil(WINDOW_SCALES * M / LN2)) + 2 * shift + 2
+    radius = math.ceil(WINDOW_SCALES * M / LN2) + 2 * shift + 2
     tail = 4 * math.exp(-WINDOW_SCALES) + 1e-15
     rate = 2 * tail
-    # exact max over pairs c < c' <= c + s_eff of (c'−c)·λ + |g(c') − g(c)|:
-    # with h± = g ± c·λ it is max(h+(c') − h+(c), h−(c) − h−(c')) -- forward sliding extremes
-    best, worst_pair = 2 * tail + s_eff * lam, None
+    # For c < c' = c + d with Δz = g(c) − g(c'), h± = g ± c·λ, A = h−(c) − h−(c') = dλ + Δz and
+    # B = h+(c') − h+(c) = dλ − Δz, the exact lattice loss satisfies
+    #   ell <= max(R·A, L·B, max(A, B) − λ),
+    # R = [a cell lies right of c'], L = [a cell lies left of c] (cells beyond a centre give
+    # |dλ ± Δz|, cells between give <= (d − 1)λ + |Δz|).  R fails only for c' = jmax + 1 and L
+    # only for c = jmin, which is applied by shifting h− / h+ there by λ.
+    wins = _windows(gd, radius)
+    hull = (gd.centres[0][0], gd.centres[-1][1])
+    covered = bool(wins) and math.isfinite(hull[0]) and math.isfinite(hull[1]) and all(
+        w2[0] <= w1[1] + 1 for w1, w2 in itertools.pairwise(wins)) and (
+        wins[0][0] <= hull[0] and wins[-1][1] >= hull[1])
+    # far from every endpoint (if such centres exist) the loss is <= d·λ + 2·tail
+    best = -math.inf if covered else 2 * tail + s_eff * lam
     n = s_eff + 1
-    for a, b in _windows(gd, radius):
+    jmin, jmax = gd.cells[0][0], gd.cells[-1][1]
+    for a, b in wins:
         c = np.arange(a, b + 1, dtype=np.float64)
         ok = gd.reachable(c)
         g = gd.log_z(c, M)
         if s_eff >= 1 and c.size > 1:
             hp = g + (c - a) * lam
             hm = g - (c - a) * lam
+            hm_far = np.where(c == jmax + 1, hm + lam, hm)   # as c' in A
+            hp_base = np.where(c == jmin, hp + lam, hp)      # as c in B
             pad = n // 2 + 1
             fmax = maximum_filter1d(np.concatenate([np.where(ok, hp, -np.inf),
                                                     np.full(pad, -np.inf)]),
                                     size=n, mode="constant", cval=-np.inf)[n // 2: n // 2 + c.size]
-            fmin = minimum_filter1d(np.concatenate([np.where(ok, hm, np.inf),
+            fmin = minimum_filter1d(np.concatenate([np.where(ok, hm_far, np.inf),
                                                     np.full(pad, np.inf)]),
                                     size=n, mode="constant", cval=np.inf)[n // 2: n // 2 + c.size]
-            cand = np.where(ok, np.maximum(fmax - hp, hm - fmin), -np.inf)
-            k = int(np.argmax(cand))
-            if cand[k] > best:
-                best, worst_pair = float(cand[k]), int(c[k])
+            cand = np.where(ok, np.maximum(fmax - hp_base, hm - fmin), -np.inf)
+            best = max(best, float(np.max(cand)))
         if metric_cells is not None and c.size > 1:
             both = ok[1:] & ok[:-1]
             if np.any(both):
                 rate = max(rate, float(np.max(np.abs(np.diff(g))[both])))
-    shift_term, G = s_eff * lam, best - s_eff * lam
+    shift_term = s_eff * lam
+    G = best - shift_term
     rho = distortion_bound(M, n_decisions)
     total = shift_term + G + 2 * rho + 1e-12
     gap_ratio = math.nan
     if metric_cells is not None:
         gap_ratio = 0.0
-        for (_, chi), (clo, _) in zip(gd.centres[:-1], gd.centres[1:], strict=True):
+        for (_, chi), (clo, _) in itertools.pairwise(gd.centres):
             d = clo - chi
             gz = gd.log_z(np.array([chi, clo], dtype=np.float64), M)
             gap_ratio = max(gap_ratio, (d * lam + abs(float(gz[1] - gz[0])) + 2 * rho) / d)
@@ -353,7 +366,7 @@ class DyadicTable:
     def log_prob(self) -> NDArray[np.float64]:
         """ln P(entry) exactly from the integer widths (float64-rounded)."""
         ints = [0, *[int(x) for x in self.B], TOTAL]
-        widths = np.array([float(b - a) for a, b in zip(ints[:-1], ints[1:], strict=True)])
+        widths = np.array([float(b - a) for a, b in itertools.pairwise(ints)])
         return np.log(widths) - 64 * LN2
 
 
@@ -365,7 +378,7 @@ def _boundaries(F: NDArray[np.float64]) -> NDArray[np.uint64]:
     return x.astype(np.uint64)
 
 
-def _G(m: NDArray[np.float64]) -> NDArray[np.float64]:
+def _geo_sum(m: NDArray[np.float64]) -> NDArray[np.float64]:
     """Σ_{i<m} 2^(−i) = 2(1 − 2^(−m)) (m may be inf)."""
     with np.errstate(over="ignore"):
         return 2.0 * -np.expm1(-m * LN2)
@@ -401,7 +414,8 @@ class CentreSampler:
                 _side, p, m, t = self._seg_info[si]
                 ct = float(cum[t])
                 hi_part = (TOTAL - bw.cum_int[t]) / _TWO64
-                mass = float(_G(np.float64(m + 1))) * ct + float(_G(np.float64(m))) * hi_part
+                mass = (float(_geo_sum(np.float64(m + 1))) * ct
+                        + float(_geo_sum(np.float64(m))) * hi_part)
                 vals.append(-p / M * LN2 + math.log(mass))
             mx = max(vals)
             log_mass.append(mx + math.log(sum(math.exp(v - mx) for v in vals)))
@@ -434,13 +448,13 @@ class CentreSampler:
             masses = []
             for si in grp:
                 _side, _p, m, t = self._seg_info[si]
-                ga, gb = float(_G(np.float64(m + 1))), float(_G(np.float64(m)))
+                ga, gb = float(_geo_sum(np.float64(m + 1))), float(_geo_sum(np.float64(m)))
                 ct = float(cum[t])
                 masses.append(ga * ct + gb * (TOTAL - bw.cum_int[t]) / _TWO64)
             total = sum(masses)
             for si, mass in zip(grp, masses, strict=True):
                 side, p, m, t = self._seg_info[si]
-                ga, gb = float(_G(np.float64(m + 1))), float(_G(np.float64(m)))
+                ga, gb = float(_geo_sum(np.float64(m + 1))), float(_geo_sum(np.float64(m)))
                 ct = float(cum[t])
                 # cumulative (unnormalised) mass before entry r of this segment
                 before = np.where(r_all <= t, ga * cum[:-1], ga * ct + gb * (cum[:-1] - ct))

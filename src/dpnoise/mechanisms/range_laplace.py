@@ -280,15 +280,29 @@ class RangeLaplace(Mechanism):
                 pts.append(0.0)
         pts = [p for p in pts if bool(self.domain.contains(p))]
         pairs = set()
+
+        def add(p: float, q: float) -> None:
+            if p != q and abs(q - p) <= d and bool(self.domain.contains(p)) and bool(
+                    self.domain.contains(q)):
+                pairs.add((min(p, q), max(p, q)))
+
         for p in pts:
             for q in (p + d, p - d, p + d / 2, p - d / 2, p + L, p - L):
-                if bool(self.domain.contains(q)) and abs(q - p) <= d:
-                    pairs.add((min(p, q), max(p, q)))
-            # the nearest feasible points at distance <= Δ across a gap
-            for lo, hi in self.domain.pieces:
-                for q in (lo, hi):
-                    if math.isfinite(q) and 0 < abs(q - p) <= d:
-                        pairs.add((min(p, q), max(p, q)))
+                add(p, q)
+        ends = self.domain.finite_endpoints
+        for e in ends:
+            for k in range(4):  # the worst pairs sit at an edge and (about) Δ away
+                add(e, e + d - k * L)
+                add(e, e - d + k * L)
+            for k in range(1, 8):
+                add(e, e + d * k / 8)
+                add(e, e - d * k / 8)
+        for e1 in ends:  # pairs of edges within Δ (narrow pieces, gaps), jittered by grid cells
+            for e2 in ends:
+                if e1 < e2 <= e1 + d + 4 * L:
+                    for da in (0.0, L / 2, L, 2 * L):
+                        for db in (0.0, -L / 2, -L, -2 * L):
+                            add(e1 + da, e2 + db)
         return sorted(pairs)
 
     def privacy_model(self, block: int | None = None) -> Any:
@@ -307,7 +321,7 @@ class RangeLaplace(Mechanism):
         own: dict[int, CentreSampler] = {}
 
         def sampler(c: int) -> CentreSampler:
-            if M == self.block:
+            if self.block == M:
                 return self._sampler(c)
             if c not in own:
                 own[c] = CentreSampler(self._gd, M, c)
@@ -378,7 +392,7 @@ class RangeLatticeLaw:
         self.grid = grid
         self.true_value = true_value
         gd, c = sampler.gd, sampler.c
-        span = int(math.ceil(60 * scale / grid)) + 2
+        span = math.ceil(60 * scale / grid) + 2
         lo = max(c - span, int(gd.cells[0][0]) if math.isfinite(gd.cells[0][0]) else c - span)
         hi = min(c + span, int(gd.cells[-1][1]) if math.isfinite(gd.cells[-1][1]) else c + span)
         j = np.arange(lo, hi + 1, dtype=np.int64)
