@@ -91,15 +91,16 @@ class LatticeFamily:
     """Per-input pmfs on one integer lattice of outputs (non-additive, e.g. truncated laws).
 
     ``logpmf(j, x)``: ln P(output cell j | true value x), −inf off the support.
-    ``window(x, x')``: inclusive cell range compared for the pair.  Beyond the window the
-    log-ratio of the pair must be periodic with ``period`` cells (a geometric tail); the
-    verifier *checks* this on the last two periods at each open end instead of trusting it,
-    and adds the mass outside the window to δ(ε') for ε' below the loss.
+    ``window(x, x')``: inclusive cell range ``(lo, hi)`` compared for the pair, or a list of
+    disjoint ranges.  Past every cut where the support continues, the log-ratio of the pair must
+    be periodic with ``period`` cells (geometric tails, interiors of far pieces); the verifier
+    *checks* this on the two periods next to each cut instead of trusting it, and adds the mass
+    outside the window to δ(ε') for ε' below the loss.
     """
 
     pairs: Sequence[tuple[float, float]]
     logpmf: Callable[[NDArray[np.int64], float], NDArray[np.float64]]
-    window: Callable[[float, float], tuple[int, int]]
+    window: Callable[[float, float], Any]
     period: int | None = None
 
 
@@ -275,8 +276,9 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
     worst, worst_pair, worst_cell = -1.0, None, None
     deltas = [0.0] * len(epsilons)
     for a, b in model.pairs:
-        lo, hi = model.window(a, b)
-        j = np.arange(int(lo), int(hi) + 1, dtype=np.int64)
+        win = model.window(a, b)
+        ranges = [win] if isinstance(win[0], (int, np.integer)) else list(win)
+        j = np.concatenate([np.arange(int(lo), int(hi) + 1, dtype=np.int64) for lo, hi in ranges])
         lp = np.asarray(model.logpmf(j, a), dtype=np.float64)
         lq = np.asarray(model.logpmf(j, b), dtype=np.float64)
         if np.any(np.isnan(lp)) or np.any(np.isnan(lq)):
@@ -285,16 +287,22 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
         per = model.period
         with np.errstate(invalid="ignore"):
             ratio = np.where(np.isfinite(lp) & np.isfinite(lq), lp - lq, 0.0)
-        for end in (0, -1):  # an open end: the support continues past the window
-            edge = j[end] + (-1 if end == 0 else 1)
-            beyond = np.asarray(model.logpmf(np.array([edge]), a))[0]
-            if not np.isfinite(beyond):
-                continue
-            if not per:
-                raise ParameterError("support continues past the window but no period given")
-            r = ratio[: 2 * per] if end == 0 else ratio[-2 * per:]
-            if r.size < 2 * per or not np.allclose(r[:per], r[per:], rtol=0, atol=1e-9):
-                raise ParameterError("log-ratio is not periodic at the window's end")
+        start = 0
+        for lo, hi in ranges:  # every cut where the support continues: periodic tails
+            size = int(hi) - int(lo) + 1
+            seg = ratio[start:start + size]
+            for edge, side in ((int(lo) - 1, 0), (int(hi) + 1, -1)):
+                if edge in (int(r[0]) for r in ranges) or edge in (int(r[1]) for r in ranges):
+                    continue
+                beyond = np.asarray(model.logpmf(np.array([edge]), a))[0]
+                if not np.isfinite(beyond):
+                    continue
+                if not per:
+                    raise ParameterError("support continues past the window but no period given")
+                r = seg[: 2 * per] if side == 0 else seg[-2 * per:]
+                if r.size < 2 * per or not np.allclose(r[:per], r[per:], rtol=0, atol=1e-9):
+                    raise ParameterError("log-ratio is not periodic at a window cut")
+            start += size
         if loss > worst:
             both = np.isfinite(lp) & np.isfinite(lq)
             k = int(np.argmax(np.where(both, np.abs(ratio), -1.0)))

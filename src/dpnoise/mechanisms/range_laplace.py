@@ -327,13 +327,24 @@ class RangeLaplace(Mechanism):
                 own[c] = CentreSampler(self._gd, M, c)
             return own[c]
 
-        fin = [int(t) for piece in self._gd.cells for t in piece if math.isfinite(t)]
-
-        def window(a: float, b: float) -> tuple[int, int]:
+        def window(a: float, b: float) -> list[tuple[int, int]]:
+            """Cells near both centres, plus the first/last 2M + 2 cells of every piece (far
+            pieces have a constant log-ratio; the piece holding a centre a periodic one)."""
             ca, cb = (int(t) for t in self._centres(np.array([a, b])))
-            lo = min(ca, cb, *fin) - 3 * M - S - 2
-            hi = max(ca, cb, *fin) + 3 * M + S + 2
-            return lo, hi
+            ivs = [(min(ca, cb) - 3 * M - S - 2, max(ca, cb) + 3 * M + S + 2)]
+            for jlo, jhi in self._gd.cells:
+                if math.isfinite(jlo):
+                    ivs.append((int(jlo), int(min(jhi, jlo + 2 * M + 2))))
+                if math.isfinite(jhi):
+                    ivs.append((int(max(jlo, jhi - 2 * M - 2)), int(jhi)))
+            ivs.sort()
+            merged = [list(ivs[0])]
+            for lo, hi in ivs[1:]:
+                if lo <= merged[-1][1] + 1:
+                    merged[-1][1] = max(merged[-1][1], hi)
+                else:
+                    merged.append([lo, hi])
+            return [(lo, hi) for lo, hi in merged]
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
