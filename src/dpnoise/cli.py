@@ -180,4 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # run the imported module's main: command modules register with ``dpnoise.cli``, not with
+    # this ``__main__`` copy (``python -m dpnoise.cli reproduce ...`` would miss them)
+    from dpnoise.cli import main as _main
+
+    sys.exit(_main())

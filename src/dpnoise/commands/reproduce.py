@@ -9,7 +9,9 @@ from pathlib import Path
 from ..cli import subcommand
 
 # name -> module under dpnoise.reproduce exposing run(out_dir: Path, quick: bool) -> list[Path]
-REPRODUCTIONS: dict[str, str] = {}
+REPRODUCTIONS: dict[str, str] = {
+    "range-laplace": "range_laplace",
+}
 
 
 def _args(p: argparse.ArgumentParser) -> None:
