@@ -135,7 +135,7 @@ def distortion_bound(M: int, n_decisions: int) -> float:
     """
     bw = block_weights(M)
     wmin = float(bw.w_min)
-    rho_tab = 1.01 * 2.0**19 / wmin
+    rho_tab = 1.01 * 2.0**19 / wmin + 1.01 / wmin  # (+ the r stage of ConvexSampler)
     rho_cont = 2.0**-39 + 1e-12
     rho_chain = 0.0
     if n_decisions:
@@ -213,6 +213,13 @@ class GridDomain:
         stack = np.stack(terms)
         mx = np.max(stack, axis=0)
         return mx + np.log(np.sum(np.exp(stack - mx), axis=0))
+
+    def reachable_cells(self, j: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Cells that lie in the domain."""
+        out = np.zeros(np.shape(j), dtype=bool)
+        for jlo, jhi in self.cells:
+            out |= (j >= jlo) & (j <= jhi)
+        return out
 
     def reachable(self, c: NDArray[np.float64]) -> NDArray[np.bool_]:
         out = np.zeros(c.shape, dtype=bool)
@@ -339,16 +346,18 @@ class DyadicTable:
         self.guided = bits <= MAX_GUIDE_BITS and B.size > 0
         if self.guided:
             shift = 64 - bits
-            starts = (np.arange(1 << bits, dtype=np.uint64) << np.uint64(shift))
-            g = np.searchsorted(B, starts, side="right")
-            nxt = np.minimum(g, max(B.size - 1, 0))
-            has = (g < B.size) & ((B[nxt] - starts) < np.uint64(1 << shift)) if B.size else \
-                np.zeros(starts.size, dtype=bool)
-            thr = np.where(has, B[nxt] - starts, np.uint64(1 << shift))
-            # at most one boundary per bucket: next bucket's count exceeds ours by <= 1
-            counts = np.diff(np.concatenate([g, [B.size]]))
-            if counts.size and counts.max() > 1:  # pragma: no cover - guaranteed by bits
+            K = 1 << bits
+            starts = np.arange(K, dtype=np.uint64) << np.uint64(shift)
+            # g_k = #{B <= start_k} = #{(B − 1) >> shift < k}: a counting pass, no search
+            counts = np.bincount(((B - np.uint64(1)) >> np.uint64(shift)).astype(np.intp),
+                                 minlength=K)
+            if counts.max() > 1:  # pragma: no cover - excluded by the choice of bits
                 raise AssertionError("guide bucket holds two boundaries")
+            g = np.zeros(K, dtype=np.int64)
+            np.cumsum(counts[:-1], out=g[1:])
+            nxt = np.minimum(g, B.size - 1)
+            has = (g < B.size) & ((B[nxt] - starts) < np.uint64(1 << shift))
+            thr = np.where(has, B[nxt] - starts, np.uint64(1 << shift))
             self._g = g.astype(np.int64)
             self._thr = thr.astype(np.uint64)
             self._shift = np.uint64(shift)
@@ -472,21 +481,27 @@ class CentreSampler:
             self._entry_seg.append(es)
             self._entry_r.append(er)
             self._entry_mod.append(np.concatenate(mods))
-            side_e = np.array([self._seg_info[s][0] for s in es.tolist()], dtype=np.int64)
-            p_e = np.array([self._seg_info[s][1] for s in es.tolist()], dtype=np.int64)
+            side_e = np.array([si[0] for si in self._seg_info], dtype=np.int64)[es]
+            p_e = np.array([si[1] for si in self._seg_info], dtype=np.int64)[es]
             # cell of (i = 0, r): right j = c + p + r, left j = c − 1 − p − r
             base = np.where(side_e > 0, self.c + p_e + er, self.c - 1 - p_e - er)
             self._entry_base2.append(2 * base + 1)
             self._entry_step2.append(side_e * 2 * M)
-        # (segment, r) -> (group, entry) map for the exact pmf
-        self._seg_group = np.empty(len(segs), dtype=np.int64)
+
+    @cached_property
+    def _seg_group(self) -> NDArray[np.int64]:
+        out = np.empty(len(self.segs), dtype=np.int64)
         for gi, grp in enumerate(self.groups):
-            for si in grp:
-                self._seg_group[si] = gi
-        self._seg_entry = np.full((len(segs), M), -1, dtype=np.int64)
+            out[grp] = gi
+        return out
+
+    @cached_property
+    def _seg_entry(self) -> NDArray[np.int64]:
+        """(segment, r) -> entry index in its group's table (−1: no cell)."""
+        out = np.full((len(self.segs), self.M), -1, dtype=np.int64)
         for gi in range(len(self.groups)):
-            self._seg_entry[self._entry_seg[gi], self._entry_r[gi]] = np.arange(
-                self._entry_seg[gi].size)
+            out[self._entry_seg[gi], self._entry_r[gi]] = np.arange(self._entry_seg[gi].size)
+        return out
 
     # ------------------------------------------------------------ exact pmf
     def log_group_probs(self) -> NDArray[np.float64]:
@@ -672,3 +687,141 @@ def _geometric(rng: RandomSource, w: NDArray[np.uint64]) -> NDArray[np.int64]:
     lowest = w & (~w + np.uint64(1))
     q += np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
     return q
+
+
+# --------------------------------------------------- per-element sampler (convex)
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+def _mulhi(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """floor(a·b / 2^64) exactly, elementwise, from 32-bit halves."""
+    a0, a1 = a & _M32, a >> _S32
+    b0, b1 = b & _M32, b >> _S32
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> _S32) + (p01 & _M32) + (p10 & _M32)
+    return p11 + (p01 >> _S32) + (p10 >> _S32) + (mid >> _S32)
+
+
+@lru_cache(maxsize=16)
+def _block_table_guide(M: int) -> DyadicTable:
+    """Inverse-CDF guide over the block weights: entry r for C_r <= v < C_{r+1}."""
+    bw = block_weights(M)
+    return DyadicTable(np.array(bw.cum_int[1:M], dtype=np.uint64))
+
+
+class ConvexSampler:
+    """Exact per-element sampler for an interval / half-line / the line (no per-centre table).
+
+    Each true value has its own centre; per draw (three words):
+
+    1. category (side, low r < t | high r >= t) from one word against three 64-bit thresholds
+       rint(2^64·F) of the cumulative category masses (low = G(m+1)·C_t, high = G(m)·(2^64−C_t),
+       G(m) = 2(1 − 2^(−m)), n = m·M + t cells on that side);
+    2. r from one word w: v = lo + floor(w·R/2^64) with [lo, lo+R) = [0, C_t) or [C_t, 2^64),
+       then the block table's inverse CDF (guide table) -- exactly
+       P(r) = (ceil((C_{r+1}−lo)2^64/R) − ceil((C_r−lo)2^64/R)) / 2^64;
+    3. i = Q mod m_r from a geometric word, as in :class:`CentreSampler`.
+
+    Same target law and the same distortion bound as the per-centre tables (the category stage
+    is the table stage with four entries; the r stage adds <= 1/W_min relative error).
+    """
+
+    def __init__(self, gd: GridDomain, M: int) -> None:
+        if len(gd.cells) != 1:
+            raise ParameterError("ConvexSampler needs a single-piece domain")
+        self.gd, self.M = gd, M
+        bw = block_weights(M)
+        self._cum_u = np.array(bw.cum_int[:M], dtype=np.uint64)        # C_t, t < M
+        self._cum_f = bw.cum[:M].copy()                                 # C_t / 2^64
+        self._comp_f = np.array([(TOTAL - x) / _TWO64 for x in bw.cum_int[:M]])
+        self._guide = _block_table_guide(M)
+
+    def _params(self, c: NDArray[np.int64]):  # type: ignore[no-untyped-def]
+        """Per-element (m, t) per side and the three category thresholds."""
+        jlo, jhi = self.gd.cells[0]
+        cf = c.astype(np.float64)
+        out = []
+        for n in (cf - jlo, jhi - cf + 1):  # cells left, right of c (may be inf)
+            inf = np.isinf(n)
+            nn = np.where(inf, 0, n).astype(np.int64)
+            m, t = np.divmod(nn, self.M)
+            mf = np.where(inf, np.inf, m.astype(np.float64))
+            t = np.where(inf, 0, t)
+            low = _geo_sum(mf + 1) * self._cum_f[t]
+            high = _geo_sum(mf) * self._comp_f[t]
+            out.append((mf, t, low, high))
+        (mL, tL, lowL, highL), (mR, tR, lowR, highR) = out
+        tot = lowL + highL + lowR + highR
+        F = np.stack([lowL, lowL + highL, lowL + highL + lowR]) / tot
+        valid = F < 1.0
+        B = np.where(valid, np.rint(F * 2.0**64), 0.0)
+        B = np.minimum(B, 2.0**64 - 2.0**11).astype(np.uint64)  # F < 1: rint(F·2^64) < 2^64
+        return (mL, tL, mR, tR), B, valid
+
+    def sample_values(self, rng: RandomSource, c: NDArray[np.int64], grid: float
+                      ) -> NDArray[np.float64]:
+        n = c.size
+        (mL, tL, mR, tR), B, valid = self._params(c)
+        w = rng.words(3 * n)
+        wc, wr, wq = w[:n], w[n:2 * n], w[2 * n:]
+        cat = np.zeros(n, dtype=np.int64)
+        for k in range(3):
+            cat += (wc >= B[k]) & valid[k]
+        right = cat >= 2
+        high = (cat % 2) == 1
+        t = np.where(right, tR, tL)
+        m = np.where(right, mR, mL)
+        ct = self._cum_u[t]
+        lo = np.where(high, ct, np.uint64(0))
+        R = np.where(high, np.uint64(0) - ct, ct)  # 2^64 − C_t (wraps to 0 for t = 0)
+        full = high & (t == 0)
+        v = np.where(full, wr, lo + _mulhi(wr, R))
+        r = self._guide.lookup(v)
+        q = _geometric(rng, wq)
+        mod = np.where(high, m, m + 1)
+        i = np.where(np.isinf(mod), q, np.remainder(q, np.where(np.isinf(mod), 1, mod)
+                                                    .astype(np.int64)))
+        k = i * self.M + r
+        j = np.where(right, c + k, c - 1 - k)
+        half = 2 * j + 1
+        if half.size and np.max(np.abs(half)) >= (1 << 53):
+            raise PrecisionError("release fell outside the exactly representable range")
+        return half * (grid / 2)
+
+    def logpmf(self, j: NDArray[np.int64], c: int) -> NDArray[np.float64]:
+        """Exact ln P(cell j | centre c) of what :meth:`sample_values` draws."""
+        j = np.asarray(j, dtype=np.int64)
+        (mL, tL, mR, tR), B, valid = self._params(np.array([c], dtype=np.int64))
+        bounds = [0] + [int(B[k, 0]) if valid[k, 0] else TOTAL for k in range(3)] + [TOTAL]
+        cat_p = [max(0, bounds[k + 1] - bounds[k]) for k in range(4)]
+        cum = block_weights(self.M).cum_int
+        M = self.M
+        out = np.full(j.shape, -np.inf)
+        right = j >= c
+        kk = np.where(right, j - c, c - 1 - j)
+        i, r = np.divmod(kk, M)
+        for side, (m, t) in ((0, (float(mL[0]), int(tL[0]))), (1, (float(mR[0]), int(tR[0])))):
+            sel = (right == bool(side)) & self.gd.reachable_cells(j)
+            for high in (0, 1):
+                p_cat = cat_p[2 * side + high]
+                if p_cat == 0:
+                    continue
+                lo = cum[t] if high else 0
+                R = TOTAL - cum[t] if high else cum[t]
+                rr = (r >= t) if high else (r < t)
+                mod = m if high else m + 1
+                s2 = sel & rr & (i < mod)
+                if not np.any(s2):
+                    continue
+                counts = {}
+                for x in np.unique(r[s2]).tolist():
+                    a = -((-(cum[x] - lo) * TOTAL) // R)
+                    b = -((-(cum[x + 1] - lo) * TOTAL) // R)
+                    counts[x] = max(0, min(b, TOTAL) - max(a, 0))
+                lc = np.array([math.log(counts[x]) if counts[x] else -math.inf
+                               for x in r[s2].tolist()])
+                trunc = 0.0 if math.isinf(mod) else math.log1p(-2.0 ** -mod)
+                out[s2] = (math.log(p_cat) - 64 * LN2 + lc - 64 * LN2
+                           - (i[s2] + 1) * LN2 - trunc)
+        return out

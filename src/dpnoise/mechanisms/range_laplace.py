@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,7 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.range_lattice import (
     LN2,
     CentreSampler,
+    ConvexSampler,
     GridDomain,
     LossBound,
     loss_bound,
@@ -68,6 +70,7 @@ from .base import Guarantee, Mechanism, as_output
 MODES = ("dp", "metric")
 MAX_M = 1 << 21
 _CACHE = 64
+PER_VALUE_THRESHOLD = 8  # more distinct grid indices than this: per-value sampler (convex S)
 
 __all__ = [
     "PaperHalfLineLaplaceUnsafe",
@@ -231,12 +234,23 @@ class RangeLaplace(Mechanism):
             out = self._sampler(c).sample_values(source, flat.size, self.grid)
             return as_output(out.reshape(values.shape), true_value)
         centres = self._centres(flat)
+        if self.domain.is_convex and np.unique(centres).size > PER_VALUE_THRESHOLD:
+            out = self._convex.sample_values(source, centres, self.grid)
+            return as_output(out.reshape(values.shape), true_value)
         out = np.empty(flat.size, dtype=np.float64)
-        uniq, inv = np.unique(centres, return_inverse=True)
-        for k, c in enumerate(uniq.tolist()):
-            idx = np.flatnonzero(inv == k)
-            out[idx] = self._sampler(c).sample_values(source, idx.size, self.grid)
+        order = np.argsort(centres, kind="stable")
+        sorted_c = centres[order]
+        cuts = np.flatnonzero(np.diff(sorted_c)) + 1
+        starts = np.concatenate([[0], cuts])
+        ends = np.concatenate([cuts, [sorted_c.size]])
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            c = int(sorted_c[a])
+            out[order[a:b]] = self._sampler(c).sample_values(source, b - a, self.grid)
         return as_output(out.reshape(values.shape), true_value)
+
+    @cached_property
+    def _convex(self) -> ConvexSampler:
+        return ConvexSampler(self._gd, self.block)
 
     # ---------------------------------------------------------------- laws
     def _default_value(self) -> float:
@@ -305,10 +319,12 @@ class RangeLaplace(Mechanism):
                             add(e1 + da, e2 + db)
         return sorted(pairs)
 
-    def privacy_model(self, block: int | None = None) -> Any:
+    def privacy_model(self, block: int | None = None, sampler: str = "table") -> Any:
         """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`).
 
-        ``block`` overrides the block length (tests: the loss must exceed ε at M − 1)."""
+        ``sampler="table"`` (per-centre tables: one true value or few distinct ones) or
+        ``"per-value"`` (:class:`ConvexSampler`, used for many distinct values on an interval or
+        half-line).  ``block`` overrides the block length (tests: loss > ε at M − 1)."""
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -320,7 +336,7 @@ class RangeLaplace(Mechanism):
         M, S = block or self.block, self.shift_steps
         own: dict[int, CentreSampler] = {}
 
-        def sampler(c: int) -> CentreSampler:
+        def sampler_at(c: int) -> CentreSampler:
             if self.block == M:
                 return self._sampler(c)
             if c not in own:
@@ -346,9 +362,17 @@ class RangeLaplace(Mechanism):
                     merged.append([lo, hi])
             return [(lo, hi) for lo, hi in merged]
 
+        if sampler not in ("table", "per-value"):
+            raise ParameterError("sampler must be 'table' or 'per-value'")
+        if sampler == "per-value" and not self.domain.is_convex:
+            raise ParameterError("the per-value sampler is used on convex domains only")
+        conv = ConvexSampler(self._gd, M) if sampler == "per-value" else None
+
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
-            return sampler(c).logpmf(j)
+            if conv is not None:
+                return conv.logpmf(j, c)
+            return sampler_at(c).logpmf(j)
 
         return LatticeFamily(pairs=self.probe_pairs(), logpmf=logpmf, window=window, period=M)
 
