@@ -81,9 +81,10 @@ def half_line_loss(s: float, sensitivity: float) -> float:
 def _feasible_pairs_max(pieces: Pieces, sensitivity: float) -> float:
     """D*: the largest distance <= Δ between two points of S."""
     best = 0.0
-    for lo_i, _hi_i in pieces:
-        for _lo_j, hi_j in pieces:
-            if hi_j >= lo_i:
+    for i, (lo_i, hi_i) in enumerate(pieces):
+        for lo_j, hi_j in pieces[i:]:
+            # distances between the two pieces fill [lo_j − hi_i, hi_j − lo_i] (0 if i == j)
+            if max(0.0, lo_j - hi_i) <= sensitivity:
                 best = max(best, min(sensitivity, hi_j - lo_i))
     return best
 
@@ -107,6 +108,8 @@ def eps_std_union(pieces: Pieces, sensitivity: float, s: float, *, grid: int = 4
         for lo_j, hi_j in pieces:
             a = max(lo_i, lo_j - d, lo_clip)
             b = min(hi_i, hi_j - d, hi_clip)
+            if a > b and a - b <= 1e-12 * max(1.0, abs(a), d):
+                a = b  # a single pair at distance Δ, lost to rounding of lo_j − Δ
             if not a <= b:
                 continue
             xs = np.unique(np.concatenate([np.linspace(a, b, grid), [a, b]]))

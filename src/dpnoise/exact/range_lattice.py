@@ -737,26 +737,42 @@ class ConvexSampler:
         self._comp_f = np.array([(TOTAL - x) / _TWO64 for x in bw.cum_int[:M]])
         self._guide = _block_table_guide(M)
 
+    def _side(self, n: NDArray[np.float64]):  # type: ignore[no-untyped-def]
+        """(m as float, t, low mass, high mass) for n cells on one side (n may be inf)."""
+        M = self.M
+        inf = np.isinf(n)
+        nn = np.where(inf, 0.0, n)
+        m = np.floor(nn / M)  # exact: n < 2^51, M < 2^21; corrected below if rounding slips
+        t = (nn - m * M).astype(np.int64)
+        bad = (t < 0) | (t >= M)
+        if np.any(bad):  # pragma: no cover - float division guard
+            q, rem = np.divmod(nn[bad].astype(np.int64), M)
+            m[bad], t[bad] = q, rem
+        t[inf] = 0
+        m[inf] = np.inf
+        low = (2.0 - np.exp2(-m)) * self._cum_f[t]  # G(m + 1) = 2 − 2^(−m), exact
+        high = (2.0 - np.exp2(1.0 - m)) * self._comp_f[t]  # G(m) = 2 − 2^(1−m)
+        return m, t, low, high
+
     def _params(self, c: NDArray[np.int64]):  # type: ignore[no-untyped-def]
-        """Per-element (m, t) per side and the three category thresholds."""
+        """Per-element (m, t) per side and the three category thresholds (uint64) with their
+        validity (F < 1; an invalid threshold is never reached)."""
         jlo, jhi = self.gd.cells[0]
         cf = c.astype(np.float64)
-        out = []
-        for n in (cf - jlo, jhi - cf + 1):  # cells left, right of c (may be inf)
-            inf = np.isinf(n)
-            nn = np.where(inf, 0, n).astype(np.int64)
-            m, t = np.divmod(nn, self.M)
-            mf = np.where(inf, np.inf, m.astype(np.float64))
-            t = np.where(inf, 0, t)
-            low = _geo_sum(mf + 1) * self._cum_f[t]
-            high = _geo_sum(mf) * self._comp_f[t]
-            out.append((mf, t, low, high))
-        (mL, tL, lowL, highL), (mR, tR, lowR, highR) = out
+        mL, tL, lowL, highL = self._side(cf - jlo)
+        mR, tR, lowR, highR = self._side(jhi - cf + 1)
         tot = lowL + highL + lowR + highR
-        F = np.stack([lowL, lowL + highL, lowL + highL + lowR]) / tot
-        valid = F < 1.0
-        B = np.where(valid, np.rint(F * 2.0**64), 0.0)
-        B = np.minimum(B, 2.0**64 - 2.0**11).astype(np.uint64)  # F < 1: rint(F·2^64) < 2^64
+        cum1 = lowL
+        cum2 = cum1 + highL
+        cum3 = cum2 + lowR
+        B, valid = [], []
+        for cu in (cum1, cum2, cum3):
+            F = cu / tot
+            ok = F < 1.0
+            x = np.rint(F * 2.0**64)
+            x[~ok] = 0.0
+            B.append(np.minimum(x, 2.0**64 - 2.0**11).astype(np.uint64))
+            valid.append(ok)
         return (mL, tL, mR, tR), B, valid
 
     def sample_values(self, rng: RandomSource, c: NDArray[np.int64], grid: float
@@ -765,23 +781,30 @@ class ConvexSampler:
         (mL, tL, mR, tR), B, valid = self._params(c)
         w = rng.words(3 * n)
         wc, wr, wq = w[:n], w[n:2 * n], w[2 * n:]
-        cat = np.zeros(n, dtype=np.int64)
-        for k in range(3):
-            cat += (wc >= B[k]) & valid[k]
+        cat = ((wc >= B[0]) & valid[0]).astype(np.int8)
+        cat += (wc >= B[1]) & valid[1]
+        cat += (wc >= B[2]) & valid[2]
         right = cat >= 2
-        high = (cat % 2) == 1
+        high = (cat & 1).astype(bool)
         t = np.where(right, tR, tL)
         m = np.where(right, mR, mL)
         ct = self._cum_u[t]
         lo = np.where(high, ct, np.uint64(0))
         R = np.where(high, np.uint64(0) - ct, ct)  # 2^64 − C_t (wraps to 0 for t = 0)
+        v = lo + _mulhi(wr, R)
         full = high & (t == 0)
-        v = np.where(full, wr, lo + _mulhi(wr, R))
+        v[full] = wr[full]
         r = self._guide.lookup(v)
         q = _geometric(rng, wq)
-        mod = np.where(high, m, m + 1)
-        i = np.where(np.isinf(mod), q, np.remainder(q, np.where(np.isinf(mod), 1, mod)
-                                                    .astype(np.int64)))
+        mod = m + 1 - high  # m_r: m + 1 for r < t, m for r >= t (inf stays inf)
+        fin = np.isfinite(mod)
+        i = q.copy()
+        qf = q[fin]
+        mf = mod[fin].astype(np.int64)
+        wrap = qf >= mf
+        if np.any(wrap):
+            qf[wrap] = np.remainder(qf[wrap], mf[wrap])
+            i[fin] = qf
         k = i * self.M + r
         j = np.where(right, c + k, c - 1 - k)
         half = 2 * j + 1
@@ -793,7 +816,7 @@ class ConvexSampler:
         """Exact ln P(cell j | centre c) of what :meth:`sample_values` draws."""
         j = np.asarray(j, dtype=np.int64)
         (mL, tL, mR, tR), B, valid = self._params(np.array([c], dtype=np.int64))
-        bounds = [0] + [int(B[k, 0]) if valid[k, 0] else TOTAL for k in range(3)] + [TOTAL]
+        bounds = [0] + [int(B[k][0]) if valid[k][0] else TOTAL for k in range(3)] + [TOTAL]
         cat_p = [max(0, bounds[k + 1] - bounds[k]) for k in range(4)]
         cum = block_weights(self.M).cum_int
         M = self.M

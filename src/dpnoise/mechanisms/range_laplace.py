@@ -70,7 +70,6 @@ from .base import Guarantee, Mechanism, as_output
 MODES = ("dp", "metric")
 MAX_M = 1 << 21
 _CACHE = 64
-PER_VALUE_THRESHOLD = 8  # more distinct grid indices than this: per-value sampler (convex S)
 
 __all__ = [
     "PaperHalfLineLaplaceUnsafe",
@@ -234,7 +233,7 @@ class RangeLaplace(Mechanism):
             out = self._sampler(c).sample_values(source, flat.size, self.grid)
             return as_output(out.reshape(values.shape), true_value)
         centres = self._centres(flat)
-        if self.domain.is_convex and np.unique(centres).size > PER_VALUE_THRESHOLD:
+        if self.domain.is_convex:  # several true values: exact per-value sampler
             out = self._convex.sample_values(source, centres, self.grid)
             return as_output(out.reshape(values.shape), true_value)
         out = np.empty(flat.size, dtype=np.float64)
