@@ -90,8 +90,8 @@ def utility(quick: bool) -> None:
             for x in xs:
                 a, b = dp.noise(x), met.noise(x)
                 c_mae, c_var = clamped_moments(cl, x)
-                cells = [f"{a.mean_abs():9.4g} ({a.var():9.4g})",
-                         f"{b.mean_abs():9.4g} ({b.var():9.4g})",
+                cells = [f"{a.mean_abs_error():9.4g} ({a.var():9.4g})",
+                         f"{b.mean_abs_error():9.4g} ({b.var():9.4g})",
                          f"{c_mae:9.4g} ({c_var:9.4g})"]
                 if ref is not None:
                     ys = np.array([ref.randomise(x) for _ in range(n_mc)])

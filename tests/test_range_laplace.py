@@ -146,6 +146,7 @@ def test_law_consistency_and_moments():
     ideal = m.continuous_law(3.0, scale=m.scale)
     assert law.mean() == pytest.approx(ideal.mean(), abs=2 * m.grid)
     assert law.var() == pytest.approx(ideal.var(), rel=2e-3)
+    assert law.mean_abs_error() == pytest.approx(ideal.mean_abs_error(), abs=2 * m.grid)
     assert law.mean_abs() == pytest.approx(ideal.mean_abs(), abs=2 * m.grid)
     assert np.exp(law.logpmf(law.support[:5])) == pytest.approx(law.probs[:5])
     assert float(law.pmf(0.1234)) == 0.0
@@ -309,3 +310,13 @@ def test_per_value_sampler_chi_square_and_domain():
     a = m.release(x, rng=SeededRandom(2))
     assert a.shape == x.shape and np.all((a >= 0) & (a <= 10))
     np.testing.assert_array_equal(a, m.release(x, rng=SeededRandom(2)))
+
+
+def test_metric_calibration_is_minimal_for_the_metric_rate():
+    from dpnoise.exact.range_lattice import loss_bound
+
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 5), mode="metric", grid=G)
+    per_cell = 1.0 * G / 1.0
+    assert m.bound.metric_rate <= per_cell
+    less = loss_bound(m._gd, m.block - 1, m.shift_steps, metric_cells=1.0 / G)
+    assert less.metric_rate > per_cell

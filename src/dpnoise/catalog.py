@@ -105,6 +105,77 @@ def _build_paper_unsafe(a: argparse.Namespace) -> Mechanism:
         warnings.simplefilter("ignore")
         return PaperHalfLineLaplaceUnsafe(epsilon=a.epsilon, sensitivity=a.sensitivity,
                                           border=a.border)
+def _count_domain_args(p: argparse.ArgumentParser, *, clip: bool = False) -> None:
+    p.add_argument("--lower", type=int, default=0,
+                   help="smallest possible true count (default 0; outputs never go below)")
+    p.add_argument("--upper", type=int, default=None,
+                   help="largest possible true count, e.g. the population size N")
+    choices = ["clamp", "clip", "none"] if clip else ["clamp", "none"]
+    p.add_argument("--boundary", choices=choices, default="clamp",
+                   help="clamp: clamp the output into [lower, upper] (post-processing); "
+                   + ("clip: clip the count into [lower+k, upper-k] then add noise; " if clip
+                      else "") + "none: raw n + Z")
+
+
+def _count_noise_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--D", type=int, default=None, help="support bound: noise in [-D, D]")
+    p.add_argument("--eta", type=str, default=None,
+                   help="P(noise = 0), in (0, 1) (decimal strings are exact)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="target delta: calibrate eta (with --D) or D (with --eta) or both")
+    p.add_argument("--method", choices=["paper", "optimal", "geometric"], default="paper",
+                   help="paper: alpha* of Definition 2; optimal: LP-minimal exact delta")
+    _count_domain_args(p, clip=True)
+
+
+def _build_count_noise(a: argparse.Namespace) -> Mechanism:
+    from .errors import ParameterError
+    from .mechanisms.counts import CountNoise
+
+    kw = {"method": a.method, "lower": a.lower, "upper": a.upper, "boundary": a.boundary}
+    if a.delta is None:
+        if a.eta is None:
+            raise ParameterError("count-noise needs --eta (with --D, or alone above the knee) "
+                                 "or --delta")
+        if a.D is None:
+            return CountNoise.from_eta(epsilon=a.epsilon, eta=a.eta, **kw)
+        return CountNoise(epsilon=a.epsilon, D=a.D, eta=a.eta, **kw)
+    if a.D is not None and a.eta is None:
+        return CountNoise.from_delta(epsilon=a.epsilon, delta=a.delta, D=a.D, **kw)
+    if a.D is not None:
+        raise ParameterError("give at most two of --D, --eta, --delta")
+    return CountNoise.smallest_support(epsilon=a.epsilon, delta=a.delta, eta=a.eta, **kw)
+
+
+def _geometric_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--sensitivity", type=int, default=1, help="integer sensitivity (default 1)")
+    _count_domain_args(p)
+
+
+def _build_geometric(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.counts import Geometric
+
+    return Geometric(epsilon=a.epsilon, sensitivity=a.sensitivity, lower=a.lower,
+                     upper=a.upper, boundary=a.boundary)
+
+
+def _dg_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--delta", type=float, default=None, help="target delta (calibrates sigma2)")
+    p.add_argument("--sigma2", type=float, default=None,
+                   help="CKS scale sigma^2 (not the variance); reports delta(epsilon)")
+    p.add_argument("--sensitivity", type=int, default=1, help="integer sensitivity (default 1)")
+    _count_domain_args(p)
+
+
+def _build_dg(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.counts import DiscreteGaussian
+
+    return DiscreteGaussian(epsilon=a.epsilon, delta=a.delta, sigma2=a.sigma2,
+                            sensitivity=a.sensitivity, lower=a.lower, upper=a.upper,
+                            boundary=a.boundary)
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -118,6 +189,14 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("range-laplace-paper-unsafe",
                    "NOT DP: paper 000 Sec. 4.1's data-dependent half-line scale (reproduction)",
                    _paper_unsafe_args, _build_paper_unsafe),
+    MechanismEntry("count-noise",
+                   "finite-support integer count noise (paper 002), exact hockey-stick delta",
+                   _count_noise_args, _build_count_noise),
+    MechanismEntry("geometric", "two-sided geometric (discrete Laplace) for counts, pure eps-DP",
+                   _geometric_args, _build_geometric),
+    MechanismEntry("discrete-gaussian",
+                   "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
+                   _dg_args, _build_dg),
 ]
 
 

@@ -180,8 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # run the imported module's main: command modules register with ``dpnoise.cli``, not with
-    # this ``__main__`` copy (``python -m dpnoise.cli reproduce ...`` would miss them)
+    # run through the package module so command modules register with the same registry
     from dpnoise.cli import main as _main
 
     sys.exit(_main())

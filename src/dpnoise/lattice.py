@@ -59,6 +59,16 @@ def to_index(
     return np.floor(scaled + 0.5).astype(np.int64)
 
 
+def check_representable(values: NDArray[np.float64], grid: float, *, name: str = "true_value"
+                        ) -> None:
+    """Refuse (before any randomness) values whose grid index is not exact: |x/L| >= 2^51."""
+    if values.size and max(-float(values.min()), float(values.max())) >= MAX_INDEX * grid:
+        raise PrecisionError(
+            f"{name} is too large for the grid step {grid!r}: |{name}| must be < 2^51 * grid "
+            f"= {MAX_INDEX * grid:g}; choose a coarser grid"
+        )
+
+
 def from_half_index(half: NDArray[np.int64], grid: float) -> NDArray[np.float64]:
     """Values half * (L/2): exact while |half| < 2^53."""
     if half.size and np.max(np.abs(half)) >= (1 << 53):

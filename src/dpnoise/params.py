@@ -37,8 +37,8 @@ def check_finite(name: str, value: Any) -> float:
 
 def check_positive(name: str, value: Any, *, upper: float = math.inf) -> float:
     """A finite real number in (0, upper]."""
-    x = check_finite(name, value)
-    if not (0.0 < x <= upper):
+    x = _as_real(name, value)
+    if not (math.isfinite(x) and 0.0 < x <= upper):
         bound = "inf)" if math.isinf(upper) else f"{upper:g}]"
         raise ParameterError(f"{name} must be in (0, {bound}, got {x!r}")
     return x
@@ -63,10 +63,10 @@ def check_delta(
     allow_zero: bool = False,
 ) -> float:
     """Privacy parameter delta in (0, upper) (or [0, ...) / ..., upper] as requested)."""
-    x = check_finite(name, delta)
+    x = _as_real(name, delta)
     low_ok = x >= 0.0 if allow_zero else x > 0.0
     high_ok = x <= upper if upper_inclusive else x < upper
-    if not (low_ok and high_ok):
+    if not (math.isfinite(x) and low_ok and high_ok):
         lo = "[0" if allow_zero else "(0"
         hi = f"{upper:g}]" if upper_inclusive else f"{upper:g})"
         raise ParameterError(f"{name} must be in {lo}, {hi}, got {x!r}")
@@ -102,13 +102,15 @@ def check_values(
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"{name} must be real numbers, got {values!r}") from exc
-    if arr.size and not np.all(np.isfinite(arr)):
-        raise ParameterError(f"{name} must be finite (no NaN or infinity)")
-    if arr.size and (arr.min() < lower or arr.max() > upper):
-        raise ParameterError(
-            f"{name} must lie in the declared range [{lower:g}, {upper:g}], "
-            f"got values in [{arr.min():g}, {arr.max():g}]"
-        )
+    if arr.size:
+        lo, hi = float(arr.min()), float(arr.max())  # NaN propagates through min/max
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ParameterError(f"{name} must be finite (no NaN or infinity)")
+        if lo < lower or hi > upper:
+            raise ParameterError(
+                f"{name} must lie in the declared range [{lower:g}, {upper:g}], "
+                f"got values in [{lo:g}, {hi:g}]"
+            )
     return arr
 
 

@@ -110,6 +110,13 @@ class BlockGeometric:
         release = centre is not None
         if release and grid is None:
             raise ParameterError("grid is required with centre")
+        if release:  # |x/L| < 2^51 keeps every float step exact (callers check it up front)
+            biggest = max(-float(centre.min()), float(centre.max())) if n else 0.0
+            if not biggest < _MAX_INDEX * grid:  # also refuses NaN
+                raise PrecisionError(
+                    f"true value too large for the grid step {grid!r}: |true_value| must be "
+                    f"< 2^51 * grid = {_MAX_INDEX * grid:g}; choose a coarser grid"
+                )
         out: NDArray[np.int64] | NDArray[np.float64]
         out = np.empty(n, dtype=np.float64 if release else np.int64)
         scaled = np.empty(chunk, dtype=np.float64)
@@ -117,41 +124,42 @@ class BlockGeometric:
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
         lowest = np.empty(chunk, dtype=np.uint64)
         tmp = np.empty(chunk, dtype=np.uint64)
-        col = np.empty(chunk, dtype=np.intp)
-        keep = np.empty(chunk, dtype=bool)
+        col2 = np.empty(chunk, dtype=np.intp)
+        above = np.empty(chunk, dtype=bool)
         k_arr = np.empty(chunk, dtype=np.int64)
         r_arr = np.empty(chunk, dtype=np.int64)
         sgn = np.empty(chunk, dtype=np.int64)
-        odd_col = 2 * np.arange(table.columns, dtype=np.int64) + 1
-        odd_alias = 2 * table._alias + 1
-        col_shift = np.uint64(64 - table.bits)
+        thr2, outcome2 = self._kernel_tables
+        col_shift = np.uint64(64 - table.bits - 1)  # keeps one extra bit, cleared below
+        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
         two_m = np.int64(2 * self.M)
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, 2 * c)
             a, b = words[:c], words[c : 2 * c]
-            lo, t, cl, kp, K, R, S = (
-                lowest[:c], tmp[:c], col[:c], keep[:c], k_arr[:c], r_arr[:c], sgn[:c]
+            lo, t, cl, ab, K, R, S = (
+                lowest[:c], tmp[:c], col2[:c], above[:c], k_arr[:c], r_arr[:c], sgn[:c]
             )
             # Q: trailing zeros of (a | 2^63) -- equals ctz of the low 63 bits, 63 if they are 0
             np.bitwise_or(a, _TOP, out=lo)
             np.negative(lo, out=t)
             np.bitwise_and(lo, t, out=lo)
             np.subtract(lo, _ONE, out=lo)
-            K[:] = np.bitwise_count(lo)
-            if K.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
-                self._extend_counts(rng, a, K)
-            # R from the alias table, as the odd number 2R + 1
+            np.bitwise_count(lo, out=lo)
+            Q = lo.view(np.int64)
+            if Q.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
+                self._extend_counts(rng, a, Q)
+            # R from the alias table as the odd number 2R + 1: outcome2[2·col + (u >= thr)]
             np.right_shift(b, col_shift, out=t)
+            np.bitwise_and(t, even_mask, out=t)
             cl[:] = t
             np.bitwise_and(b, thr_mask, out=t)
-            np.less(t, table._thr[cl], out=kp)
-            np.take(odd_col, cl, out=R)
-            np.logical_not(kp, out=kp)
-            np.copyto(R, odd_alias[cl], where=kp)
+            np.greater_equal(t, thr2[cl], out=ab)
+            np.add(cl, ab, out=cl)
+            np.take(outcome2, cl, out=R)
             # 2Z = ±(2QM + 2R + 1): sign s in {0, -1} from bit 63, applied as (x ^ s) - s
-            np.multiply(K, two_m, out=K)
+            np.multiply(Q, two_m, out=K)
             np.add(K, R, out=K)
             np.right_shift(a.view(np.int64), _S63, out=S)
             np.bitwise_xor(K, S, out=K)
@@ -163,15 +171,21 @@ class BlockGeometric:
                 np.floor(x, out=x)
                 ci[:] = x
                 np.add(ci, ci, out=ci)
-                np.add(K, ci, out=K)
-                if np.abs(x).max() >= _MAX_INDEX or np.abs(K).max() >= _EXACT:
-                    raise PrecisionError(
-                        f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid"
-                    )
+                np.add(K, ci, out=K)  # |2c| < 2^52 and |2Z| < 2^45: exact below 2^53
                 np.multiply(K, grid / 2, out=out[start : start + c])
             else:
                 out[start : start + c] = K
         return out
+
+    @cached_property
+    def _kernel_tables(self) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+        """Interleaved alias tables: thr2[2i] = thr[i]; outcome2 = (2i+1, 2·alias[i]+1) pairs."""
+        table = self.table
+        thr2 = np.repeat(table._thr, 2)
+        outcome2 = np.empty(2 * table.columns, dtype=np.int64)
+        outcome2[0::2] = 2 * np.arange(table.columns, dtype=np.int64) + 1
+        outcome2[1::2] = 2 * table._alias + 1
+        return thr2, outcome2
 
     @staticmethod
     def _extend_counts(rng: RandomSource, a: NDArray[np.uint64], K: NDArray[np.int64]) -> None:
@@ -184,6 +198,8 @@ class BlockGeometric:
             K[pending[nz]] += _ctz(w[nz])
             K[pending[~nz]] += 63
             pending = pending[~nz]
+        if K.max() > 1 << 20:  # probability < 2^-(2^20): keeps 2QM far below 2^53
+            raise PrecisionError("geometric count out of the exactly representable range")
 
     def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         """n draws of K >= 0 (the magnitude), via the same kernel."""

@@ -74,6 +74,14 @@ class Mechanism(ABC):
     def noise(self, true_value: float | None = None) -> Any:
         """The exact output (or noise) distribution, scipy.stats-like."""
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Whether each value belongs to the declared output set (grid, lattice, range)."""
+        raise NotImplementedError(f"{type(self).__name__} does not declare its output set")
+
+    def privacy_model(self) -> Any:
+        """The output law in the form :func:`dpnoise.verify` checks (not the claim)."""
+        raise NotImplementedError(f"{type(self).__name__} has no privacy model")
+
     def __setattr__(self, name: str, value: Any) -> None:
         if getattr(self, "_frozen", False):
             raise AttributeError(f"{type(self).__name__} is immutable; build a new one")

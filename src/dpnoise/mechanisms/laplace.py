@@ -51,9 +51,16 @@ DEFAULT_GRID_BITS = 12
 
 
 def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step <= Δ/2^k, k = min(12, ...) so the block table stays <= 2^18 entries."""
-    k = math.floor(17 + math.log2(epsilon / 0.7))
-    k = max(0, min(DEFAULT_GRID_BITS, k))
+    """Power-of-two step L = 2^-k · (power of two <= Δ).
+
+    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
+    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12, so ceil() in M costs < 2^-12 too.
+    k is capped so that M <= 2^18 (table size); for ε < 0.02 that cap makes the grid coarser
+    (rounding cost up to 2^-k with k = floor(17 + log2(ε/0.7))).
+    """
+    wanted = max(DEFAULT_GRID_BITS, math.ceil(math.log2(2**DEFAULT_GRID_BITS * epsilon / LN2)))
+    cap = math.floor(17 + math.log2(epsilon / 0.7))
+    k = max(0, min(wanted, cap))
     return power_of_two_at_most(sensitivity) / 2.0**k
 
 
@@ -137,6 +144,46 @@ class LatticeLaplaceNoise:
         return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
+class ClampedLaw:
+    """Law of clamp(Y, lower, upper) for a lattice Laplace Y: atoms at both ends."""
+
+    def __init__(self, inner: LatticeLaplaceNoise, lower: float, upper: float,
+                 support: NDArray[np.float64], probs: NDArray[np.float64]) -> None:
+        self.inner, self.lower, self.upper = inner, lower, upper
+        self.support, self.probs = support, probs
+
+    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
+        y = np.asarray(y, dtype=np.float64)
+        inner = self.inner.cdf(y)
+        return np.where(y < self.lower, 0.0, np.where(y >= self.upper, 1.0, inner))
+
+    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
+        return np.clip(self.inner.ppf(q), self.lower, self.upper)
+
+    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        y = np.asarray(y, dtype=np.float64)
+        idx = np.searchsorted(self.support, y)
+        idx = np.clip(idx, 0, self.support.size - 1)
+        return np.where(self.support[idx] == y, self.probs[idx], 0.0)
+
+    def mean(self) -> float:
+        return float(np.sum(self.support * self.probs))
+
+    def var(self) -> float:
+        return float(np.sum((self.support - self.mean()) ** 2 * self.probs))
+
+    def std(self) -> float:
+        return math.sqrt(self.var())
+
+    def mean_abs(self) -> float:
+        """E|clamp(Y) − mean| (the harness convention: about the law's own mean)."""
+        return float(np.sum(np.abs(self.support - self.mean()) * self.probs))
+
+    def mean_abs_error(self, true_value: float) -> float:
+        """E|clamp(Y) − x|: the error a user sees."""
+        return float(np.sum(np.abs(self.support - true_value) * self.probs))
+
+
 class Laplace(Mechanism):
     """ε-DP Laplace mechanism, exact on a power-of-two grid (pure DP on real hardware).
 
@@ -202,6 +249,11 @@ class Laplace(Mechanism):
         c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
         return LatticeLaplaceNoise(self.block, self.grid, c)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
+        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice
 
@@ -252,18 +304,56 @@ class ClampedLaplace(Mechanism):
         raw = np.asarray(self.laplace.release(values, rng=rng), dtype=np.float64)
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
 
-    def noise(self, true_value: float | None = None) -> LatticeLaplaceNoise:
-        """The unclamped law (clamping maps it onto [lower, upper])."""
-        return self.laplace.noise(true_value)
+    def noise(self, true_value: float | None = None) -> ClampedLaw:
+        """The exact law of the clamped release for ``true_value`` (default: mid-range)."""
+        x = (self.lower + self.upper) / 2 if true_value is None else true_value
+        x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
+        ys, logp = self._clamped_law(x)
+        return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, ys, np.exp(logp))
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        y = np.asarray(outputs, dtype=np.float64)
+        ends = (y == self.lower) | (y == self.upper)
+        inside = (y > self.lower) & (y < self.upper) & self.laplace.in_output_set(y)
+        return ends | inside
+
+    def privacy_model(self) -> Any:
+        """Exact clamped laws on a grid of true values near both ends and in the middle."""
+        from ..verify import DiscreteFamily
+
+        L = self.laplace.grid
+        S = self.laplace.shift_steps
+        lo_i = math.ceil(self.lower / L)
+        hi_i = math.floor(self.upper / L)
+        mid = (lo_i + hi_i) // 2
+        anchors = sorted({lo_i, mid, max(lo_i, hi_i - S)})
+        pairs = [(a * L, min(a + S, hi_i) * L) for a in anchors]
+        return DiscreteFamily(inputs=[], sensitivity=self.sensitivity, law=self._clamped_law,
+                              pairs=pairs)
+
+    def _clamped_law(self, x: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Exact pmf of clamp(Y) on the lattice points inside the range plus both ends."""
+        law = self.laplace.noise(x)
+        L = law.grid
+        first = math.ceil((self.lower - law.center) / L - 0.5)
+        last = math.floor((self.upper - law.center) / L - 0.5)
+        cells = np.arange(first, last + 1)
+        pts = law.center + (cells + 0.5) * L
+        pts = pts[(pts > self.lower) & (pts < self.upper)]
+        logp = law.logpmf(pts)
+        below = float(law.cdf(np.nextafter(self.lower, -math.inf)))  # mass strictly below lower
+        at_lower = below + (float(law.pmf(self.lower)) if self.laplace.in_output_set(
+            [self.lower])[0] else 0.0)
+        above = 1.0 - float(law.cdf(np.nextafter(self.upper, -math.inf)))  # P(Y >= upper)
+        ys = np.concatenate([[self.lower], pts, [self.upper]])
+        with np.errstate(divide="ignore"):
+            lp = np.concatenate([[math.log(at_lower) if at_lower > 0 else -math.inf], logp,
+                                 [math.log(above) if above > 0 else -math.inf]])
+        return ys, lp
 
     def mean_abs_error(self, true_value: float) -> float:
         """E|clamp(Y) − x| computed exactly from the lattice law."""
-        law = self.laplace.noise(true_value)
-        M = law.block.M
-        half = (np.arange(-60 * M, 60 * M) + 0.5) * law.grid + law.center
-        p = law.pmf(half)
-        y = np.clip(half, self.lower, self.upper)
-        return float(np.sum(p * np.abs(y - true_value)))
+        return self.noise(true_value).mean_abs_error(true_value)
 
     def __repr__(self) -> str:
         return (

@@ -251,6 +251,14 @@ class RangeLaplace(Mechanism):
     def _convex(self) -> ConvexSampler:
         return ConvexSampler(self._gd, self.block)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
+        y = np.asarray(outputs, dtype=np.float64)
+        if self.block is None:
+            return y == self.domain.lower
+        u = y / self.grid - 0.5
+        return self.domain.contains(y) & (np.floor(u) == u)
+
     # ---------------------------------------------------------------- laws
     def _default_value(self) -> float:
         lo, hi = self.domain.pieces[0]
@@ -476,6 +484,11 @@ class RangeLatticeLaw:
         return math.sqrt(self.var())
 
     def mean_abs(self) -> float:
+        """E|Y − E Y|: mean absolute deviation (the scipy-like / harness convention)."""
+        m = self.mean()
+        return float(np.dot(self.probs, np.abs(self.support - m)) / self.probs.sum())
+
+    def mean_abs_error(self) -> float:
         """E|Y − x| for the true value x: the mean absolute error of a release."""
         return float(np.dot(self.probs, np.abs(self.support - self.true_value))
                      / self.probs.sum())

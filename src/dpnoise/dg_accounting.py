@@ -1,0 +1,158 @@
+"""Exact privacy accounting and moments of the discrete Gaussian N_ℤ(0, σ²) (CKS 2020).
+
+p(z) = exp(−z²/(2σ²)) / Σ_k exp(−k²/(2σ²)),  z ∈ ℤ.  ``σ²`` is the *scale* parameter;
+the variance is smaller than σ² (spec 002 §3).
+
+δ(ε) for integer sensitivity Δ (CKS Theorem 7, paper eq. 45) is the hockey-stick sum
+
+    δ(ε) = Σ_z [p(z) − e^ε p(z − Δ)]^+  =  P[X > εσ²/Δ − Δ/2] − e^ε P[X > εσ²/Δ + Δ/2],
+
+evaluated here as a sum of *positive* terms p(z)·(1 − e^{ε + (2zΔ − Δ²)/(2σ²)}) over
+z < Δ/2 − εσ²/Δ (each term by ``expm1``, no cancellation), with the normaliser from
+mpmath (Jacobi θ₃ for σ >= 1, a direct sum below).  The window |z| <= 40σ + 60 leaves out
+mass below e^-800.  The returned δ is inflated by a relative 1e-9 to cover float rounding,
+so it is an upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+
+from .errors import ParameterError
+
+REL_MARGIN = 1e-9
+MAX_SIGMA2 = 1e10
+
+
+def _s2(sigma2: float | Fraction) -> float:
+    s = float(sigma2)
+    if not (0 < s <= MAX_SIGMA2) or not math.isfinite(s):
+        raise ParameterError(f"sigma^2 must be in (0, {MAX_SIGMA2:g}], got {sigma2!r}")
+    return s
+
+
+@lru_cache(maxsize=256)
+def log_normaliser(sigma2: float) -> float:
+    """ln Σ_k exp(−k²/(2σ²)), accurate to ~1e-16 relative."""
+    s = _s2(sigma2)
+    with mpmath.workdps(40):
+        s_mp = mpmath.mpf(s)
+        if s >= 1:
+            q = mpmath.exp(-2 * mpmath.pi**2 * s_mp)
+            z = mpmath.sqrt(2 * mpmath.pi * s_mp) * mpmath.jtheta(3, 0, q)
+        else:
+            K = math.ceil(math.sqrt(1400 * s)) + 3
+            z = 1 + 2 * mpmath.fsum(mpmath.exp(-mpmath.mpf(k * k) / (2 * s_mp))
+                                    for k in range(1, K + 1))
+        return float(mpmath.log(z))
+
+
+def window(sigma2: float) -> int:
+    return math.ceil(40 * math.sqrt(_s2(sigma2))) + 60
+
+
+def logpmf(z: np.ndarray, sigma2: float) -> np.ndarray:
+    s = _s2(sigma2)
+    z = np.asarray(z, dtype=np.float64)
+    return -(z * z) / (2 * s) - log_normaliser(s)
+
+
+def pmf(z: np.ndarray, sigma2: float) -> np.ndarray:
+    return np.exp(logpmf(z, sigma2))
+
+
+def delta(sigma2: float | Fraction, epsilon: float, sensitivity: int = 1) -> float:
+    """Upper bound (relative margin 1e-9) of the exact δ(ε) for integer sensitivity Δ."""
+    s = _s2(sigma2)
+    d = int(sensitivity)
+    if d < 1:
+        raise ParameterError("sensitivity must be an integer >= 1")
+    if not (epsilon >= 0 and math.isfinite(epsilon)):
+        raise ParameterError("epsilon must be finite and >= 0")
+    z_max = d / 2 - epsilon * s / d  # terms are positive for z < z_max
+    lo = -window(s) - d
+    hi = math.ceil(z_max) - 1 if z_max == math.ceil(z_max) else math.floor(z_max)
+    if hi < lo:
+        return 0.0
+    total = []
+    step = 1 << 20
+    for a in range(lo, hi + 1, step):
+        z = np.arange(a, min(hi, a + step - 1) + 1, dtype=np.float64)
+        lp = logpmf(z, s)
+        gap = epsilon + (2 * z * d - d * d) / (2 * s)
+        terms = np.exp(lp) * -np.expm1(gap)
+        total.append(math.fsum(terms[terms > 0].tolist()))
+    val = math.fsum(total)
+    return min(1.0, val * (1 + REL_MARGIN) + 1e-300) if val > 0 else 0.0
+
+
+def moments(sigma2: float | Fraction) -> tuple[float, float, float]:
+    """(P(Z = 0), Var Z, E|Z|)."""
+    s = _s2(sigma2)
+    K = window(s)
+    z = np.arange(-K, K + 1, dtype=np.float64)
+    p = pmf(z, s)
+    return float(p[K]), math.fsum((p * z * z).tolist()), math.fsum((p * np.abs(z)).tolist())
+
+
+def _bisect_sigma2(f, target: float, lo: float, hi: float, increasing: bool) -> float:
+    """Smallest (increasing=False: δ-type decreasing f) σ² with f(σ²) <= target, geometric."""
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if (f(mid) <= target) != increasing:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo - 1 < 1e-13:
+            break
+    return hi if not increasing else lo
+
+
+def calibrate_sigma2(epsilon: float, target_delta: float, sensitivity: int = 1) -> float:
+    """The smallest σ² (to 1e-13 relative) with δ(ε) <= target_delta."""
+    lo, hi = 1e-4, 1.0
+    while delta(hi, epsilon, sensitivity) > target_delta:
+        lo, hi = hi, hi * 4
+        if hi > MAX_SIGMA2:
+            raise ParameterError("delta target needs sigma^2 > 1e10; raise epsilon or delta")
+    return _bisect_sigma2(lambda s: delta(s, epsilon, sensitivity), target_delta, lo, hi,
+                          increasing=False)
+
+
+def sigma2_for_variance(variance: float) -> float:
+    """σ² whose discrete Gaussian has the given variance (Var is increasing in σ²)."""
+    if not variance > 0:
+        raise ParameterError("variance must be > 0")
+    lo, hi = 1e-4, max(1.0, 2 * variance)
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if moments(mid)[1] < variance:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo - 1 < 1e-13:
+            break
+    return hi
+
+
+def sigma2_for_zero_mass(eta: float) -> float:
+    """σ² with P(Z = 0) = η (P(Z = 0) is decreasing in σ²)."""
+    if not 0 < eta < 1:
+        raise ParameterError("eta must be in (0, 1)")
+    lo, hi = 1e-4, 1.0
+    while moments(hi)[0] > eta:
+        lo, hi = hi, hi * 4
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if moments(mid)[0] > eta:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo - 1 < 1e-13:
+            break
+    return hi

@@ -1,0 +1,214 @@
+"""One entry per mechanism, run by the generic harness in ``test_harness.py``.
+
+A new mechanism joins the suite by adding a :class:`Case` here; its own test file holds
+only what is special about it (the paper's numbers, its errata).
+
+Fields:
+    build        -- returns a calibrated mechanism (representative parameters)
+    true_value   -- a true answer inside the domain
+    factory      -- the class (or callable) taking ``valid`` keyword arguments
+    valid        -- keyword arguments that construct successfully
+    invalid      -- list of keyword overrides that must raise ParameterError
+    bad_values   -- true values that release() must reject with ParameterError
+    less_noisy   -- optional: the same mechanism made slightly less noisy (e.g. 0.999x
+                    its calibrated scale); the verifier must then find a loss > epsilon
+                    (or delta > claimed), proving the calibration is minimal
+    discrete     -- outputs on a lattice/grid (chi-square test) vs continuous (KS)
+    moments      -- whether sample mean/var are compared with noise().mean()/var()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpnoise import (
+    ClampedLaplace,
+    CountNoise,
+    DiscreteGaussian,
+    Geometric,
+    Laplace,
+    RangeLaplace,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    factory: Callable[..., Any]
+    valid: dict[str, Any]
+    true_value: float
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    bad_values: list[Any] = field(default_factory=list)
+    less_noisy: Callable[[], Any] | None = None
+    discrete: bool = True
+    moments: bool = True
+
+    def build(self) -> Any:
+        return self.factory(**self.valid)
+
+
+_BAD_PRIVACY = [
+    {"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan}, {"epsilon": math.inf},
+    {"sensitivity": 0.0}, {"sensitivity": -2.0}, {"sensitivity": math.nan},
+]
+
+CASES: list[Case] = [
+    Case(
+        id="laplace-eps1",
+        factory=Laplace,
+        valid={"epsilon": 1.0, "sensitivity": 1.0},
+        true_value=3.25,
+        invalid=[*_BAD_PRIVACY, {"grid": 0.3}, {"grid": -1.0}],
+        bad_values=[math.nan, math.inf, "abc"],
+    ),
+    Case(
+        id="laplace-eps0.1-sens3",
+        factory=Laplace,
+        valid={"epsilon": 0.1, "sensitivity": 3.0},
+        true_value=-12.0,
+        invalid=_BAD_PRIVACY,
+        bad_values=[-math.inf],
+    ),
+    Case(
+        id="clamped-laplace",
+        factory=ClampedLaplace,
+        valid={"epsilon": 0.5, "sensitivity": 1.0, "lower": 0.0, "upper": 10.0},
+        true_value=0.5,
+        invalid=[*_BAD_PRIVACY, {"lower": 5.0, "upper": 5.0}, {"lower": 3.0, "upper": 1.0},
+                 {"upper": math.inf}],
+        bad_values=[11.0, -0.5, math.nan],
+    ),
+]
+
+
+def _laplace_one_block_less(**kw: Any) -> Any:
+    """The lattice Laplace with block length M - 1 (about 0.9996x the calibrated scale)."""
+    from dpnoise.exact.geometric import LN2, BlockGeometric
+    from dpnoise.verify import AdditiveLattice
+
+    m = Laplace(**kw)
+    block = BlockGeometric(m.block.M - 1)
+    return AdditiveLattice(
+        logpmf=lambda z: block.logpmf(np.where(z >= 0, z, -z - 1)) - LN2,
+        max_shift=m.shift_steps,
+        period=block.M,
+    )
+
+
+for _i, _case in enumerate(CASES):
+    if _case.factory is Laplace:
+        CASES[_i] = Case(**{**_case.__dict__,
+                            "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
+
+
+# ------------------------------------------------------------ counts (paper 002, issue 7)
+_BAD_COUNTS = [-1, 1.5, math.nan, math.inf, "abc"]  # (a scalar True is rejected too)
+
+
+def _count_noise_more_eta(**kw: Any) -> Any:
+    """CountNoise calibrated by from_delta, with eta raised by 2^-20 (less noise)."""
+    from fractions import Fraction
+
+    m = CountNoise.from_delta(**kw)
+    return CountNoise(epsilon=m.epsilon, D=m.D, eta=m.eta + Fraction(1, 1 << 20),
+                      upper=m.upper).privacy_model()
+
+
+def _dg_smaller(**kw: Any) -> Any:
+    m = DiscreteGaussian(**kw)
+    return DiscreteGaussian(epsilon=m.epsilon, sigma2=float(m.sigma2) * 0.999,
+                            upper=m.upper).privacy_model()
+
+
+def _geometric_less(**kw: Any) -> Any:
+    return Geometric(**{**kw, "epsilon": kw["epsilon"] * 1.001}).privacy_model()
+
+
+_COUNT_INVALID = [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": math.nan},
+                  {"epsilon": math.inf}, {"upper": -5}, {"boundary": "wrap"}]
+
+CASES += [
+    Case(
+        id="count-noise-fig1",
+        factory=CountNoise,
+        valid={"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000},
+        true_value=25.0,
+        invalid=[*_COUNT_INVALID, {"D": 0}, {"D": 2.5}, {"eta": 1.0}, {"eta": 0.0},
+                 {"method": "lp"}, {"eta": 0.04}],
+        bad_values=[*_BAD_COUNTS, 1001],
+    ),
+    Case(
+        id="count-noise-optimal-edge",
+        factory=CountNoise.optimal,
+        valid={"epsilon": 0.5, "D": 8, "eta": 0.1, "upper": 40},
+        true_value=1.0,
+        invalid=[*_COUNT_INVALID, {"D": True}, {"eta": math.nan}],
+        bad_values=_BAD_COUNTS,  # true value 1 next to the clamp at 0: noise() is the clamped law
+    ),
+    Case(
+        id="count-noise-from-delta",
+        factory=CountNoise.from_delta,
+        valid={"epsilon": 2.2, "delta": 5e-7, "D": 8, "upper": 500},
+        true_value=250.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 1.5}, {"D": 2}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _count_noise_more_eta(epsilon=2.2, delta=5e-7, D=8, upper=500),
+    ),
+    Case(
+        id="geometric",
+        factory=Geometric,
+        valid={"epsilon": 0.7, "upper": 100},
+        true_value=40.0,
+        invalid=[*_COUNT_INVALID, {"sensitivity": 0}, {"sensitivity": 1.5}],
+        bad_values=[*_BAD_COUNTS, 101],
+        less_noisy=lambda: _geometric_less(epsilon=0.7, upper=100),
+    ),
+    Case(
+        id="discrete-gaussian",
+        factory=DiscreteGaussian,
+        valid={"epsilon": 1.0, "delta": 1e-6, "upper": 1000},
+        true_value=500.0,
+        invalid=[*_COUNT_INVALID, {"delta": 0.0}, {"delta": 2.0}, {"sensitivity": 0}],
+        bad_values=_BAD_COUNTS,
+        less_noisy=lambda: _dg_smaller(epsilon=1.0, delta=1e-6, upper=1000),
+    ),
+]
+
+
+# ------------------------------------------------------- range-adherent Laplace (paper 000)
+def _range_one_block_less(**kw: Any) -> Any:
+    """The sampled lattice law with block length M − 1 (>= 0.1 % less noise here)."""
+    m = RangeLaplace(**kw)
+    return m.privacy_model(block=m.block - 1)
+
+
+_RANGE_INVALID = [*_BAD_PRIVACY, {"domain": (1.0, 0.0)}, {"domain": (math.nan, 1.0)},
+                  {"mode": "paper"}, {"grid": 0.3}]
+_G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
+
+for _id, _kw, _x, _bad, _minimal in [
+    ("range-laplace-interval", {"epsilon": 1.0, "sensitivity": 1.0, "domain": (0.0, 10.0)},
+     9.5, [10.5, -0.1, math.nan, math.inf, "abc"], True),
+    ("range-laplace-half-line", {"epsilon": 0.5, "sensitivity": 2.0, "domain": (0.0, math.inf)},
+     0.75, [-1.0, math.inf, math.nan], True),
+    ("range-laplace-union", {"epsilon": 1.0, "sensitivity": 1.0,
+                             "domain": [(0.0, 1.0), (2.0, 3.0)]},
+     2.2, [1.5, 3.5, math.nan], True),
+    ("range-laplace-metric", {"epsilon": 1.0, "sensitivity": 1.0, "domain": (0.0, 5.0),
+                              "mode": "metric"}, 0.0, [5.5], False),  # metric-minimal only
+]:
+    CASES.append(Case(
+        id=_id,
+        factory=RangeLaplace,
+        valid={**_kw, "grid": _G},
+        true_value=_x,
+        invalid=_RANGE_INVALID,
+        bad_values=_bad,
+        less_noisy=(lambda kw={**_kw, "grid": _G}: _range_one_block_less(**kw))
+        if _minimal else None,
+    ))

@@ -1,0 +1,95 @@
+"""Random sources: CSPRNG default, reproducible seeded source, fork safety, uniformity."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom
+from dpnoise.randomness import fill_words, random_bits, resolve_rng, uniform_below
+
+
+def test_seeded_source_is_reproducible_and_seed_dependent() -> None:
+    a = SeededRandom(5).words(1000)
+    b = SeededRandom(5).words(1000)
+    c = SeededRandom(6).words(1000)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert SeededRandom("5").words(4).tolist() != SeededRandom(5).words(4).tolist()
+
+
+def test_stream_continues_across_calls_and_block_boundaries() -> None:
+    one = SeededRandom(9).words(100_003)
+    s = SeededRandom(9)
+    parts = np.concatenate([s.words(7), s.words(65_536), s.words(34_460)])
+    np.testing.assert_array_equal(one, parts)
+
+
+def test_fill_matches_words() -> None:
+    buf = np.zeros(1000 + 8, dtype=np.uint64)
+    fill_words(SeededRandom(3), buf, 1000)
+    np.testing.assert_array_equal(buf[:1000], SeededRandom(3).words(1000))
+    assert not buf[1000:].any()  # the spare words are untouched
+    with pytest.raises(ParameterError):
+        SeededRandom(3).fill(np.zeros(10, dtype=np.uint64), 10)
+
+
+def test_crypto_sources_are_independent() -> None:
+    assert not np.array_equal(CryptoRandom().words(64), CryptoRandom().words(64))
+
+
+def test_bits_are_uniform() -> None:
+    w = SeededRandom(1).words(200_000)
+    bits = np.unpackbits(w.view(np.uint8)).reshape(-1, 64).mean(axis=0)
+    assert np.all(np.abs(bits - 0.5) < 0.006)
+    top = (w >> np.uint64(56)).astype(int)
+    counts = np.bincount(top, minlength=256)
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def test_crypto_random_never_replays_parent_stream_after_fork() -> None:
+    source = CryptoRandom()
+    source.words(10)  # parent has used the stream
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        os.write(w, source.words(32).tobytes())
+        os._exit(0)
+    os.close(w)
+    child = b""
+    while len(child) < 256:
+        chunk = os.read(r, 256 - len(child))
+        if not chunk:
+            break
+        child += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    parent = source.words(32).tobytes()
+    assert len(child) == 256
+    assert child != parent
+
+
+def test_resolve_rng() -> None:
+    assert isinstance(resolve_rng(None), CryptoRandom)
+    assert isinstance(resolve_rng(np.random.default_rng(1)), NumpyRandom)
+    s = SeededRandom(1)
+    assert resolve_rng(s) is s
+    with pytest.raises(ParameterError, match="rng"):
+        resolve_rng(42)
+    with pytest.raises(ParameterError):
+        SeededRandom(True)
+
+
+def test_bit_helpers() -> None:
+    w = SeededRandom(2).words(10_000)
+    assert uniform_below(w, 8).max() < 8
+    assert np.all(uniform_below(w, 1) == 0)
+    with pytest.raises(ParameterError):
+        uniform_below(w, 6)
+    assert random_bits(SeededRandom(1), 100, 3).max() < 8
+    with pytest.raises(ParameterError):
+        random_bits(SeededRandom(1), 1, 65)
