@@ -127,7 +127,9 @@ def distortion_bound(M: int, n_decisions: int) -> float:
 
     * table stage: boundaries are rint(2^64·F) with |F̃ − F| <= 2^-48 (float evaluation of the
       analytic cumulative law) -> each entry width is off by <= 2^17 units, and every entry has
-      probability >= W_min/(4·2^64), so the relative error is <= 2^19/W_min;
+      probability >= W_min/(4·2^64) (intervals, half-lines; unions: >= W_min/(2^12·2^64), the
+      condition under which :class:`CentreSampler` merges segments into one table), so the
+      relative error is <= 2^19/W_min (unions: 2^29/W_min);
     * chain stage: a continue probability is off by <= 2^-39 + 1e-12 relative; a stop
       probability is >= W_min/(5·2^64), so its relative error is <= (2^-39 + 1e-12)·5·2^64/W_min;
     * shape: the structural law P* differs from P_true by the block-weight distortion on the
@@ -136,6 +138,8 @@ def distortion_bound(M: int, n_decisions: int) -> float:
     bw = block_weights(M)
     wmin = float(bw.w_min)
     rho_tab = 1.01 * 2.0**19 / wmin + 1.01 / wmin  # (+ the r stage of ConvexSampler)
+    if n_decisions:  # unions: one table may hold segments with factor 2^(−p/M) >= z/2^12
+        rho_tab *= 2.0**10
     rho_cont = 2.0**-39 + 1e-12
     rho_chain = 0.0
     if n_decisions:
@@ -404,8 +408,6 @@ class CentreSampler:
         if not segs:
             raise ParameterError("the domain holds no grid cell")  # pragma: no cover
         self.segs = segs
-        chained = any(p > 0 for _, p, _ in segs)
-        self.groups = [[i] for i in range(len(segs))] if chained else [list(range(len(segs)))]
         cum = bw.cum
         # per segment: m (full blocks), t (remainder), low/high masses with r-entries
         self._seg_info = []
@@ -415,6 +417,15 @@ class CentreSampler:
             else:
                 m, t = divmod(int(n), M)
             self._seg_info.append((side, p, m, t))
+        # One table for all segments when every entry keeps probability >= W_min/(2^12·2^64)
+        # (segments within ~11 blocks of c; the union distortion bound allows this), else a
+        # chain of exact decisions, one group per segment (far pieces: tiny probabilities).
+        self._factor = [2.0 ** (-p / M) for _, p, _ in segs]
+        z = sum(f * (float(_geo_sum(np.float64(m + 1))) * float(cum[t])
+                     + float(_geo_sum(np.float64(m))) * (TOTAL - bw.cum_int[t]) / _TWO64)
+                for f, (_s, _p, m, t) in zip(self._factor, self._seg_info, strict=True))
+        chained = any(p > 0 for _, p, _ in segs) and min(self._factor) < z / 2.0**12 * 1.01
+        self.groups = [[i] for i in range(len(segs))] if chained else [list(range(len(segs)))]
         # stage 1: chain over groups (log masses of P*)
         log_mass = []
         for grp in self.groups:
@@ -455,15 +466,19 @@ class CentreSampler:
             F_parts, segs_e, rs_e, mods = [], [], [], []
             offset = 0.0
             masses = []
+            single = len(grp) == 1
             for si in grp:
                 _side, _p, m, t = self._seg_info[si]
+                f = 1.0 if single else self._factor[si]
                 ga, gb = float(_geo_sum(np.float64(m + 1))), float(_geo_sum(np.float64(m)))
                 ct = float(cum[t])
-                masses.append(ga * ct + gb * (TOTAL - bw.cum_int[t]) / _TWO64)
+                masses.append(f * (ga * ct + gb * (TOTAL - bw.cum_int[t]) / _TWO64))
             total = sum(masses)
             for si, mass in zip(grp, masses, strict=True):
                 side, p, m, t = self._seg_info[si]
-                ga, gb = float(_geo_sum(np.float64(m + 1))), float(_geo_sum(np.float64(m)))
+                f = 1.0 if single else self._factor[si]
+                ga, gb = f * float(_geo_sum(np.float64(m + 1))), f * float(
+                    _geo_sum(np.float64(m)))
                 ct = float(cum[t])
                 # cumulative (unnormalised) mass before entry r of this segment
                 before = np.where(r_all <= t, ga * cum[:-1], ga * ct + gb * (cum[:-1] - ct))
