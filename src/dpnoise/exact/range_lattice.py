@@ -20,11 +20,13 @@ iff i < m_r, m_r = m + 1 (r < t) or m (r >= t).  The structural law is
 
 sampled in (at most) three exact stages, each from uniform 64-bit words:
 
-1. segment choice (only when a segment does not touch the centre, i.e. unions): a chain of
-   "continue" decisions with probability 2^(−n_s)·β_s/2^40 (β_s a 40-bit integer), read from
-   one word: ``Q' >= n_s`` on the trailing zeros of its low 24 bits (extended with fresh
-   words when those 24 bits are all zero, whatever the centre) and ``top40 < β_s``.  Far
-   segments have exponentially small but exactly represented probability.
+1. segment choice (unions whose nearest-to-farthest segment factor 2^(−p/M) drops below
+   z/2^12, i.e. a piece ~11 blocks away; otherwise all segments share the stage-2 table): a
+   chain of "continue" decisions with probability 2^(−n_s)·β_s/2^40 (β_s a 40-bit
+   integer), read from one word: ``Q' >= n_s`` on the trailing zeros of its low 24 bits
+   (extended with fresh words when those 24 bits are all zero, whatever the centre) and
+   ``top40 < β_s``.  Far segments have exponentially small but exactly represented
+   probability.
 2. the pair (segment, r) from a dyadic table: boundaries B_e (uint64) of the cumulative law
    of (segment, r) with weight ∝ W_r·(1 − 2^(−m_r)) (i.e. the mass of all cells with that r);
    one word v gives the entry e with B_e <= v < B_{e+1}, found with a guide table (each
