@@ -27,12 +27,16 @@ from typing import Any
 import numpy as np
 
 from dpnoise import (
+    AnalyticGaussian,
     ClampedLaplace,
     CountNoise,
     DiscreteGaussian,
+    Gaussian,
     Geometric,
     Laplace,
     RangeLaplace,
+    Staircase,
+    TruncatedLaplace,
 )
 
 
@@ -86,6 +90,31 @@ CASES: list[Case] = [
 ]
 
 
+CASES += [
+    Case(
+        id="staircase-variance-eps1",
+        factory=Staircase,
+        valid={"epsilon": 1.0, "sensitivity": 1.0},
+        true_value=2.5,
+        invalid=[*_BAD_PRIVACY, {"epsilon": 25.0}, {"criterion": "median"}, {"level": 1.5},
+                 {"grid": 0.3}],
+        bad_values=[math.nan, math.inf, "abc"],
+        # calibrated for a 0.1% larger epsilon (steeper steps): loss must exceed epsilon
+        less_noisy=lambda: Staircase(epsilon=1.001, sensitivity=1.0).privacy_model(),
+    ),
+    Case(
+        id="staircase-interval-eps0.5-sens3",
+        factory=Staircase,
+        valid={"epsilon": 0.5, "sensitivity": 3.0, "criterion": "interval", "level": 0.9},
+        true_value=-40.0,
+        invalid=_BAD_PRIVACY,
+        bad_values=[-math.inf],
+        less_noisy=lambda: Staircase(epsilon=0.5005, sensitivity=3.0, criterion="interval",
+                                     level=0.9).privacy_model(),
+    ),
+]
+
+
 def _laplace_one_block_less(**kw: Any) -> Any:
     """The lattice Laplace with block length M - 1 (about 0.9996x the calibrated scale)."""
     from dpnoise.exact.geometric import LN2, BlockGeometric
@@ -104,6 +133,54 @@ for _i, _case in enumerate(CASES):
     if _case.factory is Laplace:
         CASES[_i] = Case(**{**_case.__dict__,
                             "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
+
+
+# ---------------------------------------------------------------- paper 001 (issue 4)
+def _tlap_one_cell_less(**kw: Any) -> Any:
+    """The lattice truncated Laplacian with one support cell less: its δ(ε) exceeds δ."""
+    from dpnoise.exact.folded import FoldedBlockGeometric
+    from dpnoise.verify import FiniteLattice
+
+    m = TruncatedLaplace(**kw)
+    law = FoldedBlockGeometric(m.block, m.law.n - 1)
+    return FiniteLattice(logpmf=lambda z: law.logpmf(np.where(z >= 0, z, -z - 1)) - math.log(2),
+                         max_shift=m.shift_steps, lo=-law.n, hi=law.n - 1)
+
+
+def _gauss_smaller_sigma(**kw: Any) -> Any:
+    """The discretised analytic Gaussian at 0.999σ (same grid): δ(ε) exceeds δ."""
+    from dpnoise.mechanisms.gaussian import _ideal_logpmf, _quantise
+    from dpnoise.verify import FiniteLattice
+
+    m = AnalyticGaussian(**kw)
+    T, lp = _ideal_logpmf(m.sigma * 0.999, m.grid)
+    w = np.array([float(x) for x in _quantise(lp)])
+    with np.errstate(divide="ignore"):
+        lw = np.log(w) - 64 * math.log(2)
+    return FiniteLattice(
+        logpmf=lambda z: np.where(np.abs(z) <= T, lw[np.clip(z + T, 0, 2 * T)], -np.inf),
+        max_shift=m.shift_steps, lo=-T, hi=T)
+
+
+_BAD_DELTA = [{"delta": 0.0}, {"delta": -1e-3}, {"delta": 1.0}, {"delta": math.nan}]
+_TLAP_BAD = [*_BAD_PRIVACY, *_BAD_DELTA, {"delta": 0.5}, {"grid": 0.3}]
+CASES += [
+    Case(id="truncated-laplace-eps1-d1e-3", factory=TruncatedLaplace,
+         valid={"epsilon": 1.0, "delta": 1e-3, "sensitivity": 1.0}, true_value=2.5,
+         invalid=_TLAP_BAD, bad_values=[math.nan, math.inf],
+         less_noisy=lambda: _tlap_one_cell_less(epsilon=1.0, delta=1e-3, sensitivity=1.0)),
+    Case(id="truncated-laplace-eps0.5-d1e-6-sens2", factory=TruncatedLaplace,
+         valid={"epsilon": 0.5, "delta": 1e-6, "sensitivity": 2.0}, true_value=-7.3,
+         invalid=_TLAP_BAD, bad_values=[-math.inf],
+         less_noisy=lambda: _tlap_one_cell_less(epsilon=0.5, delta=1e-6, sensitivity=2.0)),
+    Case(id="analytic-gaussian-eps1-d1e-5", factory=AnalyticGaussian,
+         valid={"epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0}, true_value=0.3,
+         invalid=[*_BAD_PRIVACY, *_BAD_DELTA], bad_values=[math.nan],
+         less_noisy=lambda: _gauss_smaller_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)),
+    Case(id="gaussian-classic-eps0.5", factory=Gaussian,
+         valid={"epsilon": 0.5, "delta": 1e-5, "sensitivity": 1.0}, true_value=10.0,
+         invalid=[*_BAD_PRIVACY, *_BAD_DELTA, {"epsilon": 1.5}], bad_values=[math.inf]),
+]
 
 
 # ------------------------------------------------------------ counts (paper 002, issue 7)

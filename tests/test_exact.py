@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,9 +23,10 @@ def test_quantized_weights_sum_exactly(p: list[float]) -> None:
     assert sum(w) == TOTAL
     assert all(x >= 0 for x in w)
     # each weight is within one unit of its exact share
-    s = sum(p)
-    for pi, wi in zip(p, w, strict=True):
-        assert abs(wi - pi / s * TOTAL) <= 1 + 1e-6 * TOTAL * 1e-12 + TOTAL * 2e-16
+    exact = [Fraction(x) for x in p]
+    s = sum(exact)
+    for pi, wi in zip(exact, w, strict=True):
+        assert abs(wi - pi / s * TOTAL) < 1
 
 
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=50).filter(lambda p: sum(p) > 0))
@@ -87,3 +89,13 @@ def test_block_step_loss_equals_direct_maximum() -> None:
     for steps in (1, 5, 23, 30, 70):
         direct = np.max(block.logpmf(k) - block.logpmf(k + steps))
         assert math.isclose(block.step_loss(steps), direct, rel_tol=1e-13)
+
+
+def test_float_log_weights_agree_with_high_precision() -> None:
+    import mpmath
+
+    block = BlockGeometric(1000)
+    with mpmath.workdps(40):
+        for k in (0, 1, 499, 999, 1000, 5321):
+            exact = block.logpmf_mp(k)
+            assert abs(float(block.logpmf(np.array([k]))[0]) - float(exact)) < 1e-13

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
-from dpnoise.calibration.truncated_laplace import eps_std_union, sigma_std
 from dpnoise.exact.range_lattice import CentreSampler, block_weights, distortion_bound
+from dpnoise.range_calibration.truncated_laplace import eps_std_union, sigma_std
 
 INF = math.inf
 G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast

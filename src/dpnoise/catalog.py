@@ -105,6 +105,35 @@ def _build_paper_unsafe(a: argparse.Namespace) -> Mechanism:
         warnings.simplefilter("ignore")
         return PaperHalfLineLaplaceUnsafe(epsilon=a.epsilon, sensitivity=a.sensitivity,
                                           border=a.border)
+def _truncated_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p, delta=True)
+    p.add_argument("--grid", type=float, default=None,
+                   help="output grid step, a power of two (default: chosen from epsilon)")
+
+
+def _build_truncated(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.truncated import TruncatedLaplace
+
+    return TruncatedLaplace(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity,
+                            grid=a.grid)
+
+
+def _gaussian_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p, delta=True)
+
+
+def _build_gaussian(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.gaussian import Gaussian
+
+    return Gaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+
+
+def _build_analytic_gaussian(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.gaussian import AnalyticGaussian
+
+    return AnalyticGaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+
+
 def _count_domain_args(p: argparse.ArgumentParser, *, clip: bool = False) -> None:
     p.add_argument("--lower", type=int, default=0,
                    help="smallest possible true count (default 0; outputs never go below)")
@@ -176,6 +205,23 @@ def _build_dg(a: argparse.Namespace) -> Mechanism:
     return DiscreteGaussian(epsilon=a.epsilon, delta=a.delta, sigma2=a.sigma2,
                             sensitivity=a.sensitivity, lower=a.lower, upper=a.upper,
                             boundary=a.boundary)
+def _staircase_args(p: argparse.ArgumentParser) -> None:
+    _privacy_args(p)
+    p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
+                   default="variance",
+                   help="member of the optimal family: min variance (default), min E|noise|, "
+                        "or shortest symmetric interval at --level")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="coverage for --criterion interval (default 0.95)")
+    p.add_argument("--grid", type=float, default=None,
+                   help="output grid step, a power of two (default: sensitivity/4096)")
+
+
+def _build_staircase(a: argparse.Namespace) -> Mechanism:
+    from .mechanisms.staircase import Staircase
+
+    return Staircase(epsilon=a.epsilon, sensitivity=a.sensitivity, criterion=a.criterion,
+                     level=a.level, grid=a.grid)
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -189,6 +235,14 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("range-laplace-paper-unsafe",
                    "NOT DP: paper 000 Sec. 4.1's data-dependent half-line scale (reproduction)",
                    _paper_unsafe_args, _build_paper_unsafe),
+    MechanismEntry("truncated-laplace",
+                   "(ε, δ)-DP truncated Laplacian (paper 001), exact on a grid; 0 < δ < 1/2",
+                   _truncated_args, _build_truncated),
+    MechanismEntry("gaussian", "classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε (ε < 1), exact on a grid",
+                   _gaussian_args, _build_gaussian),
+    MechanismEntry("analytic-gaussian",
+                   "analytic Gaussian (Balle & Wang 2018): smallest σ, exact on a grid",
+                   _gaussian_args, _build_analytic_gaussian),
     MechanismEntry("count-noise",
                    "finite-support integer count noise (paper 002), exact hockey-stick delta",
                    _count_noise_args, _build_count_noise),
@@ -197,6 +251,8 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("discrete-gaussian",
                    "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
                    _dg_args, _build_dg),
+    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise (paper 004), exact "
+                   "on a power-of-two grid", _staircase_args, _build_staircase),
 ]
 
 

@@ -15,6 +15,8 @@ then compares them with the claim afterwards.  Four kinds of model:
     (sliding-window min/max, exact in the window); beyond the window the pmf must be
     periodic in log-ratio with the declared ``period`` -- which the verifier *checks*
     on the window instead of trusting.
+:class:`AdditiveGrid`
+    d-dimensional cells (multivariate staircase): every neighbour shift over a window.
 :class:`DiscreteFamily`
     a finite pmf for each input in a list, neighbours by distance; exact sums.
 :class:`LatticeFamily`
@@ -55,6 +57,40 @@ class AdditiveLattice:
     max_shift: int
     period: int | None = None
     window: int | None = None  # default: 3 periods + 2 shifts on each side
+
+
+@dataclass(frozen=True)
+class AdditiveGrid:
+    """Output = centre + u in d dimensions (u: integer cell offsets), pmf ``exp(logpmf(u))``.
+
+    ``logpmf`` maps an (n, d) int array of offsets to log-probabilities; ``shifts`` is the
+    (k, d) array of all cell shifts neighbours can cause; ``window`` the half-widths of the
+    box of offsets checked.  The verifier evaluates the pmf on the window and takes the
+    maximum |ln p(u) − ln p(u + δ)| over every shift δ and every u with both points in
+    the window (it does not extrapolate beyond it).
+    """
+
+    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
+    shifts: NDArray[np.int64]
+    window: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FiniteLattice:
+    """Output = centre + z with z in [lo, hi] (integers, lattice units), pmf ``exp(logpmf(z))``.
+
+    Finite support: points reachable from one centre but not from a shifted one are
+    *not* a verification failure; they are counted in δ(ε') (a distinguishing event).
+    ``shifts``: which centre shifts to evaluate δ for (default: all of 1..max_shift when
+    max_shift <= 16, else 1, 2, S/4, S/2, 3S/4, S−1, S).  The loss on the common support
+    is taken over every pair at distance <= max_shift.
+    """
+
+    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
+    max_shift: int
+    lo: int
+    hi: int
+    shifts: Sequence[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +258,94 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
         worst={"lattice_point": worst_at, "max_shift": S, "window": W},
         method="additive lattice: sliding-window extremes over all shifts <= max_shift; "
         "delta(eps') for the extreme shift",
+    )
+
+
+# ---------------------------------------------------------------- grid (d-dim)
+def _verify_grid(model: AdditiveGrid, epsilons: Sequence[float]) -> VerificationReport:
+    W = tuple(int(w) for w in model.window)
+    axes = [np.arange(-w, w) for w in W]
+    mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+    shape = mesh.shape[:-1]
+    lp = np.asarray(model.logpmf(mesh.reshape(-1, len(W))), dtype=np.float64).reshape(shape)
+    if np.any(np.isnan(lp)):
+        raise ParameterError("logpmf returned NaN")
+    loss, worst = 0.0, None
+    deltas = [0.0] * len(epsilons)
+    for delta in np.asarray(model.shifts, dtype=np.int64):
+        if not np.any(delta):
+            continue
+        src = tuple(slice(max(0, -d), n - max(0, d)) for d, n in zip(delta, shape, strict=True))
+        dst = tuple(slice(max(0, d), n - max(0, -d)) for d, n in zip(delta, shape, strict=True))
+        a, b = lp[src].ravel(), lp[dst].ravel()
+        here = pair_loss(a, b)
+        if here > loss:
+            loss, worst = here, delta.tolist()
+        for i, e in enumerate(epsilons):
+            deltas[i] = max(deltas[i], _log_hockey(a, b, e), _log_hockey(b, a, e))
+    return VerificationReport(
+        epsilon=loss,
+        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
+        worst={"shift": worst, "window": W, "shifts_checked": len(model.shifts)},
+        method="additive grid: every neighbour shift over a window of cells",
+    )
+
+
+# ---------------------------------------------------------------- finite lattice
+FINITE_LATTICE_LIMIT = 1 << 25
+
+
+def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
+                           ) -> VerificationReport:
+    S = int(model.max_shift)
+    lo, hi = int(model.lo), int(model.hi)
+    if S < 1 or hi < lo:
+        raise ParameterError("finite lattice needs max_shift >= 1 and lo <= hi")
+    if hi - lo + 1 > FINITE_LATTICE_LIMIT:
+        raise ParameterError(
+            f"support of {hi - lo + 1} lattice points is too large for dense verification "
+            f"(limit {FINITE_LATTICE_LIMIT}); use a coarser grid")
+    z = np.arange(lo - S, hi + S + 1, dtype=np.int64)
+    lp = np.asarray(model.logpmf(z), dtype=np.float64)
+    if np.any(np.isnan(lp)) or np.any(lp > 0):
+        raise ParameterError("logpmf returned NaN or a probability > 1")
+    finite = np.isfinite(lp)
+    outside = (z < lo) | (z > hi)
+    if np.any(finite & outside):
+        raise ParameterError("logpmf has mass outside the declared support [lo, hi]")
+    total = math.fsum(np.exp(lp[finite]).tolist())
+    if abs(total - 1.0) > 1e-9:
+        raise ParameterError(f"pmf sums to {total!r}, not 1")
+    # loss over every pair at distance <= S with both points possible
+    hiv = maximum_filter1d(np.where(finite, lp, -np.inf), size=S + 1, mode="constant",
+                           cval=-np.inf)
+    lov = minimum_filter1d(np.where(finite, lp, np.inf), size=S + 1, mode="constant",
+                           cval=np.inf)
+    both = np.isfinite(hiv) & np.isfinite(lov)
+    common_loss = float(np.max((hiv - lov)[both])) if np.any(both) else 0.0
+    if model.shifts is not None:
+        shifts = sorted({int(s) for s in model.shifts if 1 <= int(s) <= S})
+    elif S <= 16:
+        shifts = list(range(1, S + 1))
+    else:
+        shifts = sorted({1, 2, S // 4, S // 2, (3 * S) // 4, S - 1, S})
+    mismatch = False
+    deltas = [0.0] * len(epsilons)
+    worst_shift = [0] * len(epsilons)
+    for s in shifts:
+        p, q = lp[s:], lp[:-s]  # law at centre 0 vs centre s, aligned on outputs
+        if np.any(np.isfinite(p) != np.isfinite(q)):
+            mismatch = True
+        for i, e in enumerate(epsilons):
+            d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
+            if d > deltas[i]:
+                deltas[i], worst_shift[i] = d, s
+    return VerificationReport(
+        epsilon=math.inf if mismatch else common_loss,
+        delta_curve=tuple(zip(epsilons, [min(1.0, d) for d in deltas], strict=True)),
+        worst={"common_support_loss": common_loss, "shifts_checked": shifts,
+               "worst_shift": worst_shift, "support": [lo, hi], "total_mass": total},
+        method="finite lattice: exact sums over the whole support, both shift directions",
     )
 
 
@@ -483,6 +607,10 @@ def verify(
         eps_list.append(float(claimed.epsilon))
     if isinstance(model, AdditiveLattice):
         report = _verify_lattice(model, eps_list)
+    elif isinstance(model, AdditiveGrid):
+        report = _verify_grid(model, eps_list)
+    elif isinstance(model, FiniteLattice):
+        report = _verify_finite_lattice(model, eps_list)
     elif isinstance(model, DiscreteFamily):
         report = _verify_discrete(model, eps_list)
     elif isinstance(model, ContinuousFamily):

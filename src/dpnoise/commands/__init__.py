@@ -3,4 +3,4 @@
 Add a module here and import it below; keep one command (or one family) per module.
 """
 
-from . import precision, reproduce  # noqa: F401
+from . import compare, precision, reproduce  # noqa: F401

@@ -96,3 +96,47 @@ def as_output(values: NDArray[Any], like: ArrayLike) -> Any:
     if np.ndim(like) == 0:
         return values.reshape(()).item()
     return values
+
+
+class HalfLatticeMechanism(Mechanism):
+    """A mechanism releasing c·L + Z·L with Z = ±(K + 1/2) on the half-offset grid.
+
+    Subclasses set ``grid`` and implement :meth:`_sampler` (an object with the exact
+    kernel ``signed_odd(rng, n, centre=, grid=)``) and :meth:`_law` (the exact law for a
+    grid centre); release, noise and the output-set test are shared.
+    """
+
+    grid: float
+
+    @abstractmethod
+    def _sampler(self) -> Any:
+        """The exact sampler of 2Z with a ``signed_odd`` kernel."""
+
+    @abstractmethod
+    def _law(self, center: float) -> Any:
+        """The exact law (a :class:`~dpnoise.lattice_law.HalfLatticeLaw`) around ``center``."""
+
+    def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
+        from ..params import check_values
+        from ..randomness import resolve_rng
+
+        values = check_values("true_value", true_value)
+        flat = np.ascontiguousarray(values.reshape(-1))
+        source = resolve_rng(rng)
+        out = self._sampler().signed_odd(source, flat.size, centre=flat, grid=self.grid)
+        return as_output(out.reshape(values.shape), true_value)
+
+    def noise(self, true_value: float | None = None) -> Any:
+        """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""
+        from ..lattice import to_index
+        from ..params import check_values
+
+        if true_value is None:
+            return self._law(0.0)
+        x = check_values("true_value", true_value)
+        return self._law(float(to_index(x.reshape(-1), self.grid)[0]) * self.grid)
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
+        return (np.floor(v) == v) & (np.mod(v, 2) == 1)

@@ -34,114 +34,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ParameterError
-from ..exact.geometric import LN2, MAX_BLOCK, BlockGeometric
+from ..calibration import calibrate_block, default_grid
+from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import (
     check_grid,
     grid_sensitivity,
-    power_of_two_at_most,
-    to_index,
 )
+from ..lattice_law import HalfLatticeLaw
 from ..params import check_epsilon, check_interval, check_sensitivity, check_values
-from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism, as_output
-
-ROUNDING_ALLOWANCE = 1e-12
-DEFAULT_GRID_BITS = 12
+from ..randomness import RngLike
+from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
 
 
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^-k · (power of two <= Δ).
-
-    k >= 12 keeps the rounding cost ceil(Δ/L)·L/Δ − 1 below 2^-12, and k >= log2(2^12 ε/ln2)
-    keeps the block length M ≈ (Δ/L)·ln2/ε >= 2^12, so ceil() in M costs < 2^-12 too.
-    k is capped so that M <= 2^18 (table size); for ε < 0.02 that cap makes the grid coarser
-    (rounding cost up to 2^-k with k = floor(17 + log2(ε/0.7))).
-    """
-    wanted = max(DEFAULT_GRID_BITS, math.ceil(math.log2(2**DEFAULT_GRID_BITS * epsilon / LN2)))
-    cap = math.floor(17 + math.log2(epsilon / 0.7))
-    k = max(0, min(wanted, cap))
-    return power_of_two_at_most(sensitivity) / 2.0**k
-
-
-def calibrate_block(epsilon: float, steps: int) -> BlockGeometric:
-    """Smallest block length M whose exact quantised loss for a shift of ``steps`` is <= ε."""
-    M = max(1, math.ceil(steps * LN2 / epsilon))
-    while True:
-        if M > MAX_BLOCK:
-            raise ParameterError(
-                f"epsilon={epsilon!r} is too small for this grid (block length {M} > {MAX_BLOCK}); "
-                "pass a coarser grid="
-            )
-        block = BlockGeometric(M)
-        if block.step_loss(steps) + ROUNDING_ALLOWANCE <= epsilon:
-            return block
-        M += 1
-
-
-class LatticeLaplaceNoise:
+class LatticeLaplaceNoise(HalfLatticeLaw):
     """Exact law of the output c·L + Z·L, Z = ±(K + 1/2), of :class:`Laplace` (scipy-like)."""
 
     def __init__(self, block: BlockGeometric, grid: float, center: float = 0.0) -> None:
+        super().__init__(block, grid, center)
         self.block = block
-        self.grid = grid
-        self.center = center  # already a grid point
-
-    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        on_lattice = np.floor(u) + 0.5 == u
-        k = np.floor(np.abs(u)).astype(np.int64)
-        out = self.block.logpmf(k) - LN2
-        return np.where(on_lattice, out, -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._cells(y)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first k with k + 1/2 > u
-        kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
-        upper = 1.0 - 0.5 * self.block.sf(kpos)
-        lower = 0.5 * self.block.sf(kneg)
-        return np.where(u >= 0, upper, lower)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (vectorised bisection on the cell index)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
-        lo = np.full(q.shape, -(1 << 40), dtype=np.int64)  # cell indices z - 1/2
-        hi = np.full(q.shape, 1 << 40, dtype=np.int64)
-        for _ in range(42):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
-    def mean(self) -> float:
-        return self.center
-
-    def var(self) -> float:
-        return self.grid**2 * self.block.second_moment_half()
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        """E|Y − center| = L·(E[K] + 1/2)."""
-        return self.grid * (self.block.mean() + 0.5)
-
-    def interval(self, level: float) -> tuple[float, float]:
-        """Central interval holding at least ``level`` of the mass."""
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
 class ClampedLaw:
@@ -184,7 +94,7 @@ class ClampedLaw:
         return float(np.sum(np.abs(self.support - true_value) * self.probs))
 
 
-class Laplace(Mechanism):
+class Laplace(HalfLatticeMechanism):
     """ε-DP Laplace mechanism, exact on a power-of-two grid (pure DP on real hardware).
 
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
@@ -199,7 +109,7 @@ class Laplace(Mechanism):
             default_grid(self.sensitivity, self.epsilon) if grid is None else check_grid(grid)
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
-        self.block = calibrate_block(self.epsilon, self.shift_steps)
+        self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -235,24 +145,11 @@ class Laplace(Mechanism):
         )
 
     # ---------------------------------------------------------------- release
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        values = check_values("true_value", true_value)
-        flat = values.reshape(-1)
-        source = resolve_rng(rng)
-        out = self.block.signed_odd(source, flat.size, centre=flat, grid=self.grid)
-        return as_output(out.reshape(values.shape), true_value)
+    def _sampler(self) -> Any:
+        return self.block
 
-    def noise(self, true_value: float | None = None) -> LatticeLaplaceNoise:
-        if true_value is None:
-            return LatticeLaplaceNoise(self.block, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
-        return LatticeLaplaceNoise(self.block, self.grid, c)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _law(self, center: float) -> LatticeLaplaceNoise:
+        return LatticeLaplaceNoise(self.block, self.grid, center)
 
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice

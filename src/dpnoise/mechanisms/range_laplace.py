@@ -45,13 +45,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..calibration.truncated_laplace import (
-    log_mass,
-    paper_half_line_scale_unsafe,
-    sigma_metric,
-    sigma_std,
-)
-from ..calibration.truncated_law import TruncatedLaplaceLaw
 from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
 from ..exact.range_lattice import (
@@ -65,6 +58,13 @@ from ..exact.range_lattice import (
 from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most
 from ..params import check_epsilon, check_sensitivity
 from ..randomness import RngLike, resolve_rng
+from ..range_calibration.truncated_laplace import (
+    log_mass,
+    paper_half_line_scale_unsafe,
+    sigma_metric,
+    sigma_std,
+)
+from ..range_calibration.truncated_law import TruncatedLaplaceLaw
 from .base import Guarantee, Mechanism, as_output
 
 MODES = ("dp", "metric")

@@ -1,1 +1,0 @@
-"""Scale calibration helpers shared by mechanisms (pure math, no randomness)."""

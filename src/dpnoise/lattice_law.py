@@ -1,0 +1,114 @@
+"""The exact law of a symmetric release on the half-offset grid, shared by lattice mechanisms.
+
+A lattice mechanism releases ``c·L + Z·L`` where c is the exact grid index of the true value
+and ``Z = ±(K + 1/2)`` with a fair sign and a magnitude K >= 0 drawn exactly.  Given the
+magnitude law (ln P(K = k), P(K >= k) and the half-moments E[K + 1/2], E[(K + 1/2)²]),
+:class:`HalfLatticeLaw` provides the scipy.stats-like interface: for u = (y − c)/L,
+
+    P(Y = y)  = P(K = |u| − 1/2) / 2                  (u ∈ ℤ + 1/2, else 0)
+    P(Y <= y) = 1 − P(K >= ⌊u − 1/2⌋ + 1)/2           (u >= 0)
+              = P(K >= ⌈−u − 1/2⌉)/2                  (u < 0)
+
+with mean c, E|Y − c| = L·E[K + 1/2] and Var Y = L²·E[(K + 1/2)²].
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ParameterError
+
+LN2 = math.log(2.0)
+
+
+class MagnitudeLaw(Protocol):
+    """The exact law of K >= 0."""
+
+    def logpmf(self, k: ArrayLike) -> NDArray[np.float64]:
+        """ln P(K = k)."""
+        ...
+
+    def sf(self, k: ArrayLike) -> NDArray[np.float64]:
+        """P(K >= k)."""
+        ...
+
+    def half_moments(self) -> tuple[float, float]:
+        """(E[K + 1/2], E[(K + 1/2)²])."""
+        ...
+
+
+class HalfLatticeLaw:
+    """Law of c + Z·L, Z = ±(K + 1/2) (scipy-like: pmf, cdf, ppf, moments, interval).
+
+    ``support_max`` is the largest possible K (None: unbounded); it bounds the ppf search.
+    """
+
+    def __init__(self, magnitude: MagnitudeLaw, grid: float, center: float = 0.0,
+                 support_max: int | None = None) -> None:
+        self.magnitude = magnitude
+        self.grid = grid
+        self.center = center
+        self.support_max = support_max
+
+    def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
+        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
+
+    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        u = self._cells(y)
+        on_lattice = np.floor(u) + 0.5 == u
+        k = np.floor(np.abs(np.where(on_lattice, u, 0.5))).astype(np.int64)
+        return np.where(on_lattice, self.magnitude.logpmf(k) - LN2, -np.inf)
+
+    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        return np.exp(self.logpmf(y))
+
+    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
+        u = self._cells(y)
+        if self.support_max is not None:  # keep indices small; the cdf is flat out there
+            u = np.clip(u, -(self.support_max + 2.0), self.support_max + 2.0)
+        kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first k with k + 1/2 > u
+        kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
+        return np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
+                        0.5 * self.magnitude.sf(kneg))
+
+    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
+        return 1.0 - self.cdf(y)
+
+    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
+        """Smallest lattice point y with cdf(y) >= q (vectorised bisection on the cell index)."""
+        q = np.asarray(q, dtype=np.float64)
+        if np.any(np.isnan(q)) or np.any((q < 0) | (q > 1)):
+            raise ParameterError("q must be in [0, 1]")
+        reach = (1 << 45) if self.support_max is None else self.support_max + 1
+        lo = np.full(q.shape, -reach - 1, dtype=np.int64)  # cell index j: y = c + (j + 1/2)L
+        hi = np.full(q.shape, reach, dtype=np.int64)
+        while np.any(hi - lo > 1):
+            mid = (lo + hi) // 2
+            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
+            hi = np.where(ok, mid, hi)
+            lo = np.where(ok, lo, mid)
+        return self.center + (hi + 0.5) * self.grid
+
+    def mean(self) -> float:
+        return self.center
+
+    def var(self) -> float:
+        return self.grid**2 * self.magnitude.half_moments()[1]
+
+    def std(self) -> float:
+        return math.sqrt(self.var())
+
+    def mean_abs(self) -> float:
+        """E|Y − c| = L·E[K + 1/2]."""
+        return self.grid * self.magnitude.half_moments()[0]
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """Central interval holding at least ``level`` of the mass."""
+        if not 0 < level < 1:
+            raise ParameterError(f"level must be in (0, 1), got {level!r}")
+        a = (1 - level) / 2
+        return float(self.ppf(a)), float(self.ppf(1 - a))

@@ -1,0 +1,432 @@
+"""Gaussian baselines for paper 001: classic and analytic (Balle & Wang 2018), exact on a grid.
+
+Calibration
+-----------
+* Classic (Dwork & Roth, Thm A.1): σ = Δ·sqrt(2 ln(1.25/δ))/ε, proven only for ε < 1
+  (ε >= 1 is a ParameterError).
+* Analytic (Balle & Wang 2018, Thm 8): N(0, σ²) noise is (ε, δ)-DP iff
+
+      δ >= δ_G(σ) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
+
+  δ_G decreases strictly from 1 to 0, so σ* is its unique root.  It is evaluated as
+  ln δ_G = la + ln(−expm1(ε + lb − la)) with la, lb = log_ndtr(·) (spec §4.5): e^ε·Φ is
+  never formed, so ε = 1000 and δ = 1e-300 work.  Root: Brent on s = ln(σ/Δ).
+
+Release (finite-precision safe)
+-------------------------------
+A Gaussian has infinite support and irrational probabilities; dpnoise releases the
+*discretised* Gaussian instead, and guarantees exactly what it samples:
+
+1.  Grid L = 2^j with L <= min(Δ/1024, σ/64) where possible; the table below is capped
+    at 2^17 entries, so for σ >> Δ the grid is coarser (S = ceil(Δ/L) cells per Δ).
+2.  Noise Z ∈ {−T..T} cells with integer weights W_z ≈ 2^64·e^(−(zL)²/2σ²)/Σ (sum exactly
+    2^64; T = 9.6σ/L, beyond which the ideal mass is < 2^-66), drawn with ONE random
+    word by an exact alias table.  Output (c + Z)·L with c = floor(x/L + 1/2).
+3.  The guarantee is computed from the table's exact weights: the hockey-stick
+    δ(ε) = Σ_z (P(z) − e^ε P(z − s))_+ for s = S (both directions), which includes the
+    truncation and quantisation (outputs reachable from one centre only count in full).
+    σ is then adjusted so that this exact δ is <= the target δ (analytic: the smallest
+    such σ up to ~1e-6 relative; classic: the classic σ, inflated by S·L/Δ when the
+    grid does not divide Δ, and checked).
+4.  Quantisation puts a floor of about S·2^-62 under the achievable δ, so δ < 1e-12 is a
+    ParameterError here (use TruncatedLaplace or pure Laplace for smaller δ).
+
+What is guaranteed: (ε, δ)-DP of the sampled pmf, verified by ``dpnoise.verify``.  What
+is not: equality with the continuous Gaussian (the discrete law's δ_G at the same σ
+agrees with the closed form to ~1e-9 relative when Δ/L is an integer; see tests).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import optimize, special
+
+from ..errors import ParameterError, PrecisionError
+from ..exact.alias import AliasTable
+from ..lattice import grid_sensitivity, power_of_two_at_most, to_index
+from ..params import check_delta, check_epsilon, check_sensitivity, check_values
+from ..randomness import RngLike, fill_words, resolve_rng
+from .base import Guarantee, Mechanism, as_output
+
+TAIL_SIGMAS = 9.6
+TABLE_CAP = 1 << 17
+MIN_DELTA = 1e-12
+_CHUNK = 1 << 15
+
+
+# ---------------------------------------------------------------- calibration math
+def log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """ln δ_G(σ) (Balle & Wang Thm 8), never forming e^ε·Φ."""
+    r = sigma / sensitivity
+    u = 0.5 / r
+    v = epsilon * r
+    la = float(special.log_ndtr(u - v))
+    lb = float(special.log_ndtr(-u - v))
+    x = epsilon + lb - la
+    if x >= 0.0:  # only by rounding when δ_G ≈ 0
+        return -math.inf
+    return la + math.log(-math.expm1(x))
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """δ_G(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) (closed form, log-space evaluated)."""
+    return math.exp(log_gaussian_delta(sigma, epsilon, sensitivity))
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ with δ_G(σ) <= δ (Balle & Wang 2018), relative error ~1e-12."""
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    sens = check_sensitivity(sensitivity)
+    target = math.log(dlt)
+
+    def f(s: float) -> float:
+        return log_gaussian_delta(math.exp(s), eps, 1.0) - target
+
+    lo, hi = -5.0, 5.0
+    while f(lo) < 0:
+        lo -= 5.0
+    while f(hi) > 0:
+        hi += 5.0
+    s = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=200)
+    return sens * math.exp(s)
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """σ = Δ·sqrt(2 ln(1.25/δ))/ε, valid for 0 < ε < 1 (Dwork & Roth Thm A.1)."""
+    eps = check_epsilon(epsilon, upper=1.0)
+    if eps >= 1.0:
+        raise ParameterError(f"epsilon must be in (0, 1) for the classic Gaussian, got {eps!r}")
+    dlt = check_delta(delta)
+    sens = check_sensitivity(sensitivity)
+    return sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+
+
+# ---------------------------------------------------------------- lattice table
+def _grid_for(sigma: float, sensitivity: float) -> float:
+    want = min(sensitivity / 1024.0, sigma / 64.0)
+    grid = power_of_two_at_most(want)
+    while 2 * math.ceil(TAIL_SIGMAS * sigma / grid) + 1 > TABLE_CAP:
+        grid *= 2.0
+    return grid
+
+
+def _ideal_logpmf(sigma: float, grid: float) -> tuple[int, NDArray[np.float64]]:
+    T = math.ceil(TAIL_SIGMAS * sigma / grid)
+    z = np.arange(-T, T + 1, dtype=np.float64)
+    lp = -0.5 * (z * grid / sigma) ** 2
+    lp -= np.log(np.exp(lp).sum())
+    return T, lp
+
+
+def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float) -> float:
+    """max over directions of Σ (P(z) − e^ε P(z − s))_+ on the finite support (s = steps)."""
+    pad = np.full(steps, -np.inf)
+    ext = np.concatenate([pad, logp, pad])
+    p, q = ext[steps:], ext[:-steps]
+    out = 0.0
+    for a, b in ((p, q), (q, p)):
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = b + epsilon - a
+            mask = np.isfinite(a) & (gap < 0)
+            terms = np.exp(a[mask]) * -np.expm1(gap[mask])
+        out = max(out, math.fsum(terms.tolist()))
+    return out
+
+
+def _quantise(logp: NDArray[np.float64]) -> list[int]:
+    """Integer weights summing to exactly 2^64 (floor, then largest remainders).
+
+    The float shares may sum to 2^64·(1 ± ~1e-15); a surplus is taken from the largest
+    weight (a relative change < 1e-12 of it).  Whatever the rounding, the guarantee is
+    computed from the resulting integers, not from ``logp``.
+    """
+    scaled = np.exp(logp + 64 * math.log(2.0))
+    floors = np.floor(scaled)
+    w = [int(x) for x in floors]
+    rest = (1 << 64) - sum(w)
+    if rest < 0:
+        top = int(np.argmax(floors))
+        if w[top] + rest <= 0:  # pragma: no cover - impossible for a normalised logp
+            raise PrecisionError("weight quantisation overshot 2^64")
+        w[top] += rest
+        return w
+    order = np.argsort(-(scaled - floors), kind="stable")
+    base, extra = divmod(rest, len(w))
+    if base:
+        w = [x + base for x in w]
+    for i in order[:extra].tolist():
+        w[i] += 1
+    return w
+
+
+class LatticeGaussianNoise:
+    """Exact law of the release (c + Z)·L, Z ∈ {−T..T} with weights W/2^64 (scipy-like)."""
+
+    def __init__(self, weights: list[int], grid: float, center: float = 0.0) -> None:
+        self.weights = weights
+        self.T = (len(weights) - 1) // 2
+        self.grid = grid
+        self.center = center
+
+    @cached_property
+    def _pmf(self) -> NDArray[np.float64]:
+        return np.array([float(w) for w in self.weights]) / 2.0**64
+
+    @cached_property
+    def _cdf(self) -> NDArray[np.float64]:
+        return np.cumsum(self._pmf)
+
+    def _index(self, y: ArrayLike) -> NDArray[np.float64]:
+        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid + self.T
+
+    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        u = self._index(y)
+        ok = (np.floor(u) == u) & (u >= 0) & (u <= 2 * self.T)
+        idx = np.where(ok, u, 0).astype(np.int64)
+        with np.errstate(divide="ignore"):
+            return np.where(ok, np.log(self._pmf[idx]), -np.inf)
+
+    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        return np.exp(self.logpmf(y))
+
+    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
+        u = np.floor(self._index(y))
+        idx = np.clip(u, 0, 2 * self.T).astype(np.int64)
+        return np.where(u < 0, 0.0, np.where(u >= 2 * self.T, 1.0, self._cdf[idx]))
+
+    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
+        return 1.0 - self.cdf(y)
+
+    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
+        q = np.asarray(q, dtype=np.float64)
+        if np.any((q < 0) | (q > 1)):
+            raise ParameterError("q must be in [0, 1]")
+        idx = np.searchsorted(self._cdf, q * (1 - 1e-15), side="left")
+        idx = np.clip(idx, 0, 2 * self.T)
+        return self.center + (idx - self.T) * self.grid
+
+    def mean(self) -> float:
+        return self.center
+
+    def var(self) -> float:
+        z = (np.arange(2 * self.T + 1) - self.T) * self.grid
+        return float(np.dot(self._pmf, z * z))
+
+    def std(self) -> float:
+        return math.sqrt(self.var())
+
+    def mean_abs(self) -> float:
+        z = (np.arange(2 * self.T + 1) - self.T) * self.grid
+        return float(np.dot(self._pmf, np.abs(z)))
+
+    def interval(self, level: float) -> tuple[float, float]:
+        a = (1 - level) / 2
+        return float(self.ppf(a)), float(self.ppf(1 - a))
+
+
+class _LatticeGaussian(Mechanism):
+    """Shared release machinery: exact discretised Gaussian on a power-of-two grid."""
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    sigma: float
+    grid: float
+    weights: list[int]
+    table: AliasTable
+    exact_delta: float
+    shift_steps: int
+    kind: str = ""
+
+    def _build(self, sigma: float, *, search: bool) -> None:
+        """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed)."""
+        grid = _grid_for(sigma, self.sensitivity)
+        S = grid_sensitivity(self.sensitivity, grid)
+        target = self.delta * (1 - 1e-9)
+        if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
+            goal = self.delta * (1 - 1e-7)
+            lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / self.sensitivity) * (1 + 1e-3)
+            while _hockey(_ideal_logpmf(hi, grid)[1], S, self.epsilon) > goal:
+                lo, hi = hi, hi * 1.01
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                if _hockey(_ideal_logpmf(mid, grid)[1], S, self.epsilon) > goal:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo < 1e-8 * hi:
+                    break
+            sigma = hi
+        else:
+            sigma *= S * grid / self.sensitivity
+        for _ in range(60):
+            _, lp = _ideal_logpmf(sigma, grid)
+            weights = _quantise(lp)
+            exact = self._exact_delta(weights, S)
+            if exact <= target:
+                break
+            sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
+        else:
+            raise ParameterError(
+                f"delta={self.delta!r} cannot be met by the 64-bit discretised Gaussian "
+                f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
+        self.sigma = sigma
+        self.grid = grid
+        self.shift_steps = S
+        self.weights = weights
+        self.table = AliasTable(weights)
+        self.exact_delta = self._exact_delta(self.table.exact_weights(), S)
+
+    def _exact_delta(self, weights: list[int], S: int) -> float:
+        w = np.array([float(x) for x in weights])
+        with np.errstate(divide="ignore"):
+            lp = np.log(w) - 64 * math.log(2.0)
+        return _hockey(lp, S, self.epsilon)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            epsilon=self.epsilon, delta=self.delta, notion="approximate",
+            note=f"{self.kind}; exact discretised Gaussian (64-bit alias table, "
+                 "truncation and quantisation counted in delta)",
+            details={"sigma": self.sigma, "grid": self.grid, "shift_steps": self.shift_steps,
+                     "support_cells": len(self.weights), "exact_delta": self.exact_delta},
+        )
+
+    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        values = check_values("true_value", true_value)
+        flat = values.reshape(-1)
+        source = resolve_rng(rng)
+        out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
+        return as_output(out.reshape(values.shape), true_value)
+
+    def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
+        if true_value is None:
+            return LatticeGaussianNoise(self.weights, self.grid, 0.0)
+        x = check_values("true_value", true_value)
+        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
+        return LatticeGaussianNoise(self.weights, self.grid, c)
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Points j·L of the grid."""
+        v = np.asarray(outputs, dtype=np.float64) / self.grid
+        return np.floor(v) == v
+
+    def privacy_model(self) -> Any:
+        from ..verify import FiniteLattice
+
+        T = (len(self.weights) - 1) // 2
+        w = np.array([float(x) for x in self.table.exact_weights()])
+        with np.errstate(divide="ignore"):
+            lw = np.log(w) - 64 * math.log(2.0)
+
+        def logpmf(z: NDArray[np.int64]) -> NDArray[np.float64]:
+            inside = (z >= -T) & (z <= T)
+            return np.where(inside, lw[np.clip(z + T, 0, 2 * T)], -np.inf)
+
+        return FiniteLattice(logpmf=logpmf, max_shift=self.shift_steps, lo=-T, hi=T)
+
+    def closed_form_delta(self) -> float:
+        """δ_G of the continuous Gaussian with this σ at the grid sensitivity S·L."""
+        return gaussian_delta(self.sigma, self.epsilon, self.shift_steps * self.grid)
+
+
+def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], grid: float,
+                   T: int) -> NDArray[np.float64]:
+    """(c + Z)·L with Z = alias draw − T, one word per draw, chunked with fixed buffers."""
+    n = centre.size
+    out = np.empty(n, dtype=np.float64)
+    chunk = min(n, _CHUNK) if n else 1
+    words = np.empty(chunk + 8, dtype=np.uint64)
+    col = np.empty(chunk, dtype=np.uint64)
+    low = np.empty(chunk, dtype=np.uint64)
+    thr = np.empty(chunk, dtype=np.uint64)
+    z = np.empty(chunk, dtype=np.int64)
+    x = np.empty(chunk, dtype=np.float64)
+    ci = np.empty(chunk, dtype=np.int64)
+    shift = np.uint64(64 - table.bits)
+    mask = np.uint64(table.mass - 1)
+    bits = np.uint64(table.bits)
+    one, top = np.uint64(1), np.uint64(63)
+    # [column − T | alias(column) − T]: index = column + columns·(low >= thr[column])
+    pick = np.concatenate([np.arange(table.columns, dtype=np.int64), table._alias]) - T
+    for start in range(0, n, chunk):
+        c = min(chunk, n - start)
+        fill_words(rng, words, c)
+        w, cl, lo, th, Z, X, C = words[:c], col[:c], low[:c], thr[:c], z[:c], x[:c], ci[:c]
+        np.right_shift(w, shift, out=cl)
+        np.bitwise_and(w, mask, out=lo)
+        np.take(table._thr, cl.view(np.int64), out=th, mode="wrap")
+        np.subtract(lo, th, out=lo)  # wraps (bit 63 set) iff low < thr: keep the column
+        np.right_shift(lo, top, out=lo)
+        np.bitwise_xor(lo, one, out=lo)
+        np.left_shift(lo, bits, out=lo)
+        np.bitwise_or(lo, cl, out=lo)
+        np.take(pick, lo.view(np.int64), out=Z, mode="wrap")
+        np.divide(centre[start : start + c], grid, out=X)
+        np.add(X, 0.5, out=X)
+        np.floor(X, out=X)
+        if max(-float(X.min()), float(X.max())) >= float(1 << 51):
+            raise PrecisionError(f"true value too large for grid step {grid!r}")
+        C[:] = X
+        np.add(Z, C, out=Z)  # |c| < 2^51 and |Z| <= T < 2^17: exact
+        np.multiply(Z, grid, out=out[start : start + c])
+    return out
+
+
+class AnalyticGaussian(_LatticeGaussian):
+    """(ε, δ)-DP Gaussian with the smallest σ (Balle & Wang 2018), exact on a grid.
+
+    >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> m.guarantee.delta
+    1e-05
+    """
+
+    kind = "analytic Gaussian (Balle & Wang 2018)"
+
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.sensitivity = check_sensitivity(sensitivity)
+        if self.delta < MIN_DELTA:
+            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
+                                 f"Gaussian, got {self.delta!r}")
+        self.ideal_sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        self._build(self.ideal_sigma, search=True)
+        self._freeze()
+
+    @property
+    def sigma_inflation(self) -> float:
+        """σ / σ*(continuous) − 1: the price of the grid (S·L vs Δ) and of exactness."""
+        return self.sigma / self.ideal_sigma - 1.0
+
+    def __repr__(self) -> str:
+        return (f"AnalyticGaussian(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"sensitivity={self.sensitivity!r})")
+
+
+class Gaussian(_LatticeGaussian):
+    """Classic Gaussian mechanism σ = Δ·sqrt(2 ln(1.25/δ))/ε (ε < 1), exact on a grid."""
+
+    kind = "classic Gaussian (Dwork & Roth Thm A.1)"
+
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
+        self.ideal_sigma = classic_gaussian_sigma(epsilon, delta, sensitivity)
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.sensitivity = float(sensitivity)
+        if self.delta < MIN_DELTA:
+            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
+                                 f"Gaussian, got {self.delta!r}")
+        self._build(self.ideal_sigma, search=False)
+        self._freeze()
+
+    def __repr__(self) -> str:
+        return (f"Gaussian(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"sensitivity={self.sensitivity!r})")

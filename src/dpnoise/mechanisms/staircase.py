@@ -1,0 +1,1160 @@
+"""Optimal data-independent noise (paper 004): the staircase mechanism, exact on a grid.
+
+The ideal law (:mod:`dpnoise.staircase_law`, corrected Theorem 9 of paper 004, spec §3)
+has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
+It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
+period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
+e^(−ε), uniform within each part (spec §5 step 5).
+
+What :class:`Staircase` releases -- the same construction on a power-of-two grid, drawn
+exactly from random words with integer arithmetic:
+
+1.  Grid L = 2^j.  The true value maps exactly to c = floor(x/L + 1/2); neighbours move
+    c by at most S = ceil(Δ/L) cells (``lattice.grid_sensitivity``).  One *step* of the
+    staircase is S cells wide (continuous-equivalent width S·L >= Δ), the plateau
+    half-width is G = round(γS) cells.  Default grid: Δ/4096 when the fast one-word
+    table below fits there (ε >~ 0.05), else a coarser grid that is exact for Δ, else the
+    grid among Δ/2^{12,10,...,2} whose exact sampled law is best (``_auto_grid``).
+2.  Output c·L ± (K + 1/2)·L (half-offset grid, as :class:`Laplace`).  Magnitude cell
+    K = Q·P + o with period P = M·S:  Q = floor(T/a), T = trailing zeros of a random
+    word, is exactly Geometric with ratio 2^-a per period; o = R·S + j is the position
+    in the period (R = step of the block, j = cell of the step), drawn from 64-bit alias
+    tables with weights ∝ e^(−ε'·(R + [j >= G])), ε' = ε minus the measured 64-bit
+    quantisation excess.  The block boundary decays by a·ln2 − (M−1)ε' <= ε' (a =
+    floor(Mε'/ln2)): every step decays at the full rate except that one, which absorbs
+    the dyadic rounding.  Either one joint table over the period (2 words/draw): the
+    cells of each step's two parts are grouped into aligned blocks of up to 2^10 cells,
+    the alias table (<= 2^13 blocks, so it stays in cache; thresholds multiples of 2^10)
+    picks a block from the word's top 54 bits and its low 10 bits pick the cell in the
+    block; M >= 10/ε so the boundary carries mass <= e^-10, checked to cost < 1e-5 in
+    variance.  Or a block table for
+    R and a cell table for j (3 words/draw; any ε).  Sign from bit 63.  No loops, no
+    dependence of the work on the true value.
+3.  Levels: cell K is at level 0 if K < G, else 1 + floor((K − G)/S); a shift of at most
+    S cells changes the level by at most one (also across zero).  Calibration computes
+    the EXACT loss of the quantised pmf from the integer tables (``exact_loss``: sliding
+    windows over one period for the joint table, an O(M + S) formula for the product);
+    it must be <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
+    :class:`~dpnoise.verify.AdditiveLattice` with period P.
+
+Errata honoured (spec 004 §3/§7): Thm 9 off by one (first step outside the plateau is
+M0·e^(−ε)); γ = 0 and γ = 1 are the same law; the closed-form variance optimum cancels
+for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate part
+below).  The paper's optimality proof assumes symmetric noise.  ε is capped at 20: the
+outer weight e^-ε must stay far above 2^-64 in the tables.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any
+
+import mpmath
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ParameterError, PrecisionError
+from ..exact.alias import AliasTable, quantize_weights
+from ..exact.ratio_geometric import (
+    LN2,
+    MAX_SPAN_BITS,
+    RatioGeometric,
+    ratio_candidates,
+)
+from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..lattice_law import HalfLatticeLaw
+from ..params import check_epsilon, check_sensitivity, check_values
+from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
+from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
+from .base import Guarantee, HalfLatticeMechanism, Mechanism
+
+ROUNDING_ALLOWANCE = 1e-12
+JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
+JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
+MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
+MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
+DEFAULT_GRID_BITS = 12
+MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
+_CHUNK = 1 << 14
+_EXACT = 1 << 53
+_MAX_INDEX = float(1 << 51)
+
+
+def _blocks_per_step(S: int) -> int:
+    """Upper bound on the aligned blocks of the two parts of one step (any plateau G)."""
+    return min(S, 2 * S.bit_length() + S // (1 << BLOCK_BITS) + 1)
+
+
+def _joint_fits(S: int, epsilon: float) -> bool:
+    return (_blocks_per_step(S) * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon)
+            <= JOINT_MAX_OUTCOMES and S * math.ceil(JOINT_TAIL_NATS / epsilon)
+            <= MAX_PERIOD_CELLS)
+
+
+def default_grid(sensitivity: float, epsilon: float) -> float:
+    """Power-of-two step L = 2^j <= Δ/2^k.
+
+    Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
+    block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
+    (S·L = Δ to 1e-6: any dyadic Δ) and where the table fits.  Otherwise k = 12 (fewer
+    bits for tiny ε so that M·S <= 2^20), sampled with the two-table (three-word) kernel.
+    """
+    base = power_of_two_at_most(sensitivity)
+    for k in range(DEFAULT_GRID_BITS, 0, -1):
+        L = base / 2.0**k
+        S = grid_sensitivity(sensitivity, L)
+        if _joint_fits(S, epsilon) and (k == DEFAULT_GRID_BITS or
+                                        S * L / sensitivity - 1 <= 1e-6):
+            return L
+    k = DEFAULT_GRID_BITS
+    while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
+        k -= 1
+    return base / 2.0**k
+
+
+class LatticeStaircase:
+    """The exact sampled law: magnitude cell K = Q·P + o, with period P = M·S.
+
+    Q = floor(T/a) is exactly Geometric with ratio 2^-a per period (trailing zeros of a
+    random word); o ∈ [0, P) is the position inside the period, o = R·S + j (R: step of
+    the block, j: cell of the step).  Two samplers for o, both with known integer weights:
+
+    * ``joint``: one alias table over aligned blocks of up to 2^10 cells of the period
+      (one word: top 54 bits pick the block, low 10 bits the cell; <= 2^13 blocks);
+    * product: R from the block table of :class:`RatioGeometric` and j from a table over
+      the S cells (two words; any ε).
+
+    Levels: j < G is the plateau/inner part of a step (weight 1), j >= G the outer part
+    (weight e^(−inner)).  A shift of <= S cells changes the level by at most one.
+    """
+
+    def __init__(self, geo: RatioGeometric, S: int, G: int, *, joint: bool = False) -> None:
+        if not (isinstance(S, int) and S >= 1 and 0 <= G <= S):
+            raise ParameterError(f"need S >= 1 and 0 <= G <= S, got S={S}, G={G}")
+        self.geo = geo
+        self.S = S
+        self.G = G
+        self.joint = joint
+        self.period = geo.M * S
+        if joint:
+            starts, widths, weights = [], [], []
+            for R in range(geo.M):
+                for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
+                    for start, width in _aligned_blocks(lo, hi, 1 << BLOCK_BITS):
+                        starts.append(R * S + start)
+                        widths.append(width)
+                        weights.append(math.exp(-geo.inner * R - extra) * width)
+            # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
+            # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
+            # BLOCK_BITS bits are an independent uniform offset inside the block
+            q = quantize_weights(np.array(weights) / max(weights))
+            scaled = [(x >> BLOCK_BITS) for x in q]
+            rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
+            order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
+                           reverse=True)
+            for i in order[:rest]:
+                scaled[i] += 1
+            self.period_table = AliasTable([x << BLOCK_BITS for x in scaled])
+            self.block_start = np.array(starts, dtype=np.int64)
+            self.block_width = np.array(widths, dtype=np.int64)
+        else:
+            cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
+            self.cell_table = AliasTable(quantize_weights(cellw))
+
+    @property
+    def words_per_draw(self) -> int:
+        return 2 if self.joint else 3
+
+    @property
+    def table_size(self) -> int:
+        """Outcomes of the joint period table (blocks), or block + cell table sizes."""
+        if self.joint:
+            return int(self.block_start.size)
+        return self.geo.M + self.S
+
+    # ------------------------------------------------------------ exact pmf
+    @cached_property
+    def period_log(self) -> NDArray[np.float64]:
+        """ln P(o) for o = 0..P−1 (from the exact integer weights)."""
+        if self.joint:  # each block's probability spread evenly over its cells
+            w = self.period_table.exact_weights()
+            lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
+            lw -= np.log(self.block_width.astype(np.float64))
+            return np.repeat(lw, self.block_width)  # blocks are listed in cell order
+        cw = self.cell_table.exact_weights()
+        cl = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in cw])
+        return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
+
+    @cached_property
+    def period_prob(self) -> NDArray[np.float64]:
+        return np.exp(self.period_log)
+
+    @cached_property
+    def period_tail(self) -> NDArray[np.float64]:
+        """P(o' >= o) for o = 0..P (summed from the small end for accuracy)."""
+        p = self.period_prob
+        tail = np.cumsum(p[::-1])[::-1]
+        return np.append(tail / tail[0], 0.0)
+
+    def log_magnitude(self, K: ArrayLike) -> NDArray[np.float64]:
+        """ln P(|Z| = K + 1/2) (both signs together)."""
+        K = np.asarray(K, dtype=np.int64)
+        q, o = np.divmod(np.maximum(K, 0), self.period)
+        out = -(q * self.geo.a) * LN2 + self.geo.log_block + self.period_log[o]
+        return np.where(K < 0, -np.inf, out)
+
+    def magnitude_sf(self, K: ArrayLike) -> NDArray[np.float64]:
+        """P(K' >= K) = 2^(-a(q+1)) + 2^(-aq)(1 − 2^-a) P(o' >= o), K = qP + o."""
+        K = np.asarray(K, dtype=np.int64)
+        q, o = np.divmod(np.maximum(K, 0), self.period)
+        rho = 2.0 ** -self.geo.a
+        base = np.exp2(-(q * self.geo.a).astype(np.float64))
+        out = base * (rho + (1 - rho) * self.period_tail[o])
+        return np.where(K <= 0, 1.0, out)
+
+    @cached_property
+    def _moments(self) -> tuple[float, float]:
+        """(E[K + 1/2], E[(K + 1/2)^2]) in cells."""
+        if self.joint:
+            p = self.period_prob / self.period_prob.sum()
+            o = np.arange(self.period, dtype=np.float64) + 0.5
+            m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
+        else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
+            pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
+            pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
+            R = np.arange(self.geo.M, dtype=np.float64)
+            jj = np.arange(self.S, dtype=np.float64) + 0.5
+            er, er2 = float(np.dot(pr, R)), float(np.dot(pr, R * R))
+            ej, ej2 = float(np.dot(pj, jj)), float(np.dot(pj, jj * jj))
+            S = self.S
+            m1 = S * er + ej
+            m2 = S * S * er2 + 2 * S * er * ej + ej2
+        rho = 2.0 ** -self.geo.a
+        eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
+        P = self.period
+        return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
+
+    def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
+        """ln P(K) of the magnitude (the :class:`~dpnoise.lattice_law.MagnitudeLaw` view)."""
+        return self.log_magnitude(K)
+
+    def sf(self, K: ArrayLike) -> NDArray[np.float64]:
+        return self.magnitude_sf(K)
+
+    def half_moments(self) -> tuple[float, float]:
+        return self._moments
+
+    def first_moment(self) -> float:
+        return self._moments[0]
+
+    def second_moment(self) -> float:
+        return self._moments[1]
+
+    # --------------------------------------------------------- exact loss
+    @cached_property
+    def exact_loss(self) -> float:
+        """max over lattice points at distance <= S of |ln p − ln p'|, from the tables.
+
+        Joint table: sliding-window extremes over every window of S+1 consecutive lattice
+        points in [−(P + 2S), P + 2S]; beyond, the log-ratios repeat with period P
+        exactly (the period ratio is the exact dyadic 2^-a), so every pair is covered.
+
+        Product tables (p(K) = P_k(k)·P_j(j), K = kS + j): pairs on one step, or across
+        zero (both in step 0), are any two cells j, j' -> A = max ln P_j − min ln P_j;
+        pairs on consecutive steps are K = kS + j, K' = (k+1)S + j' with j' <= j, where k
+        and (j, j') vary independently -> max_k D_k + max_{j'<=j}(ln P_j(j) − ln P_j(j'))
+        and its mirror (D_k = ln P_k(k) − ln P_k(k+1)).  Exact, O(M + S).
+        """
+        if not np.all(np.isfinite(self.period_log)):
+            return math.inf  # a zero-weight position would be an impossible output
+        if not self.joint:
+            cw = self.cell_table.exact_weights()
+            cl = np.array([math.log(x) for x in cw])
+            A = float(cl.max() - cl.min())
+            up = float(np.max(cl - np.minimum.accumulate(cl)))
+            down = float(np.max(np.maximum.accumulate(cl) - cl))
+            D = self.geo.step_log_ratios
+            return max(A, float(D.max()) + up, float(-D.min()) + down)
+        from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
+        W = self.period + 2 * self.S + 2
+        m = np.arange(-W, W, dtype=np.int64)
+        lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
+        S = self.S
+        hi = maximum_filter1d(lp, size=S + 1, mode="nearest")
+        lo = minimum_filter1d(lp, size=S + 1, mode="nearest")
+        inner = slice(S, lp.size - S)
+        return float(np.max((hi - lo)[inner]))
+
+    # ------------------------------------------------------------ sampling
+    @cached_property
+    def _tables(self) -> tuple[Any, ...]:
+        """Kernel tables with the outcome values pre-scaled to floats (see ``_sample``)."""
+        qtab = np.append(self.geo.q_of_t, 64 // self.geo.a) * self.period
+        if self.joint:
+            pos = _interleaved(self.period_table, self.block_start + 0.5)
+            width2 = np.empty(2 * self.period_table.columns, dtype=np.uint64)
+            padded = np.concatenate([self.block_width - 1, np.zeros(
+                self.period_table.columns - self.block_width.size, dtype=np.int64)])
+            width2[0::2] = padded
+            width2[1::2] = padded[self.period_table._alias]
+            return qtab, pos, width2
+        r = _interleaved(self.geo.table, np.arange(self.geo.M, dtype=np.float64) * self.S)
+        j = _interleaved(self.cell_table, np.arange(self.S) + 0.5)
+        return qtab, r, j
+
+    def signed_odd(
+        self,
+        rng: RandomSource,
+        n: int,
+        *,
+        centre: NDArray[np.float64] | None = None,
+        grid: float | None = None,
+    ) -> NDArray[np.int64] | NDArray[np.float64]:
+        """n draws of 2Z = ±(2K+1); with ``centre`` and ``grid``, the release c·L + Z·L."""
+        if centre is None:
+            z = self._sample(rng, n, np.zeros(n), 2.0)  # ±(K + 1/2)·2, exact
+            return z.astype(np.int64)
+        if grid is None:
+            raise ParameterError("grid is required with centre")
+        return self._sample(rng, n, centre, grid)
+
+    def _sample(self, rng: RandomSource, n: int, centre: NDArray[np.float64], grid: float
+                ) -> NDArray[np.float64]:
+        """The release c·L ± (K + 1/2)·L for each true value (c = floor(x/L + 1/2)).
+
+        Per draw: word a -> sign (bit 63) and Q = floor(T/a), T = trailing zeros of the
+        low 63 bits; then the in-period position from one word (joint table) or step R
+        and cell j from two words.  K = Q·P + o.  Alias lookups use interleaved tables
+        (index 2·column + [u >= threshold]) whose outcomes are pre-scaled floats, so the
+        noise magnitude (K + 1/2)·L is assembled by exact float additions of multiples
+        of L/2 (all < 2^53·L/2); the sign bit is OR-ed in; no masked ufuncs, a fixed
+        number of words per draw (plus one with probability 2^-63, data-independent).
+        """
+        out = np.empty(n, dtype=np.float64)
+        if n and not float(np.max(np.abs(centre))) / grid < _MAX_INDEX:
+            raise PrecisionError(
+                f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid")
+        qtab, t_a, t_b = self._tables
+        qtab_f = qtab * grid
+        width2 = t_b if self.joint else None
+        tabs = [(thr2, vals * grid, sh, mask) for thr2, vals, sh, mask in
+                ([t_a] if self.joint else [t_a, t_b])]
+        nw = 1 + len(tabs)
+        chunk = min(n, _CHUNK) if n > 0 else 1
+        words = np.empty(nw * chunk + 8, dtype=np.uint64)
+        u1 = np.empty(chunk, dtype=np.uint64)
+        u2 = np.empty(chunk, dtype=np.uint64)
+        fl = np.empty(chunk, dtype=bool)
+        f1 = np.empty(chunk, dtype=np.float64)
+        xs = np.empty(chunk, dtype=np.float64)
+        one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
+        inv = 1.0 / grid  # exact: L is a power of two
+        for start in range(0, n, chunk):
+            c = min(chunk, n - start)
+            fill_words(rng, words, nw * c)
+            a = words[:c]
+            t1, t2, g, v, o = u1[:c], u2[:c], fl[:c], f1[:c], out[start : start + c]
+            # T = trailing zeros of a (bit 63 is the sign; T >= 63 means "extend")
+            np.negative(a, out=t1)
+            np.bitwise_and(a, t1, out=t1)
+            np.subtract(t1, one, out=t1)
+            np.bitwise_count(t1, out=t1)
+            if t1.max() >= 63:  # probability 2^-63 per draw: exact extension
+                K = self.geo.q_from_words(rng, a & _LOW63_MASK) * self.period
+                if K.max() >= (1 << 51):
+                    raise PrecisionError("noise beyond the exactly representable range")
+                np.multiply(K, grid, out=o)
+            else:
+                np.take(qtab_f, t1.view(np.int64), out=o, mode="wrap")
+            for i, (thr2, vals, sh, mask) in enumerate(tabs):
+                w = words[(i + 1) * c : (i + 2) * c]
+                np.right_shift(w, sh, out=t1)  # 2·column + one extra bit ...
+                np.bitwise_and(t1, even, out=t1)  # ... cleared: 2·column
+                np.take(thr2, t1.view(np.int64), out=t2, mode="wrap")
+                np.bitwise_and(w, mask, out=w)  # uniform below the column mass
+                np.greater_equal(w, t2, out=g)  # take the alias?
+                np.add(t1, g, out=t1)
+                np.take(vals, t1.view(np.int64), out=v, mode="wrap")
+                np.add(o, v, out=o)  # (K + 1/2)·L accumulates exactly
+                if width2 is not None:  # uniform offset inside the block: low bits of w
+                    np.take(width2, t1.view(np.int64), out=t2, mode="wrap")
+                    np.bitwise_and(w, t2, out=t2)
+                    np.multiply(t2.view(np.int64), grid, out=v)  # < 2^10: exact
+                    np.add(o, v, out=o)
+            np.bitwise_and(a, top, out=t1)  # sign bit of a, OR-ed into the positive float
+            ov = o.view(np.uint64)
+            np.bitwise_or(ov, t1, out=ov)
+            x = xs[:c]
+            np.multiply(centre[start : start + c], inv, out=x)  # exact
+            np.add(x, 0.5, out=x)  # exact while |x| < 2^51
+            np.floor(x, out=x)
+            np.multiply(x, grid, out=x)
+            np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
+        return out
+
+
+_LOW63_MASK = np.uint64((1 << 63) - 1)
+BLOCK_BITS = 10  # joint table: cells grouped in aligned blocks of up to 2^10
+
+
+def _aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:
+    """[lo, hi) as aligned power-of-two blocks (start % width == 0), in order."""
+    out = []
+    a = lo
+    while a < hi:
+        w = max_width if a == 0 else min(max_width, a & -a)
+        while a + w > hi:
+            w >>= 1
+        out.append((a, w))
+        a += w
+    return out
+
+
+def _interleaved(table: AliasTable, values: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], np.uint64, np.uint64]:
+    """Alias table as thr2[2c] = thr2[2c+1] = threshold(c), vals[2c] = value(c),
+    vals[2c+1] = value(alias(c)): outcome = vals[2c + (u >= thr2[2c])] (exactly the
+    table's pmf: u < threshold keeps the column, as in :class:`AliasTable`)."""
+    thr = table._thr
+    alias = table._alias
+    cols = np.arange(table.columns)
+    padded = np.concatenate([np.asarray(values, dtype=np.float64),
+                             np.zeros(table.columns - len(values))])  # padding: never drawn
+    thr2 = np.repeat(thr, 2)
+    vals = np.empty(2 * table.columns, dtype=np.float64)
+    vals[0::2] = padded[cols]
+    vals[1::2] = padded[alias]
+    return (thr2, vals, np.uint64(64 - table.bits - 1), np.uint64(table.mass - 1))
+
+
+class LatticeStaircaseNoise(HalfLatticeLaw):
+    """Exact law of the release c·L + Z·L of :class:`Staircase` (scipy.stats-like)."""
+
+    def __init__(self, law: LatticeStaircase, grid: float, center: float = 0.0) -> None:
+        super().__init__(law, grid, center)
+        self.law = law
+
+    def interval(self, level: float) -> tuple[float, float]:
+        return super().interval(check_level(level))
+
+
+
+
+def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
+    """Rough log-error of the smallest 64-bit weight of a table of P positions whose
+    weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
+    always computed afterwards)."""
+    with np.errstate(over="ignore"):
+        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
+                     / max(epsilon, 1e-300) * 4)
+
+
+def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
+    """Steepest in-block decay for (a, M) whose exact loss is <= ε − 1e-12, or None.
+
+    In-block steps decay at e_in, the block boundary at a·ln2 − (M−1)·e_in; with 64-bit
+    quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
+    q is measured from a first build (exact loss minus the intended decay).
+    """
+    if joint:
+        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
+                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
+    else:
+        P = max(M, S)
+    q = _quantisation_estimate(epsilon, M, P)
+    deficit = M * epsilon - a * LN2
+    if M > 1 and deficit < 0.5 * q * M:
+        return None
+    e0 = epsilon * (1 - 1e-12)
+    if M > 1:
+        e0 = min(e0, a * LN2 / (M - 1))
+    try:
+        law = LatticeStaircase(RatioGeometric(a, M, e0), S, G, joint=joint)
+        excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
+    except ParameterError:
+        excess = math.inf
+    if excess <= 0:
+        return law
+    if math.isfinite(excess):
+        for factor in (2.0, 8.0, 32.0, 128.0, 512.0):
+            margin = factor * excess + 2 * ROUNDING_ALLOWANCE
+            e_in = min(e0, epsilon - margin)
+            if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
+                break
+            try:
+                law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
+            except ParameterError:
+                break
+            if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
+                return law
+    if M > 1:  # last resort: a uniform ratio a·ln2/M (equal margin on every step)
+        try:
+            law = LatticeStaircase(RatioGeometric(a, M), S, G, joint=joint)
+        except ParameterError:
+            return None
+        if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
+            return law
+    return None
+
+
+def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
+    """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
+
+    In-block steps decay at ε (less the measured 64-bit quantisation excess), the
+    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
+    blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
+    """
+    max_block = max(1, min(MAX_PERIOD_CELLS // S, 1 << 16))
+    best = None
+    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
+        if (M - 1) * epsilon > MAX_SPAN_BITS * LN2:
+            continue
+        best = _fit(epsilon, a, M, S, G, False)
+        if best is not None:
+            break
+    if best is None:
+        raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
+    if try_joint:
+        # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
+        # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
+        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
+            _aligned_blocks(G, S, 1 << BLOCK_BITS))
+        lo = math.ceil(JOINT_TAIL_NATS / epsilon)
+        hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
+        scored = []
+        for Mj in range(max(1, lo), hi + 1):
+            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
+            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
+            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
+            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
+                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
+                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
+        for _, aj, Mj in sorted(scored)[:8]:
+            joint = _fit(epsilon, aj, Mj, S, G, True)
+            if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
+                return joint
+    return best
+
+
+def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
+                  try_joint: bool = True) -> LatticeStaircase:
+    S = grid_sensitivity(sensitivity, grid)
+    if S > MAX_PERIOD_CELLS:
+        raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
+                             f"<= {MAX_PERIOD_CELLS}")
+    # γ = 0 and γ = 1 are the same law (spec §3); a tiny γ > 0 keeps one plateau cell
+    G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
+    return calibrate(epsilon, S, G, try_joint=try_joint)
+
+
+def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
+               ) -> tuple[float, LatticeStaircase]:
+    """Default grid and law.
+
+    Fast path: :func:`default_grid`'s grid when it gives the two-word joint table and is
+    exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
+    k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
+    E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
+    grid (finer grids waste less on ceil(Δ/L); coarser ones allow longer blocks and so a
+    closer dyadic ratio when ε is tiny).
+    """
+    base = power_of_two_at_most(sensitivity)
+    first = default_grid(sensitivity, epsilon)
+    law = _law_for_grid(epsilon, sensitivity, gamma, first)
+    exact = law.S * first / sensitivity - 1 <= 1e-6
+    if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
+        return first, law
+
+    def metric(g: float, lw: LatticeStaircase) -> float:
+        return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
+
+    found = [(metric(first, law), first, law)]
+    for k in (12, 10, 8, 6, 4, 2):
+        g = base / 2.0**k
+        if g == first:
+            continue
+        S = grid_sensitivity(sensitivity, g)
+        if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
+            continue
+        try:
+            cand = _law_for_grid(epsilon, sensitivity, gamma, g)
+        except ParameterError:
+            continue
+        found.append((metric(g, cand), g, cand))
+    best = min(v for v, _, _ in found)
+    good = [t for t in found if t[0] <= best * (1 + 1e-4)]
+    _, g, law = min(good, key=lambda t: (not t[2].joint, t[1]))
+    return g, law
+
+
+class Staircase(HalfLatticeMechanism):
+    """Optimal data-independent ε-DP noise (paper 004), exact on a power-of-two grid.
+
+    ``criterion`` picks the member of the optimal family: "variance" (default),
+    "mean_abs" or "interval" (shortest symmetric interval at ``level``).
+
+    >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
+    >>> round(m.ideal.var(), 4)
+    1.9181
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        sensitivity: float,
+        criterion: str = "variance",
+        level: float = 0.95,
+        grid: float | None = None,
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
+        if self.epsilon < MIN_EPSILON:
+            raise ParameterError(f"epsilon must be in [{MIN_EPSILON:g}, {MAX_EPSILON:g}] for "
+                                 f"the staircase (block tables of <= 2^16 steps), got {epsilon!r}")
+        self.sensitivity = check_sensitivity(sensitivity)
+        if criterion not in CRITERIA:
+            raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}, "
+                                 f"got {criterion!r}")
+        self.criterion = criterion
+        self.level = check_level(level)
+        self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
+        if grid is None:
+            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma,
+                                             criterion)
+        else:
+            self.grid = check_grid(grid)
+            self.law = _law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
+        self.shift_steps = self.law.S
+        self.plateau_cells = self.law.G
+        self._freeze()
+
+    # ------------------------------------------------------------ calibration
+    @property
+    def ideal(self) -> StaircaseDensity:
+        """The real-valued optimal law this mechanism approximates (for utility tables)."""
+        return StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity,
+                                gamma=self.gamma)
+
+    @property
+    def effective_epsilon(self) -> float:
+        """a·ln2/M: the per-step decay actually used (<= ε)."""
+        return self.law.geo.decay
+
+    @cached_property
+    def exact_loss(self) -> float:
+        return self.law.exact_loss
+
+    @property
+    def guarantee(self) -> Guarantee:
+        geo = self.law.geo
+        return Guarantee(
+            epsilon=self.epsilon,
+            delta=0.0,
+            notion="pure",
+            note="exact lattice staircase: no finite-precision degradation",
+            details={
+                "grid": self.grid,
+                "shift_steps": self.shift_steps,
+                "plateau_cells": self.plateau_cells,
+                "ratio_a": geo.a,
+                "ratio_M": geo.M,
+                "words_per_draw": self.law.words_per_draw,
+                "effective_epsilon": geo.decay,
+                "exact_loss": self.exact_loss,
+                "criterion": self.criterion,
+                "gamma": self.gamma,
+            },
+        )
+
+    # ---------------------------------------------------------------- release
+    def _sampler(self) -> Any:
+        return self.law
+
+    def _law(self, center: float) -> LatticeStaircaseNoise:
+        return LatticeStaircaseNoise(self.law, self.grid, center)
+
+    def privacy_model(self) -> Any:
+        from ..verify import AdditiveLattice
+
+        law = self.law
+        return AdditiveLattice(
+            logpmf=lambda z: law.log_magnitude(np.where(z >= 0, z, -z - 1)) - LN2,
+            max_shift=self.shift_steps,
+            period=law.period,
+        )
+
+    def __repr__(self) -> str:
+        return (f"Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
+                f"criterion={self.criterion!r}, grid={self.grid!r})")
+
+
+# =====================================================================================
+# Multivariate (paper 004 §6, Theorem 13 with the corrected union; spec §4 nested form)
+# =====================================================================================
+#
+# On the cells of a per-coordinate power-of-two grid, with the level function ℓ(z) of the
+# shape (box or L1 ball) the released pmf is, ideally, p(z) = C·r^ℓ(z), r = 2^(-a/M).  It
+# is the nested mixture  Σ_i P(I = i)·Uniform(B_i)  with B_i = {ℓ <= i} and
+# P(I = i) ∝ r^i |B_i|.  |B_i| = P(i) is an integer polynomial of degree d in i, so
+#
+#     Σ_i r^i P(i) = h(r) / (1 − r)^(d+1),   h_m = Σ_t (−1)^t C(d+1, t) P(m − t),
+#
+# i.e. I = m + G_1 + ... + G_(d+1): m from a 4-outcome-ish alias table (weights h_m r^m,
+# which must be >= 0 -- checked) and G_j iid exact geometrics (ratio r, RatioGeometric).
+# The uniform point of B_I uses one word per coordinate mapped by an exact 64x64->128
+# multiply-high, so index u of [0, n) has probability ⌊·⌋ or ⌈2^64/n⌉ / 2^64 (known).
+# Everything sampled is a known dyadic pmf; the deviation from the ideal is bounded by
+# η = η_m + (d+1)·η_geo + d·n_max/2^64 per cell, so the loss is <= a·ln2/M + 2η, which the
+# calibration keeps <= ε.  dpnoise.verify checks the exact cell pmf on a window of cells
+# (``privacy_model``, an AdditiveGrid).  Level draws whose uniform range would exceed
+# n_max = 2^40 cells raise PrecisionError (probability reported as ``overflow_log10``).
+
+N_MAX_BITS = 40
+L1_INDEX_BITS = 48
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+def mulhi64(w: NDArray[np.uint64], n: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """floor(w·n / 2^64) exactly, elementwise (32-bit limbs, no overflow)."""
+    wh, wl = w >> _S32, w & _M32
+    nh, nl = n >> _S32, n & _M32
+    ll, lh, hl, hh = wl * nl, wl * nh, wh * nl, wh * nh
+    mid = (ll >> _S32) + (lh & _M32) + (hl & _M32)
+    return hh + (lh >> _S32) + (hl >> _S32) + (mid >> _S32)
+
+
+def index_probability(u: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.float64]:
+    """P(mulhi64(word, n) = u) = (⌈(u+1)2^64/n⌉ − ⌈u·2^64/n⌉)/2^64, exactly then rounded.
+
+    With 2^64 = q·n + rem: count = q + ⌈(u+1)rem/n⌉ − ⌈u·rem/n⌉ (u·rem < n² <= 2^64 ...
+    computed in Python integers for safety; vectorised via numpy object arrays).
+    """
+    u = np.asarray(u, dtype=object)
+    n = np.asarray(n, dtype=object)
+    two64 = 1 << 64
+    q, rem = two64 // n, two64 % n
+    up = -((-(u + 1) * rem) // n)
+    lo = -((-u * rem) // n)
+    cnt = q + up - lo
+    return (cnt / float(two64)).astype(np.float64) if cnt.ndim else np.float64(cnt / two64)
+
+
+class NestedLevels:
+    """Exact sampler and exact pmf of I with P(I = i) ∝ r^i P(i), r = 2^(-a/M)."""
+
+    def __init__(self, poly_values: list[int], geo: RatioGeometric) -> None:
+        d = len(poly_values) - 1
+        self.dim = d
+        self.geo = geo
+        h = [sum((-1) ** t * math.comb(d + 1, t) * poly_values[m - t] for t in range(m + 1))
+             for m in range(d + 1)]
+        if any(x < 0 for x in h):
+            raise ParameterError(f"level polynomial has a negative h-coefficient {h}; "
+                                 "use plateau fractions in [0, 1]")
+        self.h = h
+        r = 2.0 ** (-geo.a / geo.M)
+        w = np.array([h[m] * r**m for m in range(d + 1)], dtype=np.float64)
+        self.m_table = AliasTable(quantize_weights(w))
+        with mpmath.workdps(40):
+            ideal = [mpmath.mpf(h[m]) * mpmath.power(2, -mpmath.mpf(geo.a) * m / geo.M)
+                     for m in range(d + 1)]
+            tot = mpmath.fsum(ideal)
+            ew = self.m_table.exact_weights()
+            self.eta_m = float(max(
+                (abs(mpmath.log(mpmath.mpf(ew[m]) / 2**64 / (ideal[m] / tot)))
+                 for m in range(d + 1) if h[m] > 0), default=0))
+            if any(ew[m] == 0 and h[m] > 0 for m in range(d + 1)):
+                raise ParameterError("level table lost a weight to quantisation")
+
+    @property
+    def eta(self) -> float:
+        """Bound on |ln P̃(I=i) − ln P_ideal(I=i)| for every i."""
+        return self.eta_m + (self.dim + 1) * self.geo.quantisation_error
+
+    def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
+        """I = m + Σ_{j<=d+1} G_j: 1 + 2(d+1) words per draw."""
+        out = self.m_table.sample(rng, n)
+        for _ in range(self.dim + 1):
+            out = out + self.geo.sample(rng, n)
+        return out
+
+    def pmf(self, N: int) -> NDArray[np.float64]:
+        """Exact P(I = i) for i < N (convolution of the sampled pmfs; float64)."""
+        k = np.arange(N)
+        g = self.geo.pmf(k)
+        out = np.zeros(N)
+        ew = np.array(self.m_table.exact_weights(), dtype=np.float64) / 2.0**64
+        out[: ew.size] = ew[:N]
+        for _ in range(self.dim + 1):
+            out = np.convolve(out, g)[:N]
+        return out
+
+
+def _mv_calibrate(epsilon: float, poly: list[int], eta_u: float, max_block: int = 256
+                  ) -> tuple[NestedLevels, float]:
+    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
+        try:
+            lv = NestedLevels(poly, RatioGeometric(a, M))
+        except ParameterError:
+            continue
+        bound = a * LN2 / M + 2 * (lv.eta + eta_u)
+        if bound + ROUNDING_ALLOWANCE <= epsilon:
+            return lv, bound
+    raise ParameterError(f"could not calibrate the multivariate staircase for epsilon={epsilon!r}")
+
+
+class _MultivariateBase(Mechanism):
+    """Shared release/verification machinery for the box and the L1-ball staircase."""
+
+    dim: int
+    epsilon: float
+    levels: NestedLevels
+    loss_bound: float
+    grids: NDArray[np.float64]
+
+    def _poly(self, i: int) -> int:  # number of magnitude cells in B_i
+        raise NotImplementedError
+
+    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
+        """(n, d) half-offset cell offsets u (cell centre = u + 1/2) uniform in B_I."""
+        raise NotImplementedError
+
+    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
+        raise NotImplementedError
+
+    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    @property
+    def effective_epsilon(self) -> float:
+        return self.levels.geo.decay
+
+    @property
+    def overflow_log10(self) -> float:
+        """log10 of a bound on P(I > i_max) (such draws raise PrecisionError)."""
+        g = self.levels.geo
+        # P(I >= i) <= (d+1)·P(G >= (i−d)/(d+1)) and P(G >= k) <= 2^(-a·floor(k/M))
+        k = max(0, (self.i_max - self.dim) // (self.dim + 1))
+        return math.log10(self.dim + 1) - g.a * (k // g.M) * math.log10(2)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            epsilon=self.epsilon,
+            delta=0.0,
+            notion="pure",
+            note=("exact lattice sampler; loss bound from the integer tables "
+                  "(PrecisionError instead of output with probability 10^overflow_log10)"),
+            details={"loss_bound": self.loss_bound,
+                     "effective_epsilon": self.effective_epsilon,
+                     "ratio_a": self.levels.geo.a, "ratio_M": self.levels.geo.M,
+                     "overflow_log10": self.overflow_log10},
+        )
+
+    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d))."""
+        x = check_values("true_value", true_value)
+        if x.shape[-1:] != (self.dim,):
+            raise ParameterError(f"true_value must have last dimension {self.dim}, got {x.shape}")
+        flat = x.reshape(-1, self.dim)
+        c = np.stack([to_index(flat[:, k], float(self.grids[k])) for k in range(self.dim)],
+                     axis=1)
+        source = resolve_rng(rng)
+        out = np.empty(flat.shape, dtype=np.float64)
+        step = 1 << 13  # cache-sized chunks
+        for start in range(0, flat.shape[0], step):
+            stop = min(start + step, flat.shape[0])
+            I = self.levels.sample(source, stop - start)
+            if I.size and I.max() > self.i_max:
+                raise PrecisionError("noise level beyond the exactly representable range "
+                                     f"(probability <= 10^{self.overflow_log10:.0f})")
+            half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
+            if np.abs(half).max(initial=0) >= _EXACT:
+                raise PrecisionError("release fell outside the exactly representable range")
+            out[start:stop] = half * (self.grids / 2)[None, :]
+        return out.reshape(x.shape)
+
+    def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
+        """Exact ln P(noise cell = u) (u: (n, d) offsets), summing the mixture over I."""
+        u = np.atleast_2d(np.asarray(u, dtype=np.int64))
+        lev = self.cell_level(u)
+        top = int(lev.max()) + 1 + max(levels_beyond, self._tail_levels())
+        pI = self.levels.pmf(top + 1)
+        out = np.zeros(u.shape[0])
+        for i in range(int(lev.min()), top + 1):
+            sel = lev <= i
+            if np.any(sel):
+                out[sel] += pI[i] * self._cell_prob_given(u[sel], i)
+        with np.errstate(divide="ignore"):
+            return np.log(out)
+
+    def _tail_levels(self) -> int:
+        """Extra levels after which P(I = i) is < 1e-25 of its peak (rel. error of the sum)."""
+        g = self.levels.geo
+        per = g.a / g.M * LN2
+        return math.ceil((60 + 10 * self.dim) / per) + 2 * self.dim
+
+    def privacy_model(self, *, levels: int = 3) -> Any:
+        """Exact cell pmf on a window of ``levels`` levels, shifts = the neighbour set."""
+        from ..verify import AdditiveGrid
+
+        return AdditiveGrid(logpmf=self.cell_logpmf, shifts=self.neighbour_shifts(),
+                            window=self.window(levels))
+
+    def neighbour_shifts(self) -> NDArray[np.int64]:
+        raise NotImplementedError
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
+        v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
+        return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
+
+    def var(self) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def noise(self, true_value: ArrayLike | None = None) -> MultivariateNoise:
+        if true_value is None:
+            return MultivariateNoise(self, np.zeros(self.dim))
+        x = check_values("true_value", true_value).reshape(-1)
+        if x.size != self.dim:
+            raise ParameterError(f"true_value must have {self.dim} entries")
+        c = np.array([float(to_index(x[k : k + 1], float(self.grids[k]))[0]) for k in
+                      range(self.dim)])
+        return MultivariateNoise(self, c * self.grids)
+
+    def window(self, levels: int) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+class MultivariateNoise:
+    """Exact law of a multivariate staircase release around a grid centre."""
+
+    def __init__(self, mech: _MultivariateBase, center: NDArray[np.float64]) -> None:
+        self.mech = mech
+        self.center = center
+
+    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        """ln P(release = y) for points y of shape (n, d) (−inf off the half-offset grid)."""
+        y = np.atleast_2d(np.asarray(y, dtype=np.float64))
+        cells = (y - self.center[None, :]) / self.mech.grids[None, :] - 0.5
+        on = np.all(np.floor(cells) == cells, axis=1)
+        out = np.full(y.shape[0], -np.inf)
+        if np.any(on):
+            out[on] = self.mech.cell_logpmf(cells[on].astype(np.int64))
+        return out
+
+    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
+        return np.exp(self.logpmf(y))
+
+    def mean(self) -> NDArray[np.float64]:
+        return self.center.copy()
+
+    def var(self) -> NDArray[np.float64]:
+        return self.mech.var()
+
+    def std(self) -> NDArray[np.float64]:
+        return np.sqrt(self.var())
+
+
+class MultivariateStaircase(_MultivariateBase):
+    """Optimal noise for a vector query with per-coordinate sensitivities (box S_f).
+
+    S_f = Π[−s_k, s_k] (each coordinate moves by at most s_k between neighbours, all at
+    once allowed), S_0 = λ·S_f.  Default λ minimises the per-coordinate variance.
+    Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
+    """
+
+    def __init__(self, *, epsilon: float, sensitivities: ArrayLike, lam: float | None = None,
+                 grid_bits: int = 10) -> None:
+        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
+        s = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
+        if s.ndim != 1 or s.size < 1 or s.size > 8:
+            raise ParameterError("sensitivities must be a 1-D list of 1..8 values")
+        self.sensitivities = np.array([check_sensitivity(v, name="sensitivities") for v in s])
+        self.dim = int(s.size)
+        self.sensitivity = float(self.sensitivities.max())
+        from ..staircase_law import optimal_lambda
+
+        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else float(lam)
+        if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
+            raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
+        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
+            raise ParameterError("grid_bits must be an integer in [1, 16]")
+        self.grids = np.array([power_of_two_at_most(v) / 2.0**grid_bits
+                               for v in self.sensitivities])
+        self.S = np.array([grid_sensitivity(v, g) for v, g in
+                           zip(self.sensitivities, self.grids, strict=True)], dtype=np.int64)
+        self.Z = np.array([round(self.lam * int(Sk)) for Sk in self.S], dtype=np.int64)
+        self.i_max = int(((1 << (N_MAX_BITS - 1)) - int(self.Z.max())) // int(self.S.max()))
+        poly = [self._poly(i) for i in range(self.dim + 1)]
+        self.levels, self.loss_bound = _mv_calibrate(self.epsilon, poly,
+                                                     self.dim * 2.0 ** (N_MAX_BITS - 64))
+        self._freeze()
+
+    def _poly(self, i: int) -> int:
+        return math.prod(int(z) + i * int(s) for z, s in zip(self.Z, self.S, strict=True))
+
+    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
+        n = self.Z[None, :] + I[:, None] * self.S[None, :]  # magnitude cells per coordinate
+        w = rng.words(n.size).reshape(n.shape)
+        idx = mulhi64(w, (2 * n).astype(np.uint64)).astype(np.int64)
+        return idx - n
+
+    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
+        K = np.where(u >= 0, u, -u - 1)  # magnitude cell
+        per = np.where(K < self.Z, 0, 1 + (K - self.Z) // self.S)
+        return per.max(axis=1)
+
+    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
+        n = self.Z + i * self.S
+        out = np.ones(u.shape[0])
+        for k in range(self.dim):
+            out *= index_probability(u[:, k] + n[k], np.full(u.shape[0], 2 * n[k]))
+        return out
+
+    def neighbour_shifts(self) -> NDArray[np.int64]:
+        axes = [np.arange(-int(s), int(s) + 1) for s in self.S]
+        return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, self.dim)
+
+    def window(self, levels: int) -> tuple[int, ...]:
+        return tuple(int(z + levels * s) for z, s in zip(self.Z, self.S, strict=True))
+
+    def ideal(self) -> Any:
+        from ..staircase_law import BoxStaircaseDensity
+
+        return BoxStaircaseDensity(epsilon=self.epsilon, sensitivities=self.sensitivities,
+                                   plateau=self.lam * self.sensitivities)
+
+    def var(self) -> NDArray[np.float64]:
+        """Exact per-coordinate variance of the released noise (cells -> units)."""
+        N = self._tail_levels() * 4
+        pI = self.levels.pmf(N)
+        n = self.Z[None, :] + np.arange(N)[:, None] * self.S[None, :]
+        # uniform-ish on 2n cells of half-offset centres: E[(u+1/2)^2] = (4n^2 − 1)/12
+        second = (4.0 * n.astype(np.float64) ** 2 - 1) / 12
+        return (pI[:, None] * second).sum(axis=0) * self.grids**2
+
+    def region_size(self, level: float) -> float:
+        return self.ideal().region_size(level)
+
+    def __repr__(self) -> str:
+        return (f"MultivariateStaircase(epsilon={self.epsilon!r}, "
+                f"sensitivities={tuple(self.sensitivities.tolist())!r}, lam={self.lam:.6g})")
+
+
+class L1Staircase(_MultivariateBase):
+    """Optimal-family noise when only the L1 sensitivity Δ of a 2-D query is known.
+
+    S_f = {‖δ‖_1 <= Δ}, S_0 = λ S_f; on a common grid L the cells' L1 radius R = K_1 + K_2
+    moves by at most S1 = ceil(Δ/L) + 1 (per-coordinate rounding adds at most one cell).
+    Levels are L1 shells of S1 cells.  Only d = 2 is implemented (exact unranking of the
+    triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
+    """
+
+    def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 2,
+                 lam: float | None = None, grid_bits: int | None = None) -> None:
+        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
+        self.sensitivity = check_sensitivity(sensitivity)
+        if dim != 2:
+            raise ParameterError("L1Staircase releases 2-D vectors only (dim=2); "
+                                 "use MultivariateStaircase with a box for other dimensions")
+        self.dim = 2
+        from ..staircase_law import optimal_lambda
+
+        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else float(lam)
+        if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
+            raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
+        if grid_bits is None:  # keep P(level beyond the 2^48-index range) below ~1e-100
+            grid_bits = max(1, min(10, math.floor(23 - math.log2(700 / self.epsilon))))
+        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
+            raise ParameterError("grid_bits must be an integer in [1, 16]")
+        g = power_of_two_at_most(self.sensitivity) / 2.0**grid_bits
+        self.grids = np.array([g, g])
+        self.S1 = grid_sensitivity(self.sensitivity, g) + 1
+        self.Z0 = round(self.lam * self.S1)
+        # 4 signs x triangle n(n+1)/2 must stay <= 2^48 (index non-uniformity <= 2^-16,
+        # charged to the loss bound)
+        n_max = math.isqrt(1 << (L1_INDEX_BITS - 2))
+        self.i_max = (n_max - self.Z0) // self.S1
+        poly = [self._poly(i) for i in range(3)]
+        self.levels, self.loss_bound = _mv_calibrate(self.epsilon, poly,
+                                                     2.0 ** (L1_INDEX_BITS - 64))
+        self._freeze()
+
+    def _n(self, i: Any) -> Any:
+        return self.Z0 + i * self.S1
+
+    def _poly(self, i: int) -> int:
+        n = self._n(i)
+        return n * (n + 1) // 2
+
+    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
+        n = self._n(I).astype(np.int64)
+        tri = n * (n + 1) // 2
+        w = rng.words(I.size)
+        idx = mulhi64(w, (4 * tri).astype(np.uint64)).astype(np.int64)
+        t, signs = idx >> 2, idx & 3
+        s = np.floor((np.sqrt(8.0 * t + 1) - 1) / 2).astype(np.int64)
+        s = np.where(s * (s + 1) // 2 > t, s - 1, s)
+        s = np.where((s + 1) * (s + 2) // 2 <= t, s + 1, s)
+        K1 = t - s * (s + 1) // 2
+        K2 = s - K1
+        u1 = np.where(signs & 1, -K1 - 1, K1)
+        u2 = np.where(signs & 2, -K2 - 1, K2)
+        return np.stack([u1, u2], axis=1)
+
+    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
+        K = np.where(u >= 0, u, -u - 1)
+        R = K.sum(axis=1)
+        return np.where(R < self.Z0, 0, 1 + (R - self.Z0) // self.S1)
+
+    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
+        K = np.where(u >= 0, u, -u - 1)
+        s = K.sum(axis=1)
+        t = s * (s + 1) // 2 + K[:, 0]
+        signs = (u[:, 0] < 0).astype(np.int64) + 2 * (u[:, 1] < 0)
+        n = self._n(i)
+        tot = 4 * (n * (n + 1) // 2)
+        return index_probability(4 * t + signs, np.full(u.shape[0], tot))
+
+    def neighbour_shifts(self) -> NDArray[np.int64]:
+        S = self.S1
+        a = np.arange(-S, S + 1)
+        g = np.stack(np.meshgrid(a, a, indexing="ij"), axis=-1).reshape(-1, 2)
+        return g[np.abs(g).sum(axis=1) <= S]
+
+    def window(self, levels: int) -> tuple[int, ...]:
+        w = self.Z0 + levels * self.S1
+        return (w, w)
+
+    def ideal(self) -> Any:
+        from ..staircase_law import L1StaircaseDensity
+
+        return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
+                                  lam=self.lam)
+
+    def region_size(self, level: float) -> float:
+        """Area of the smallest region holding ``level`` (ideal law): the L1 ball t·S_f."""
+        return self.ideal().region_size(level)
+
+    def var(self) -> NDArray[np.float64]:
+        """Exact per-coordinate variance (by summing the exact cell law of each level)."""
+        N = self._tail_levels() * 4
+        pI = self.levels.pmf(N)
+        n = self._n(np.arange(N)).astype(np.float64)
+        # uniform on the triangle with signs: E[(u+1/2)^2] = E[(K1 + 1/2)^2], K1 = k with
+        # multiplicity n − k:  Σ_k (k² + k + 1/4)(n − k) / (n(n+1)/2)
+        s0, s1 = n, n * (n - 1) / 2
+        s2, s3 = (n - 1) * n * (2 * n - 1) / 6, (n * (n - 1) / 2) ** 2
+        f = n * (s2 + s1 + s0 / 4) - (s3 + s2 + s1 / 4)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            second = np.where(n > 0, f / (n * (n + 1) / 2), 0.0)
+        out = float((pI * second).sum())
+        return np.array([out, out]) * self.grids**2
+
+    def __repr__(self) -> str:
+        return (f"L1Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
+                f"lam={self.lam:.6g})")

@@ -1,0 +1,279 @@
+"""Truncated Laplacian mechanism for (ε, δ)-DP (paper 001, Geng–Ding–Guo–Kumar), exact on a grid.
+
+The ideal mechanism (Def. 3/4, Thm 1) adds X with density B·e^(−|x|/λ) on [−A, A],
+λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.bounds` for the overflow-safe
+calibration and exact moments).  Two facts drive the design:
+
+* δ is *catastrophic*: the mass δ of [A − Δ, A] (each side) is reachable from x but not
+  from x ± Δ, so with probability δ the output identifies the input.  The privacy
+  profile is flat, δ(ε') = δ for every ε' >= ε (spec §1): accountants must not assume
+  δ(ε') decays.
+* The support edge ±A is where a floating-point implementation leaks: ``x + X`` puts
+  its edge at x ± A computed in floating point, so near the edge the set of reachable
+  doubles depends on x in ways the analysis does not account for.
+
+What is released (the lattice version of TLap, every step exact):
+
+1.  Grid L = 2^j (S = ceil(Δ/L) >= 2^12 cells per sensitivity and M >= 2^12 cells per
+    halving for 0.02 <= ε <= 700; coarser for small ε so the block table stays <= ~2^17
+    entries; see :func:`default_grid`).  The true value goes to the index c = floor(x/L + 1/2);
+    neighbours move c by at most S cells.
+2.  Noise Z = ±(K + 1/2) cells with K = X mod n, X ~ BlockGeometric(M) (exact
+    2^(-k/M) decay; :mod:`dpnoise.exact.folded`): the discrete truncated Laplacian
+    p(K = k) ∝ 2^(-k/M) on {0..n−1}, sampled with two words and one remainder per draw.
+3.  Calibration: M is the smallest block length whose exact quantised S-step loss is
+    <= ε − 1e-12 (so the common-support part contributes nothing to δ(ε)); then n is
+    the smallest support size whose *exact* edge mass ½·P(K >= n − S) (the S outer
+    cells on one side, reachable from c but not from c ± S) is <= δ.  That edge mass is
+    the hockey-stick δ(ε) of the sampled pmf for the worst shift, both directions by
+    symmetry; it is reported as ``exact_delta`` and ``dpnoise.verify`` recomputes it
+    from the pmf.  It lies within a factor 2^(-1/M) of the target (one cell of slack).
+
+Guarantee: (ε, δ)-DP for the pmf that is sampled, with no finite-precision degradation.
+The half-width of the released support is ``n·L`` (vs. the ideal A); ``support_inflation``
+reports the relative difference, the price of exactness (~1/S + 1/M).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
+from ..calibration import calibrate_block
+from ..calibration import default_grid as shared_default_grid
+from ..errors import ParameterError
+from ..exact.folded import FoldedBlockGeometric
+from ..exact.geometric import LN2, BlockGeometric
+from ..lattice import check_grid, grid_sensitivity
+from ..lattice_law import HalfLatticeLaw
+from .base import Guarantee, HalfLatticeMechanism
+
+DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
+
+
+# ---------------------------------------------------------------- continuous law
+class TLapDistribution:
+    """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form (spec §4.2).
+
+    pdf/logpdf, cdf/sf (via u = (A − |x|)/λ), ppf, mean_abs = E|X| (Thm 2),
+    var = E[X²] (Thm 3).  Used for the paper's numbers; releases use the lattice law.
+    """
+
+    def __init__(self, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
+        self.params: TLapParams = tlap_params(epsilon, delta, sensitivity)
+
+    @property
+    def A(self) -> float:  # noqa: N802  (paper notation)
+        return self.params.A
+
+    @property
+    def scale(self) -> float:
+        return self.params.lam
+
+    def logpdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        p = self.params
+        x = np.abs(np.asarray(x, dtype=np.float64))
+        return np.where(x <= p.A, p.log_B - x / p.lam, -np.inf)
+
+    def pdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        return np.exp(self.logpdf(x))
+
+    def _lower(self, ax: NDArray[np.float64]) -> NDArray[np.float64]:
+        """F(−|x|) = exp(u − L)·expm1(−u)/(2·expm1(−L)), u = (A − |x|)/λ."""
+        p = self.params
+        u = np.clip((p.A - ax) / p.lam, 0.0, p.L)
+        return np.exp(u - p.L) * np.expm1(-u) / (2.0 * math.expm1(-p.L))
+
+    def cdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        x = np.asarray(x, dtype=np.float64)
+        low = self._lower(np.abs(x))
+        out = np.where(x <= 0, low, 1.0 - low)
+        return np.where(x < -self.A, 0.0, np.where(x >= self.A, 1.0, out))
+
+    def sf(self, x: ArrayLike) -> NDArray[np.float64]:
+        return self.cdf(-np.asarray(x, dtype=np.float64))
+
+    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
+        """x = sign(2q−1)·(−λ)·log1p(−|2q−1|·(1 − e^(−L)))."""
+        q = np.asarray(q, dtype=np.float64)
+        if np.any((q < 0) | (q > 1)):
+            raise ParameterError("q must be in [0, 1]")
+        p = self.params
+        t = 2.0 * q - 1.0
+        m = -math.expm1(-p.L)
+        mag = np.minimum(-p.lam * np.log1p(-np.abs(t) * m), p.A)
+        return np.sign(t) * mag
+
+    def mean(self) -> float:
+        return 0.0
+
+    def mean_abs(self) -> float:
+        return self.params.mean_abs
+
+    def var(self) -> float:
+        return self.params.second_moment
+
+    def std(self) -> float:
+        return math.sqrt(self.var())
+
+    def delta_profile(self, eps_prime: ArrayLike) -> NDArray[np.float64]:
+        """Exact hockey-stick δ(ε') for a shift of Δ (spec §1, derived):
+        δ for ε' >= ε, else δ + (½ − δ)(1 − e^−(ε−ε')) + ((1+c)/(2c))(1 − e^−(ε−ε')/2)²."""
+        p = self.params
+        e = np.asarray(eps_prime, dtype=np.float64)
+        d = np.maximum(p.epsilon - e, 0.0)
+        one_plus_c_over_c = 1.0 / -math.expm1(-p.L)
+        extra = (0.5 - p.delta) * -np.expm1(-d) + 0.5 * one_plus_c_over_c * np.expm1(-d / 2) ** 2
+        return p.delta + extra
+
+
+# ---------------------------------------------------------------- calibration
+def default_grid(sensitivity: float, epsilon: float) -> float:
+    """The shared lattice rule, with k <= 21 so the support (~2^k·A/Δ cells per side) stays
+    small enough to verify densely."""
+    return shared_default_grid(sensitivity, epsilon, max_bits=21)
+
+
+def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]:
+    """Smallest M whose exact quantised S-step loss of the folded law is <= ε − allowance."""
+    return calibrate_block(
+        epsilon, steps, lambda block: FoldedBlockGeometric(block, steps + 1).step_loss(steps)
+    )
+
+
+def _ideal_support(M: int, steps: int, delta: float) -> int:
+    """n from the ideal discrete law: ½(2^(S/M) − 1)/(2^(n/M) − 1) = δ, rounded up."""
+    log_c = log_expm1(steps * LN2 / M) - math.log(2.0 * delta)
+    halvings = softplus(log_c) / LN2
+    return max(steps + 1, math.ceil(M * halvings))
+
+
+def calibrate_support(block: BlockGeometric, steps: int, delta: float
+                      ) -> tuple[FoldedBlockGeometric, float]:
+    """Smallest n whose exact edge mass ½·P(K >= n − S) is <= δ(1 − margin)."""
+    target = math.log(delta) + math.log1p(-DELTA_MARGIN)
+
+    def log_delta(n: int) -> float:
+        return math.log(0.5) + FoldedBlockGeometric(block, n).log_edge(steps)
+
+    n = _ideal_support(block.M, steps, delta)
+    if log_delta(n) > target:
+        while log_delta(n) > target:
+            n += 1
+    else:
+        while n - 1 > steps and log_delta(n - 1) <= target:
+            n -= 1
+    law = FoldedBlockGeometric(block, n)
+    return law, math.exp(log_delta(n))
+
+
+# ---------------------------------------------------------------- lattice law
+class LatticeTLapNoise(HalfLatticeLaw):
+    """Exact law of the release c·L + Z·L, Z = ±(K + 1/2), K = X mod n (scipy-like)."""
+
+    def __init__(self, law: FoldedBlockGeometric, grid: float, center: float = 0.0) -> None:
+        super().__init__(law, grid, center, support_max=law.n - 1)
+        self.law = law
+
+    @property
+    def half_width(self) -> float:
+        """Largest |Y − center| = (n − 1/2)·L."""
+        return (self.law.n - 0.5) * self.grid
+
+
+# ---------------------------------------------------------------- mechanism
+class TruncatedLaplace(HalfLatticeMechanism):
+    """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
+
+    >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
+    >>> m.guarantee.delta <= 1e-3
+    True
+    """
+
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float,
+                 grid: float | None = None) -> None:
+        self.ideal = tlap_params(epsilon, delta, sensitivity)  # validates (0 < δ < 1/2)
+        self.epsilon = self.ideal.epsilon
+        self.delta = self.ideal.delta
+        self.sensitivity = self.ideal.sensitivity
+        self.grid = (default_grid(self.sensitivity, self.epsilon) if grid is None
+                     else check_grid(grid))
+        self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
+        self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)
+        self.law, self.exact_delta = calibrate_support(self.block, self.shift_steps, self.delta)
+        self._freeze()
+
+    # ------------------------------------------------------------ calibration facts
+    @property
+    def support_half_width(self) -> float:
+        """Largest |noise| released: (n − 1/2)·L (the ideal is A)."""
+        return (self.law.n - 0.5) * self.grid
+
+    @property
+    def support_inflation(self) -> float:
+        return self.support_half_width / self.ideal.A - 1.0
+
+    @property
+    def scale(self) -> float:
+        """Continuous-equivalent Laplace scale M·L/ln2 (>= Δ/ε)."""
+        return self.block.M * self.grid / LN2
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            notion="approximate",
+            note=("exact lattice sampler; delta is a distinguishing-event probability "
+                  "(delta(eps') = delta for all eps' >= eps)"),
+            details={
+                "grid": self.grid,
+                "block": self.block.M,
+                "support_cells": self.law.n,
+                "shift_steps": self.shift_steps,
+                "exact_loss": self.exact_loss,
+                "exact_delta": self.exact_delta,
+                "support_half_width": self.support_half_width,
+                "ideal_A": self.ideal.A,
+            },
+        )
+
+    # ------------------------------------------------------------ release
+    def _sampler(self) -> Any:
+        return self.law
+
+    def _law(self, center: float) -> LatticeTLapNoise:
+        return LatticeTLapNoise(self.law, self.grid, center)
+
+    def continuous(self) -> TLapDistribution:
+        """The ideal continuous TLap law (paper's formulas)."""
+        return TLapDistribution(self.epsilon, self.delta, self.sensitivity)
+
+    def privacy_model(self) -> Any:
+        from ..verify import FiniteLattice
+
+        law = self.law
+
+        def logpmf(z: NDArray[np.int64]) -> NDArray[np.float64]:
+            # lattice point z <-> Z = z + 1/2; |Z| = K + 1/2 => K = z (z >= 0) or −z − 1
+            return law.logpmf(np.where(z >= 0, z, -z - 1)) - LN2
+
+        return FiniteLattice(logpmf=logpmf, max_shift=self.shift_steps,
+                             lo=-law.n, hi=law.n - 1)
+
+    def __repr__(self) -> str:
+        return (f"TruncatedLaplace(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"sensitivity={self.sensitivity!r}, grid={self.grid!r})")
+
+
+__all__ = [
+    "LatticeTLapNoise",
+    "TLapDistribution",
+    "TruncatedLaplace",
+    "g_ratio",
+    "h_ratio",
+]
