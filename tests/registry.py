@@ -34,6 +34,7 @@ from dpnoise import (
     Gaussian,
     Geometric,
     Laplace,
+    RangeLaplace,
     Staircase,
     TruncatedLaplace,
 )
@@ -254,3 +255,37 @@ CASES += [
         less_noisy=lambda: _dg_smaller(epsilon=1.0, delta=1e-6, upper=1000),
     ),
 ]
+
+
+# ------------------------------------------------------- range-adherent Laplace (paper 000)
+# (mode="metric" is tested in tests/test_range_laplace.py: its ε is the metric one, so the
+# standard-DP loss the auditor estimates is well below the claim by design)
+def _range_one_block_less(**kw: Any) -> Any:
+    """The sampled lattice law with block length M − 1 (>= 0.1 % less noise here)."""
+    m = RangeLaplace(**kw)
+    return m.privacy_model(block=m.block - 1)
+
+
+_RANGE_INVALID = [*_BAD_PRIVACY, {"domain": (1.0, 0.0)}, {"domain": (math.nan, 1.0)},
+                  {"mode": "paper"}, {"grid": 0.3}]
+_G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
+
+for _id, _kw, _x, _bad, _minimal in [
+    ("range-laplace-interval", {"epsilon": 1.0, "sensitivity": 1.0, "domain": (0.0, 10.0)},
+     9.5, [10.5, -0.1, math.nan, math.inf, "abc"], True),
+    ("range-laplace-half-line", {"epsilon": 0.5, "sensitivity": 2.0, "domain": (0.0, math.inf)},
+     0.75, [-1.0, math.inf, math.nan], True),
+    ("range-laplace-union", {"epsilon": 1.0, "sensitivity": 1.0,
+                             "domain": [(0.0, 1.0), (2.0, 3.0)]},
+     1.0, [1.5, 3.5, math.nan], True),
+]:
+    CASES.append(Case(
+        id=_id,
+        factory=RangeLaplace,
+        valid={**_kw, "grid": _G},
+        true_value=_x,
+        invalid=_RANGE_INVALID,
+        bad_values=_bad,
+        less_noisy=(lambda kw={**_kw, "grid": _G}: _range_one_block_less(**kw))
+        if _minimal else None,
+    ))

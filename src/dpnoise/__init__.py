@@ -3,6 +3,7 @@ real floating point.  This module only re-exports the public API."""
 
 from .audit import AuditReport, audit
 from .bounds import lower_bounds, rigorous_lower_bounds, tlap_params
+from .domain import Domain, HalfLine, Interval, Union, as_domain
 from .errors import (
     BudgetExceededError,
     DpnoiseError,
@@ -21,6 +22,7 @@ from .mechanisms.gaussian import (
 )
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
+from .mechanisms.range_laplace import RangeLaplace
 from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .precision import eps_prime, grid_for_tolerance
@@ -39,10 +41,13 @@ __all__ = [
     "CountNoise",
     "CryptoRandom",
     "DiscreteGaussian",
+    "Domain",
     "DpnoiseError",
     "Gaussian",
     "Geometric",
     "Guarantee",
+    "HalfLine",
+    "Interval",
     "L1Staircase",
     "Laplace",
     "LedgerError",
@@ -54,15 +59,18 @@ __all__ = [
     "PlanarRelease",
     "PrecisionError",
     "RandomSource",
+    "RangeLaplace",
     "RegionExitError",
     "SeededRandom",
     "Session",
     "Staircase",
     "TLapDistribution",
     "TruncatedLaplace",
+    "Union",
     "VerificationReport",
     "__version__",
     "analytic_gaussian_sigma",
+    "as_domain",
     "audit",
     "classic_gaussian_sigma",
     "eps_prime",

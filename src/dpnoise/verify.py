@@ -7,7 +7,7 @@ computes
 * the worst-case privacy loss  sup_{x ~ x'} sup_y |ln p(y|x) − ln p(y|x')|, and
 * the hockey-stick curve  δ(ε') = sup_{x ~ x'} Σ_y / ∫ (p(y|x) − e^ε' p(y|x'))_+,
 
-then compares them with the claim afterwards.  Three kinds of model:
+then compares them with the claim afterwards.  Four kinds of model:
 
 :class:`AdditiveLattice`
     output = c(x) + Z on a lattice, neighbours move c by at most ``max_shift`` cells.
@@ -19,6 +19,9 @@ then compares them with the claim afterwards.  Three kinds of model:
     d-dimensional cells (multivariate staircase): every neighbour shift over a window.
 :class:`DiscreteFamily`
     a finite pmf for each input in a list, neighbours by distance; exact sums.
+:class:`LatticeFamily`
+    exact pmfs per input on one integer lattice (non-additive laws such as a truncated,
+    renormalised Laplace); windowed, with geometric tails checked for periodicity.
 :class:`ContinuousFamily`
     densities (and optional atoms) for each input; piecewise analysis between
     breakpoints with dense evaluation, local maximisation, far-tail probes, and
@@ -117,6 +120,24 @@ class ContinuousFamily:
     cdf: Callable[[float, float], float] | None = None
     atoms: Callable[[float], dict[float, float]] | None = None
     logpdf_mp: Callable[[Any, float], Any] | None = None
+
+
+@dataclass(frozen=True)
+class LatticeFamily:
+    """Per-input pmfs on one integer lattice of outputs (non-additive, e.g. truncated laws).
+
+    ``logpmf(j, x)``: ln P(output cell j | true value x), −inf off the support.
+    ``window(x, x')``: inclusive cell range ``(lo, hi)`` compared for the pair, or a list of
+    disjoint ranges.  Past every cut where the support continues, the log-ratio of the pair must
+    be periodic with ``period`` cells (geometric tails, interiors of far pieces); the verifier
+    *checks* this on the two periods next to each cut instead of trusting it, and adds the mass
+    outside the window to δ(ε') for ε' below the loss.
+    """
+
+    pairs: Sequence[tuple[float, float]]
+    logpmf: Callable[[NDArray[np.int64], float], NDArray[np.float64]]
+    window: Callable[[float, float], Any]
+    period: int | None = None
 
 
 # ---------------------------------------------------------------------- report
@@ -373,6 +394,58 @@ def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> Verifi
     )
 
 
+# ---------------------------------------------------------------- lattice family
+def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
+                           ) -> VerificationReport:
+    if not model.pairs:
+        raise ParameterError("no neighbouring pairs to verify")
+    worst, worst_pair, worst_cell = -1.0, None, None
+    deltas = [0.0] * len(epsilons)
+    for a, b in model.pairs:
+        win = model.window(a, b)
+        ranges = [win] if isinstance(win[0], (int, np.integer)) else list(win)
+        j = np.concatenate([np.arange(int(lo), int(hi) + 1, dtype=np.int64) for lo, hi in ranges])
+        lp = np.asarray(model.logpmf(j, a), dtype=np.float64)
+        lq = np.asarray(model.logpmf(j, b), dtype=np.float64)
+        if np.any(np.isnan(lp)) or np.any(np.isnan(lq)):
+            raise ParameterError("logpmf returned NaN")
+        loss = pair_loss(lp, lq)
+        per = model.period
+        with np.errstate(invalid="ignore"):
+            ratio = np.where(np.isfinite(lp) & np.isfinite(lq), lp - lq, 0.0)
+        start = 0
+        for lo, hi in ranges:  # every cut where the support continues: periodic tails
+            size = int(hi) - int(lo) + 1
+            seg = ratio[start:start + size]
+            for edge, side in ((int(lo) - 1, 0), (int(hi) + 1, -1)):
+                if edge in (int(r[0]) for r in ranges) or edge in (int(r[1]) for r in ranges):
+                    continue
+                beyond = np.asarray(model.logpmf(np.array([edge]), a))[0]
+                if not np.isfinite(beyond):
+                    continue
+                if not per:
+                    raise ParameterError("support continues past the window but no period given")
+                r = seg[: 2 * per] if side == 0 else seg[-2 * per:]
+                if r.size < 2 * per or not np.allclose(r[:per], r[per:], rtol=0, atol=1e-9):
+                    raise ParameterError("log-ratio is not periodic at a window cut")
+            start += size
+        if loss > worst:
+            both = np.isfinite(lp) & np.isfinite(lq)
+            k = int(np.argmax(np.where(both, np.abs(ratio), -1.0)))
+            worst, worst_pair, worst_cell = loss, (a, b), int(j[k])
+        outside = max(0.0, 1.0 - math.fsum(np.exp(lp[np.isfinite(lp)]).tolist()),
+                      1.0 - math.fsum(np.exp(lq[np.isfinite(lq)]).tolist()))
+        for i, e in enumerate(epsilons):
+            d = max(_log_hockey(lp, lq, e), _log_hockey(lq, lp, e))
+            deltas[i] = max(deltas[i], min(1.0, d + (outside if e < loss else 0.0)))
+    return VerificationReport(
+        epsilon=worst,
+        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
+        worst={"pair": worst_pair, "cell": worst_cell, "pairs_checked": len(model.pairs)},
+        method="lattice family: exact pmfs per input over a window, periodic tails checked",
+    )
+
+
 # ---------------------------------------------------------------- continuous
 def _pieces(model: ContinuousFamily, a: float, b: float) -> list[tuple[float, float]]:
     bps = sorted(set(float(t) for t in [*model.breakpoints(a), *model.breakpoints(b)]
@@ -542,6 +615,8 @@ def verify(
         report = _verify_discrete(model, eps_list)
     elif isinstance(model, ContinuousFamily):
         report = _verify_continuous(model, eps_list)
+    elif isinstance(model, LatticeFamily):
+        report = _verify_lattice_family(model, eps_list)
     else:
         raise ParameterError(f"cannot verify {type(model).__name__}: no privacy model")
     if claimed is None:

@@ -10,6 +10,7 @@ from ..cli import subcommand
 
 # name -> module under dpnoise.reproduce exposing run(out_dir: Path, quick: bool) -> list[Path]
 REPRODUCTIONS: dict[str, str] = {
+    "range-laplace": "range_laplace",
     "truncated-laplacian": "truncated_laplacian",
     "count-noise": "count_noise",
     "finite-precision": "finite_precision",

@@ -1,0 +1,1 @@
+"""Calibration and exact laws of the truncated-and-normalised Laplace (paper 000): pure math."""

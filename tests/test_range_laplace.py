@@ -1,0 +1,322 @@
+"""RangeLaplace: verified privacy of the sampled lattice pmf and of the ideal density, minimality,
+outputs in the domain, exact sampling (chi-square), laws, invalid input, reproducibility."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
+from dpnoise.exact.range_lattice import CentreSampler, block_weights, distortion_bound
+from dpnoise.range_calibration.truncated_laplace import eps_std_union, sigma_std
+
+INF = math.inf
+G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
+
+DOMAINS = {
+    "interval": (0, 10),
+    "short": (0, 0.5),
+    "half-line": (0, INF),
+    "left-half-line": (-INF, 3),
+    "union": [(0, 1), (2, 3)],
+    "gaps": [(-INF, 0), (1, 3), (3.5, INF)],
+    "far-union": [(0, 1), (40, 41)],
+}
+
+
+class NoWords:
+    """A random source that fails the test if any word is drawn."""
+
+    def words(self, n):
+        raise AssertionError("randomness drawn before validation")
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_lattice_loss_verified_and_minimal(name):
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=DOMAINS[name], grid=G)
+    rep = verify(m)
+    assert rep.passed, (rep.epsilon, m.bound)
+    assert rep.epsilon <= m.bound.total <= 1.0
+    # one block step smaller (>= 0.1 % smaller scale at these block lengths) is not 1-DP
+    worse = verify(m.privacy_model(block=m.block - 1))
+    assert worse.epsilon > 1.0
+    # the lattice law's own minimal scale is close to the continuous one (it can be a little
+    # smaller on a narrow domain: the cells span W − L, not W)
+    assert abs(m.scale_inflation) < 0.05
+
+
+@pytest.mark.parametrize("name", ["interval", "half-line", "union", "gaps"])
+def test_continuous_density_verified_and_minimal(name):
+    m = RangeLaplace(epsilon=0.7, sensitivity=1.5, domain=DOMAINS[name], grid=G)
+    ends = set(m.domain.finite_endpoints)
+    pairs = [p for p in m.probe_pairs()
+             if (p[0] in ends or p[1] in ends) and p[1] - p[0] >= 0.74 * 1.5]
+    ok = verify(m.continuous_model(pairs=pairs), epsilons=[0.7])
+    assert ok.epsilon <= 0.7 * (1 + 1e-9)
+    bad = verify(m.continuous_model(scale=0.999 * m.continuous_scale, pairs=pairs),
+                 epsilons=[0.7])
+    assert bad.epsilon > 0.7
+
+
+_piece = st.tuples(st.floats(-20, 20), st.floats(0.2, 8))
+
+
+@st.composite
+def domains(draw):
+    kind = draw(st.sampled_from(["interval", "half", "union", "gaps"]))
+    a, w = draw(_piece)
+    if kind == "interval":
+        return (a, a + w)
+    if kind == "half":
+        return (a, INF) if draw(st.booleans()) else (-INF, a)
+    gap = draw(st.floats(0.1, 3))
+    w2 = draw(st.floats(0.2, 5))
+    if kind == "union":
+        return [(a, a + w), (a + w + gap, a + w + gap + w2)]
+    return [(-INF, a), (a + gap, INF)]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dom=domains(), sens=st.floats(0.3, 3), eps=st.floats(0.3, 2.5))
+def test_property_random_domains(dom, sens, eps):
+    grid = 2.0 ** math.floor(math.log2(min(sens, 0.2) / 16))
+    m = RangeLaplace(epsilon=eps, sensitivity=sens, domain=dom, grid=grid)
+    rep = verify(m)
+    assert rep.passed, (dom, sens, eps, rep.epsilon)
+    pieces = m.domain.pieces
+    s = sigma_std(pieces, sens, eps)
+    assert eps_std_union(pieces, sens, s) <= eps * (1 + 1e-12)
+    assert eps_std_union(pieces, sens, 0.999 * s) > eps
+    y = m.release(np.full(300, pieces[0][0] if math.isfinite(pieces[0][0]) else pieces[0][1]),
+                  rng=SeededRandom(7))
+    assert np.all(m.domain.contains(y))
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_outputs_in_domain_on_half_offset_grid(name):
+    m = RangeLaplace(epsilon=0.5, sensitivity=1.0, domain=DOMAINS[name], grid=G)
+    pts = [p for p in m.domain.finite_endpoints] + [m._default_value()]
+    x = np.repeat(pts, 2000)
+    y = m.release(x, rng=SeededRandom(1))
+    assert y.shape == x.shape
+    assert np.all(m.domain.contains(y))
+    u = y / G - 0.5
+    assert np.all(u == np.floor(u))
+
+
+@pytest.mark.parametrize("name,x", [("interval", 9.9), ("short", 0.0), ("half-line", 0.2),
+                                    ("union", 0.9), ("gaps", 1.2), ("far-union", 40.5)])
+def test_chi_square_against_exact_pmf(name, x):
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=DOMAINS[name], grid=G)
+    law = m.noise(x)
+    n = 100_000
+    y = m.release(np.full(n, x), rng=SeededRandom(11))
+    cells = np.rint(y / G - 0.5).astype(np.int64)
+    idx = np.searchsorted(law.cells, cells)
+    assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
+    obs = np.bincount(idx, minlength=law.cells.size).astype(float)
+    exp = law.probs * n
+    keep = exp >= 5
+    chi = float((((obs - exp) ** 2) / exp)[keep].sum()
+                + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
+    dof = int(keep.sum())
+    assert stats.chi2.sf(chi, dof) > 1e-4
+    assert y.mean() == pytest.approx(law.mean(), abs=5 * law.std() / math.sqrt(n))
+
+
+def test_ks_against_continuous_cdf():
+    """The released grid law is the discretised continuous law: KS distance ~ grid/scale."""
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))
+    y = m.release(np.full(20_000, 2.0), rng=SeededRandom(5))
+    ideal = m.continuous_law(2.0, scale=m.scale)
+    res = stats.kstest(y, lambda t: ideal.cdf(t))
+    assert res.pvalue > 1e-3
+
+
+def test_law_consistency_and_moments():
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))
+    law = m.noise(3.0)
+    assert law.probs.sum() == pytest.approx(1, abs=1e-12)
+    for q in (0.01, 0.3, 0.5, 0.9, 0.999):
+        assert float(law.cdf(law.ppf(q))) >= q - 1e-12
+    ideal = m.continuous_law(3.0, scale=m.scale)
+    assert law.mean() == pytest.approx(ideal.mean(), abs=2 * m.grid)
+    assert law.var() == pytest.approx(ideal.var(), rel=2e-3)
+    assert law.mean_abs_error() == pytest.approx(ideal.mean_abs_error(), abs=2 * m.grid)
+    assert law.mean_abs() == pytest.approx(ideal.mean_abs(), abs=2 * m.grid)
+    assert np.exp(law.logpmf(law.support[:5])) == pytest.approx(law.probs[:5])
+    assert float(law.pmf(0.1234)) == 0.0
+
+
+def test_sampler_pmf_sums_to_one_including_chain():
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0, 1), (3, 4), (9, 10)], grid=G)
+    s = CentreSampler(m._gd, m.block, 64)
+    j = np.arange(-100, 400)
+    assert np.exp(s.logpmf(j)).sum() == pytest.approx(1, abs=1e-12)
+    assert s.words_per_draw == 2 + s.n_decisions
+
+
+def test_distortion_bound_is_small():
+    assert distortion_bound(1000, 0) < 1e-9
+    assert distortion_bound(1000, 4) < 1e-6
+    bw = block_weights(777)
+    assert sum(bw.W) == 2**64 and min(bw.W) > 0
+
+
+def test_metric_mode():
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), mode="metric", grid=G)
+    assert m.continuous_scale == 2.0
+    assert m.guarantee.notion == "metric"
+    assert m.bound.metric_rate <= 1.0 * G / 1.0
+    assert verify(m).passed
+    f = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(-INF, 0), (1, INF)], mode="metric",
+                     grid=G)
+    assert f.continuous_scale == pytest.approx(1.3534821142256737694, rel=1e-12)
+    assert f.bound.metric_gap_ratio <= G and verify(f).passed
+
+
+def test_degenerate_and_narrow_domains():
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(2.5, 2.5))
+    assert m.release(2.5) == 2.5
+    assert m.guarantee.epsilon == 0.0 and m.scale == 0.0
+    assert verify(m).epsilon == 0.0
+    n = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 0.5), grid=G)
+    assert n.continuous_scale == 0.5  # W <= Δ: sigma = W/ε (effective sensitivity W)
+    s = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(-INF, INF), grid=G)
+    assert s.continuous_scale == 1.0 and verify(s).passed
+
+
+def test_guarantee_and_details():
+    m = RangeLaplace(epsilon=0.5, sensitivity=2.0, domain=(0, 100))
+    g = m.guarantee
+    assert (g.epsilon, g.delta, g.notion) == (0.5, 0.0, "pure")
+    assert g.details["loss_bound"] <= 0.5
+    assert abs(m.scale_inflation) < 2e-3
+    assert "RangeLaplace" in repr(m)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"epsilon": 0}, {"epsilon": -1}, {"epsilon": np.nan}, {"epsilon": INF},
+    {"sensitivity": 0}, {"sensitivity": np.nan}, {"sensitivity": -2},
+    {"domain": (1, 0)}, {"domain": (np.nan, 1)}, {"domain": "0,1"}, {"domain": []},
+    {"mode": "paper"}, {"grid": 0.3}, {"grid": -1},
+])
+def test_invalid_parameters(kwargs):
+    args = {"epsilon": 1.0, "sensitivity": 1.0, "domain": (0, 1)} | kwargs
+    with pytest.raises(ParameterError):
+        RangeLaplace(**args)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.1, np.nan, INF, [0.5, 2.0], "x"])
+def test_invalid_true_values_raise_before_randomness(value):
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 1), grid=G)
+    with pytest.raises(ParameterError):
+        m.release(value, rng=NoWords())
+    u = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0, 1), (2, 3)], grid=G)
+    with pytest.raises(ParameterError):
+        u.release(1.5, rng=NoWords())
+
+
+def test_union_zero_length_piece_warns():
+    with pytest.warns(UserWarning):
+        m = RangeLaplace(epsilon=1, sensitivity=1, domain=Union((0, 1), (1.5, 1.5), (2, 3)),
+                         grid=G)
+    assert len(m.domain.pieces) == 2
+
+
+def test_reproducibility_and_default_rng():
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
+    x = np.linspace(0, 10, 50)
+    a = m.release(x, rng=SeededRandom(3))
+    b = m.release(x, rng=SeededRandom(3))
+    np.testing.assert_array_equal(a, b)
+    c, d = m.release(np.full(50, 5.0)), m.release(np.full(50, 5.0))
+    assert not np.array_equal(c, d)
+    assert isinstance(m.release(5.0, rng=SeededRandom(1)), float)
+    assert m.release(np.zeros((2, 3)), rng=SeededRandom(1)).shape == (2, 3)
+    assert m.release(np.array([]), rng=SeededRandom(1)).shape == (0,)
+
+
+def test_fixed_word_count_independent_of_true_value():
+    """No rejection loop: the number of words drawn depends on the domain only."""
+
+    class Counting:
+        def __init__(self):
+            self.inner, self.n = SeededRandom(9), 0
+
+        def words(self, n):
+            self.n += n
+            return self.inner.words(n)
+
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
+    counts = set()
+    for x in (0.0, 0.01, 5.0, 9.99, 10.0):
+        src = Counting()
+        m.release(np.full(1000, x), rng=src)
+        counts.add(src.n)
+    assert counts == {2000}
+    counts = set()
+    for lo in (0.0, 4.0, 9.0):  # many distinct values: the per-value sampler, 3 words each
+        src = Counting()
+        m.release(np.linspace(lo, lo + 1, 1000), rng=src)
+        counts.add(src.n)
+    assert counts == {3000}
+
+
+def test_paper_unsafe_mechanism_warns_and_fails_verification():
+    from dpnoise.mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
+
+    with pytest.warns(UserWarning, match="NOT differentially private"):
+        u = PaperHalfLineLaplaceUnsafe(epsilon=1.0, sensitivity=1.0)
+    assert u.guarantee.notion == "none"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = u.release([0.0, -3.0], rng=SeededRandom(1))
+    assert np.all(np.asarray(y) <= 0)
+
+
+@pytest.mark.parametrize("name", ["interval", "short", "half-line", "left-half-line"])
+def test_per_value_sampler_verified_and_minimal(name):
+    """Many distinct true values on a convex domain use ConvexSampler: its exact pmf is verified
+    separately and stays within the same proven bound."""
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=DOMAINS[name], grid=G)
+    rep = verify(m.privacy_model(sampler="per-value"))
+    assert rep.epsilon <= m.bound.total <= 1.0
+    assert verify(m.privacy_model(block=m.block - 1, sampler="per-value")).epsilon > 1.0
+
+
+def test_per_value_sampler_chi_square_and_domain():
+    from dpnoise.exact.range_lattice import ConvexSampler
+
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
+    cs = ConvexSampler(m._gd, m.block)
+    c = 7
+    n = 100_000
+    y = cs.sample_values(SeededRandom(21), np.full(n, c), G)
+    j = np.arange(0, 320)
+    p = np.exp(cs.logpmf(j, c))
+    cells = np.rint(y / G - 0.5).astype(np.int64)
+    obs = np.bincount(cells, minlength=320).astype(float)
+    exp = p * n
+    keep = exp >= 5
+    chi = float((((obs - exp) ** 2) / exp)[keep].sum())
+    assert stats.chi2.sf(chi, int(keep.sum()) - 1) > 1e-4
+    # distinct values in one call: all outputs in range, shape kept, seeded reproducible
+    x = np.linspace(0, 10, 5000).reshape(50, 100)
+    a = m.release(x, rng=SeededRandom(2))
+    assert a.shape == x.shape and np.all((a >= 0) & (a <= 10))
+    np.testing.assert_array_equal(a, m.release(x, rng=SeededRandom(2)))
+
+
+def test_metric_calibration_is_minimal_for_the_metric_rate():
+    from dpnoise.exact.range_lattice import loss_bound
+
+    m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 5), mode="metric", grid=G)
+    per_cell = 1.0 * G / 1.0
+    assert m.bound.metric_rate <= per_cell
+    less = loss_bound(m._gd, m.block - 1, m.shift_steps, metric_cells=1.0 / G)
+    assert less.metric_rate > per_cell
