@@ -558,6 +558,8 @@ def _max_eta(eps: float, target: Fraction, D: int, method: str) -> Fraction | No
         return None
     lo = _eta_low(E, D, method)
     lo_j = max(1, -(-lo.numerator * res // lo.denominator))  # ceil onto the grid
+    if lo_j >= res:  # the interval rounds up to eta = 1 (huge epsilon): no valid eta
+        return None
     try:
         if _delta_for(E, Fraction(lo_j, res), D, method) > target:
             return None

@@ -302,6 +302,11 @@ class _LatticeGaussian(Mechanism):
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
+        if flat.size:  # refuse (as _alias_release would) before any random word is drawn
+            with np.errstate(over="ignore"):
+                idx = np.floor(flat / self.grid + 0.5)
+            if max(-float(idx.min()), float(idx.max())) >= float(1 << 51):
+                raise PrecisionError(f"true value too large for grid step {self.grid!r}")
         source = resolve_rng(rng)
         out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)

@@ -10,9 +10,10 @@ One SQL statement computes, per group, the number of rows, the number of non-NUL
 of the aggregated column and the sum of that column *clamped into its declared bounds*,
 after contribution bounding: with a ``user_id`` column only ``max_contributions`` rows per
 individual are kept (chosen by a hash of the row, so the choice depends only on that
-individual's own rows).  Groups are then scattered into a dense array over ALL public
-cells (every declared key, empty cells included; undeclared keys are dropped), so which
-cells appear never depends on the data.
+individual's own rows); rows whose ``user_id`` is NULL (or NaN in a numpy column) have no
+owner whose contribution could be bounded and are dropped.  Groups are then scattered
+into a dense array over ALL public cells (every declared key, empty cells included;
+undeclared keys are dropped), so which cells appear never depends on the data.
 """
 
 from __future__ import annotations
@@ -139,6 +140,10 @@ class Engine:
         for g in q.group_by:
             base += f' AND "{g}" IS NOT NULL'
         if s.user_id:
+            # rows without an owner are dropped: DuckDB puts all NULL ids in ONE partition,
+            # so keeping k of them would let removing one such row swap another row in
+            # (a sum could move by hi - lo > max(|lo|, |hi|), a histogram by 2 cells)
+            base += f' AND "{s.user_id}" IS NOT NULL'
             k = s.max_contributions
             order = ", ".join(f'"{c}"' for c in needed)
             base = (
