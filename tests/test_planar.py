@@ -272,3 +272,14 @@ def test_float_error_is_within_delta_t(epsilon, grid, region, centre) -> None:
             worst = max(worst, (err + disc) / m.delta_t)
     assert worst <= 0.1  # spec B5 measured 0.010 of the bound
     assert worst > 0  # the check is not vacuous
+
+
+def test_in_output_set_accepts_releases_and_exceptions_only() -> None:
+    from dpnoise import PlanarLaplace, SeededRandom
+
+    m = PlanarLaplace(epsilon=0.5, grid=1.0, region=((0.0, 20.0), (0.0, 20.0)))
+    rel = m.release(np.full((2000, 2), 10.0), rng=SeededRandom(3))  # ~4% leave the region
+    assert np.all(m.in_output_set(rel.points))
+    assert rel.exited.any()  # some exits, represented as NaN rows, are in the output set
+    assert not m.in_output_set(np.array([[20.5, 20.0]])).any()  # off the grid
+    assert not m.in_output_set(np.array([[500.0, 20.0]])).any()  # outside the region

@@ -248,7 +248,10 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
     deltas = []
     for e in epsilons:
         d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
-        deltas.append(min(1.0, d + (tail if e < loss else 0.0)))
+        # outside the window every ratio is <= e^loss, so the tail adds at most
+        # tail·(1 − e^(e − loss)): zero when e >= loss, tiny when loss exceeds e by rounding
+        tail_part = tail * -math.expm1(min(0.0, e - loss)) if math.isfinite(loss) else tail
+        deltas.append(min(1.0, d + tail_part))
     spread = np.where(some_possible & some_impossible, np.inf,
                       np.where(np.isfinite(lo), hi - lo, -np.inf))
     worst_at = int(np.argmax(spread[inner])) + S - W

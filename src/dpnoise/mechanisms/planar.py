@@ -321,6 +321,20 @@ class PlanarLaplace(Mechanism):
         theta = (w[4] >> np.uint64(11)).astype(np.float64) * TWO_PI_ULP
         return xy[:, 0] + rho * np.cos(theta), xy[:, 1] + rho * np.sin(theta)
 
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        """Per point (last axis = (x, y)): a grid point j·L inside the region, or the EXCEPTION
+        outcome (both coordinates NaN)."""
+        pts = np.asarray(outputs, dtype=np.float64)
+        if pts.shape[-1:] != (2,):
+            raise ParameterError("outputs must have shape (..., 2)")
+        jx, jy = pts[..., 0] / self.grid, pts[..., 1] / self.grid
+        exited = np.isnan(jx) & np.isnan(jy)
+        with np.errstate(invalid="ignore"):
+            on_grid = (np.floor(jx) == jx) & (np.floor(jy) == jy)
+            inside = ((jx >= self._jx[0]) & (jx <= self._jx[1])
+                      & (jy >= self._jy[0]) & (jy <= self._jy[1]))
+        return exited | (on_grid & inside)
+
     def noise(self, true_value: ArrayLike | None = None) -> PlanarLaplaceNoise:
         centre = (0.0, 0.0) if true_value is None else tuple(
             self._validate(true_value, False).reshape(2).tolist())
