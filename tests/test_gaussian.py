@@ -19,6 +19,8 @@ from dpnoise.mechanisms.gaussian import (
     log_gaussian_delta,
 )
 
+from .helpers import CountingSource
+
 # spec §5 Table B: σ* (Balle–Wang) and the classic σ (ε < 1)
 SIGMA_STAR = {
     (0.1, 1e-6): 36.30469, (0.1, 1e-3): 17.404396, (0.1, 0.05): 4.4873418,
@@ -119,19 +121,11 @@ def test_release_on_grid_and_statistics() -> None:
 
 
 def test_one_word_per_draw() -> None:
-    class Counting:
-        def __init__(self) -> None:
-            self.inner, self.count = SeededRandom(5), 0
-
-        def words(self, n: int) -> np.ndarray:
-            self.count += n
-            return self.inner.words(n)
-
     m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     for x in (0.0, 1e8, -2.5):
-        src = Counting()
+        src = CountingSource(5)
         m.release(np.full(3000, x), rng=src)
-        assert src.count == 3000
+        assert src.drawn == 3000
 
 
 def test_seeded_reproducible() -> None:

@@ -11,22 +11,11 @@ from scipy import stats
 import dpnoise
 from dpnoise import ParameterError, SeededRandom, verify
 
+from .helpers import CountingSource
 from .registry import CASES, Case
 
 N_SAMPLES = 20_000
 ids = [c.id for c in CASES]
-
-
-class CountingSource:
-    """A random source that records how many words were drawn."""
-
-    def __init__(self) -> None:
-        self.inner = SeededRandom(0)
-        self.drawn = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.drawn += n
-        return self.inner.words(n)
 
 
 @pytest.fixture(params=CASES, ids=ids)

@@ -14,6 +14,8 @@ from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
 from dpnoise.exact.range_lattice import CentreSampler, block_weights, distortion_bound
 from dpnoise.range_calibration.truncated_laplace import eps_std_union, sigma_std
 
+from .helpers import CountingSource
+
 INF = math.inf
 G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
 
@@ -244,26 +246,18 @@ def test_reproducibility_and_default_rng():
 def test_fixed_word_count_independent_of_true_value():
     """No rejection loop: the number of words drawn depends on the domain only."""
 
-    class Counting:
-        def __init__(self):
-            self.inner, self.n = SeededRandom(9), 0
-
-        def words(self, n):
-            self.n += n
-            return self.inner.words(n)
-
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
     counts = set()
     for x in (0.0, 0.01, 5.0, 9.99, 10.0):
-        src = Counting()
+        src = CountingSource(9)
         m.release(np.full(1000, x), rng=src)
-        counts.add(src.n)
+        counts.add(src.drawn)
     assert counts == {2000}
     counts = set()
     for lo in (0.0, 4.0, 9.0):  # many distinct values: the per-value sampler, 3 words each
-        src = Counting()
+        src = CountingSource(9)
         m.release(np.linspace(lo, lo + 1, 1000), rng=src)
-        counts.add(src.n)
+        counts.add(src.drawn)
     assert counts == {3000}
 
 

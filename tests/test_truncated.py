@@ -26,6 +26,8 @@ from dpnoise.mechanisms.truncated import TLapDistribution
 from dpnoise.reproduce.truncated_laplacian import CASES, SPEC_REFERENCE, case_values
 from dpnoise.verify import ContinuousFamily, FiniteLattice
 
+from .helpers import CountingSource
+
 
 # ------------------------------------------------------------------ paper numbers
 @pytest.mark.parametrize(("eps", "delta"), CASES)
@@ -217,19 +219,11 @@ def test_statistics_match_exact_law() -> None:
 def test_fixed_word_count_no_value_dependent_loop() -> None:
     """Two words per draw whatever the true value (no rejection loop)."""
 
-    class Counting:
-        def __init__(self) -> None:
-            self.inner, self.count = SeededRandom(5), 0
-
-        def words(self, n: int) -> np.ndarray:
-            self.count += n
-            return self.inner.words(n)
-
     m = TruncatedLaplace(epsilon=0.5, delta=1e-4, sensitivity=2.0)
     for x in (0.0, 1e9, -3.25):
-        src = Counting()
+        src = CountingSource(5)
         m.release(np.full(5000, x), rng=src)
-        assert src.count == 10_000
+        assert src.drawn == 10_000
 
 
 def test_seeded_reproducible_and_default_fresh() -> None:
