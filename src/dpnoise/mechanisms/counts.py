@@ -47,6 +47,7 @@ Every element goes through the same vectorised operations whatever its value (cl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, Literal
@@ -230,6 +231,39 @@ def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None
     if upper is not None:
         ok &= y <= upper
     return ok
+
+
+def _domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
+                       boundary: str) -> NDArray[np.bool_]:
+    """Integers; inside [lower, upper] unless boundary='none'."""
+    if boundary == "none":
+        return integer_output_set(outputs, None, None)
+    return integer_output_set(outputs, lower, upper)
+
+
+def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
+                 lower: int | None, upper: int | None, boundary: str) -> IntegerLaw:
+    """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
+    if true_value is None:
+        return IntegerLaw(z, p)
+    n = int(check_counts(true_value, lower, upper).reshape(-1)[0])
+    clip_out = (lower, upper) if boundary == "clamp" else (None, None)
+    return _push_forward(z, p, n, (None, None), clip_out)
+
+
+def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
+                     boundary: str, sample_noise: Callable[[int, RngLike], NDArray[np.int64]],
+                     rng: RngLike) -> Any:
+    """Validate the counts (before any word is drawn), add integer noise, clamp if asked."""
+    counts = check_counts(true_value, lower, upper)
+    flat = counts.reshape(-1)
+    out = flat + sample_noise(flat.size, rng)
+    if boundary == "clamp":
+        if lower is not None:
+            np.maximum(out, lower, out=out)
+        if upper is not None:
+            np.minimum(out, upper, out=out)
+    return as_output(out.reshape(counts.shape), true_value)
 
 
 def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
@@ -489,9 +523,7 @@ class CountNoise(Mechanism):
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Integers; inside [lower, upper] unless boundary='none'."""
-        if self.boundary == "none":
-            return integer_output_set(outputs, None, None)
-        return integer_output_set(outputs, self.lower, self.upper)
+        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         z = np.arange(-self.D, self.D + 1, dtype=np.int64)
@@ -621,9 +653,7 @@ class Geometric(Mechanism):
         )
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        if self.boundary == "none":
-            return integer_output_set(outputs, None, None)
-        return integer_output_set(outputs, self.lower, self.upper)
+        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def _window(self) -> int:
         return math.ceil(750 / self.decay) + 2
@@ -636,25 +666,14 @@ class Geometric(Mechanism):
         K = self._window()
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = np.exp(self._logpmf(z))
-        if true_value is None:
-            return IntegerLaw(z, p)
-        n = int(check_counts(true_value, self.lower, self.upper).reshape(-1)[0])
-        clip_out = (self.lower, self.upper) if self.boundary == "clamp" else (None, None)
-        return _push_forward(z, p, n, (None, None), clip_out)
+        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        counts = check_counts(true_value, self.lower, self.upper)
-        flat = counts.reshape(-1)
-        out = flat + self.sample_noise(flat.size, rng)
-        if self.boundary == "clamp":
-            if self.lower is not None:
-                np.maximum(out, self.lower, out=out)
-            if self.upper is not None:
-                np.minimum(out, self.upper, out=out)
-        return as_output(out.reshape(counts.shape), true_value)
+        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
+                                self.sample_noise, rng)
 
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice
@@ -727,33 +746,20 @@ class DiscreteGaussian(Mechanism):
         return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        if self.boundary == "none":
-            return integer_output_set(outputs, None, None)
-        return integer_output_set(outputs, self.lower, self.upper)
+        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         K = dga.window(float(self.sigma2))
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = dga.pmf(z, float(self.sigma2))
-        if true_value is None:
-            return IntegerLaw(z, p)
-        n = int(check_counts(true_value, self.lower, self.upper).reshape(-1)[0])
-        clip_out = (self.lower, self.upper) if self.boundary == "clamp" else (None, None)
-        return _push_forward(z, p, n, (None, None), clip_out)
+        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        counts = check_counts(true_value, self.lower, self.upper)
-        flat = counts.reshape(-1)
-        out = flat + self.sample_noise(flat.size, rng)
-        if self.boundary == "clamp":
-            if self.lower is not None:
-                np.maximum(out, self.lower, out=out)
-            if self.upper is not None:
-                np.minimum(out, self.upper, out=out)
-        return as_output(out.reshape(counts.shape), true_value)
+        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
+                                self.sample_noise, rng)
 
     def privacy_model(self) -> Any:
         from ..verify import DiscreteFamily
