@@ -25,6 +25,7 @@ from .. import count_family as cf
 from .. import dg_accounting as dga
 from ..exact.rational import exp_lower
 from ..progress import progress
+from .tables import md_table
 
 
 def _paper(eps: float, eta: float, D: int) -> dict[str, float]:
@@ -50,12 +51,10 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 
 def _md_table(rows: list[dict], digits: int = 6) -> str:
-    keys = list(rows[0])
-    out = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    for r in rows:
-        cells = [f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in r.values()]
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
+    def fmt(v: object) -> str:
+        return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+
+    return md_table(list(rows[0]), [r.values() for r in rows], fmt)
 
 
 def _dg_pointwise(sigma2: float, eps: float) -> float:

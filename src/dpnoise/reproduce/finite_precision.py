@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import Any
@@ -37,14 +36,7 @@ from ..precision import (
     mironov_grid,
 )
 from ..progress import progress
-
-
-def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
+from .tables import md_table, write_csv
 
 
 def _plt() -> Any:
@@ -377,9 +369,7 @@ def _fmt(v: Any) -> str:
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(v) for v in r) + " |" for r in rows]
-    return "\n".join(lines)
+    return md_table(header, rows, _fmt)
 
 
 def run(out_dir: Path, quick: bool) -> list[Path]:
@@ -393,7 +383,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     win = np.abs(a1["z"]) <= 24
     rows = [[int(o1), o1 / 64, int(o2), o2 / 64, p] for o1, o2, p in
             zip(a1["out1"][win], a1["out2"][win], a1["p"][win], strict=True)]
-    paths.append(_write_csv(out_dir / "a1_fixed_point.csv",
+    paths.append(write_csv(out_dir / "a1_fixed_point.csv",
                             ["out_units_r1=0", "out_r1=0", "out_units_r2=7/32", "out_r2=7/32",
                              "probability"], rows))
     fig, ax = plt.subplots(figsize=(8, 3.2))
@@ -418,7 +408,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     # A2 -------------------------------------------------------------------
     qs = [12, 16, 20] if quick else [12, 16, 20, 24]
     a2 = [[q, *common_outputs(q)] for q in progress(qs, desc="A2")]
-    paths.append(_write_csv(out_dir / "a2_inverse_cdf.csv", ["q", "common_outputs",
+    paths.append(write_csv(out_dir / "a2_inverse_cdf.csv", ["q", "common_outputs",
                                                              "distinct_outputs_r1"], a2))
     md += ["## A2. q-bit uniform through the inverse CDF (true answers 0 and 1, b = 1)", "",
            _md_table(["q", "|S1 ∩ S2|", "|S1|"], a2), "",
@@ -429,7 +419,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     rows = [[int(b), float(l_), i1, i2, int(c1), int(c2), float(r)] for b, l_, i1, i2, c1, c2, r in
             zip(f2["bins"], f2["left"], f2["ideal1"], f2["ideal2"], f2["c1"], f2["c2"],
                 f2["ratio"], strict=True)]
-    paths.append(_write_csv(out_dir / "a2b_figure2.csv",
+    paths.append(write_csv(out_dir / "a2b_figure2.csv",
                             ["bin", "left", "ideal_count_r0", "ideal_count_r=ln4/3", "count_r0",
                              "count_r=ln4/3", "max_ratio"], rows))
     n_two = int(np.count_nonzero(np.isclose(f2["ratio"], 2.0)))
@@ -458,7 +448,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     imp = int(np.count_nonzero(~ok))
     m_round = 500 if quick else 2000
     imp_round = rounded_attack(y[:m_round], 2.0**-10, -20.0, 20.0)
-    paths.append(_write_csv(out_dir / "a3_numpy_attack.csv",
+    paths.append(write_csv(out_dir / "a3_numpy_attack.csv",
                             ["draws", "impossible_under_loc1", "fraction", "rounded_checked",
                              "rounded_impossible"],
                             [[n3, imp, imp / n3, m_round, imp_round]]))
@@ -478,13 +468,13 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     b1 = spec_table()
     hdr = ["setting", "eps", "L", "dim", "sampler", "delta_t", "eps' corrected",
            "eps' - eps", "eps' printed", "spec delta_t", "spec corrected", "spec printed"]
-    paths.append(_write_csv(out_dir / "b1_eps_prime.csv", hdr, b1))
+    paths.append(write_csv(out_dir / "b1_eps_prime.csv", hdr, b1))
     mir = mironov_table()
-    paths.append(_write_csv(out_dir / "b1_mironov.csv",
+    paths.append(write_csv(out_dir / "b1_mironov.csv",
                             ["eps", "B", "Lambda", "delta_t_gmp", "gmp_overhead",
                              "mironov_overhead"], mir))
     tol = tolerance_table()
-    paths.append(_write_csv(out_dir / "b1_min_grid.csv",
+    paths.append(write_csv(out_dir / "b1_min_grid.csv",
                             ["sampler", "bits", "range_width(b)", "tolerance", "finest_grid",
                              "eps_prime"], tol))
     md += ["## B1. epsilon' for realistic settings (spec 003 §3.3)", "",
@@ -528,7 +518,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     b2 = b2_rows(quick)
     hdr2 = ["q", "L", "m", "M", "delta_t", "empirical loss", "eps' corrected", "eps' printed",
             "loss without rounding"]
-    paths.append(_write_csv(out_dir / "b2_enumeration.csv", hdr2, b2))
+    paths.append(write_csv(out_dir / "b2_enumeration.csv", hdr2, b2))
     md += ["## B2. Exact enumeration of the rounded, truncated 1-D mechanism (ε = 1)", "",
            _md_table(hdr2, b2), "",
            "Spec B2: q = 24, L = 1/16: 1.00016 <= 1.0702 <= 1.7600; q = 16, L = 1/64 "
@@ -537,7 +527,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     b3 = b3_rows(quick)
     hdr3 = ["angle bits", "radius bits", "L", "m", "M", "delta_t", "empirical loss",
             "eps' corrected", "eps' printed"]
-    paths.append(_write_csv(out_dir / "b3_planar_enumeration.csv", hdr3, b3))
+    paths.append(write_csv(out_dir / "b3_planar_enumeration.csv", hdr3, b3))
     md += ["## B3. The same for the paper's planar sampler (ε_g = 1, points (0,0), (1,0))", "",
            _md_table(hdr3, b3), "",
            "Every (u1, u2) pair is enumerated; scipy's Lambert W is charged w_err = 1.5e-4.",
@@ -547,7 +537,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     c_rows = audit_rows(2000 if quick else 20000)
     hdrc = ["target", "verdict", "claimed eps", "eps lower bound (99.9%)", "strongest event",
             "exact support: impossible", "sampler"]
-    paths.append(_write_csv(out_dir / "c_audit.csv", hdrc, c_rows))
+    paths.append(write_csv(out_dir / "c_audit.csv", hdrc, c_rows))
     md += ["## C. Black-box auditor (x = 0 vs x' = 1, ε = 1, Δ = 1)", "",
            _md_table(hdrc, c_rows), ""]
 

@@ -13,7 +13,6 @@ Regenerates, each row side by side with the value the spec (000) verified:
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..range_calibration.truncated_laplace import (
     sigma_std,
 )
 from ..verify import ContinuousFamily, verify
+from .tables import md_table, write_csv
 
 INF = math.inf
 
@@ -66,23 +66,13 @@ V1_GROWTH = [(4, 1.000000), (10, 1.000000), (12, 1.113968), (15, 1.526479), (20,
              (50, 6.339112), (100, 13.214302), (1000, 136.967726)]
 
 
-def _write(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
-
-
 def _md_table(header: list[str], rows: list[list[object]]) -> str:
     def fmt(v: object) -> str:
         if isinstance(v, float):
             return f"{v:.10g}"
         return str(v)
 
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
-    return "\n".join(out)
+    return md_table(header, rows, fmt)
 
 
 def motivating_rows() -> list[list[object]]:
@@ -186,19 +176,19 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     mh = ["eps", "i", "2e^(i eps)-1", "e^(i eps)", "spec loss", "ln(2e^(i eps)-1)",
           "verifier loss", "allowed i*eps", "match"]
     mrows = motivating_rows()
-    paths.append(_write(out_dir / "motivating_example.csv", mh, mrows))
+    paths.append(write_csv(out_dir / "motivating_example.csv", mh, mrows))
     th = ["quantity", "spec", "dpnoise", "match"]
     trows = table2_rows()
-    paths.append(_write(out_dir / "table2_constants.csv", th, trows))
+    paths.append(write_csv(out_dir / "table2_constants.csv", th, trows))
     vh = ["outputs restricted to [-M, 0]: M", "spec loss", "dpnoise brute-force loss", "match"]
     vrows = v1_rows()
-    paths.append(_write(out_dir / "v1_not_private.csv", vh, vrows))
+    paths.append(write_csv(out_dir / "v1_not_private.csv", vh, vrows))
     rh = ["case", "domain", "sensitivity", "eps", "spec sig_std", "dpnoise sig_std", "rel diff",
           "spec sig_paper", "dpnoise sig_metric", "STD@sig_std", "spec STD@0.999",
           "dpnoise STD@0.999", "spec naive STD", "dpnoise naive STD", "MET@sig_metric",
           "lattice scale", "block M", "grid", "lattice verified loss"]
     rrows = reference_rows(quick)
-    paths.append(_write(out_dir / "reference_table.csv", rh, rrows))
+    paths.append(write_csv(out_dir / "reference_table.csv", rh, rrows))
     paths.append(_figure(out_dir))
     md = [
         "# Paper 000: truncated and normalised Laplace -- reproduction",

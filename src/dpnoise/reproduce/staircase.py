@@ -9,7 +9,6 @@ the tables show what dpnoise actually releases (the exact power-of-two-grid law)
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from ..staircase_law import (
     laplace_variance,
     optimal_gamma,
 )
+from .tables import write_csv
 
 EPS = (0.1, 0.5, 1.0)
 PAPER_T1 = {"laplace": (200.00, 8.00, 2.00), "optimal": (199.92, 7.92, 1.92)}
@@ -36,14 +36,6 @@ PAPER_T4 = {0.99: (6.99, 1790.2), 0.95: (4.79, 916.6), 0.90: (3.90, 611.2)}
 def _trunc(x: float, digits: int = 2) -> float:
     f = 10**digits
     return math.floor(x * f) / f
-
-
-def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def _fmt(x: float, nd: int = 6) -> str:
@@ -65,7 +57,7 @@ def table1(out: Path) -> tuple[Path, list[str]]:
                   f"{PAPER_T1['optimal'][j]:.2f} | {round(v, 2):.2f} ({ok}) | {_fmt(lat)} |")
     md += ["", "The ε = 1 in-text values (d = 0.416737, V = 1.9181) match. In 1-D the gain "
            "over Laplace is small: 1.918 vs 2 at ε = 1 (4%), 0.04% at ε = 0.1.", ""]
-    p = _write_csv(out / "table1_variance.csv",
+    p = write_csv(out / "table1_variance.csv",
                    ["epsilon", "gamma", "laplace", "paper_laplace", "optimal_ideal",
                     "paper_optimal", "dpnoise_lattice"], rows)
     return p, md
@@ -91,7 +83,7 @@ def table2(out: Path) -> tuple[Path, list[str]]:
            "(rounding gives 11.98 and 5.99); the values are global minima, so this is not a "
            "coarser optimisation. The lattice column is the central interval of the released "
            "pmf holding >= 95% (grid-rounded).", ""]
-    path = _write_csv(out / "table2_interval.csv",
+    path = write_csv(out / "table2_interval.csv",
                       ["epsilon", "d", "laplace", "paper_laplace", "optimal_ideal",
                        "paper_optimal", "dpnoise_lattice"], rows)
     return path, md
@@ -108,7 +100,7 @@ def table3(out: Path) -> tuple[Path, list[str]]:
         md.append(f"| {p} | {a:.6f} | {pa} | {size:.2f} | {ps} | {(ps - size) / size:+.4%} |")
     md += ["", "α matches (rounded). The printed sizes do not match 2α² exactly (≤ 0.03%); they "
            "equal 2·(rounded α)², inconsistently rounded.", ""]
-    return _write_csv(out / "table3_laplace_region.csv",
+    return write_csv(out / "table3_laplace_region.csv",
                       ["level", "alpha", "paper_alpha", "size", "paper_size"], rows), md
 
 
@@ -140,7 +132,7 @@ def table4(out: Path) -> tuple[Path, list[str]]:
            "[−z1−βs1, z1+βs1]×…; 6.99 is a typo for 6.69 (40·6.69² = 1790.2); 0.90's β is "
            "truncated; the sizes are off by ≤ 0.041% (their coverage is 0.990012, 0.949965, "
            "0.900059), so the paper's computation looks approximate.", ""]
-    return _write_csv(out / "table4_staircase_region.csv",
+    return write_csv(out / "table4_staircase_region.csv",
                       ["level", "t", "paper_beta", "size", "paper_size",
                        "coverage_of_paper_size"], rows), md
 
@@ -169,7 +161,7 @@ def density_plots(out: Path, quick: bool) -> tuple[list[Path], list[str]]:
     p = out / "densities.png"
     fig.savefig(p, dpi=120)
     plt.close(fig)
-    paths += [p, _write_csv(out / "densities.csv", ["epsilon", "x", "laplace_pdf",
+    paths += [p, write_csv(out / "densities.csv", ["epsilon", "x", "laplace_pdf",
                                                      "staircase_pdf"], rows)]
     # the paper's 2-D example: marginal of Y1 vs Laplace(11) marginal
     law = BoxStaircaseDensity(epsilon=1.0, sensitivities=(1, 10), plateau=(0.1, 1))
