@@ -25,7 +25,7 @@ from .. import count_family as cf
 from .. import dg_accounting as dga
 from ..exact.rational import exp_lower
 from ..progress import progress
-from .tables import md_table
+from .output import md_table, save_figure
 
 
 def _paper(eps: float, eta: float, D: int) -> dict[str, float]:
@@ -166,10 +166,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_ylabel("δ")
     ax.set_title("Fig. 2: η = 0.5 (solid: paper, dashed: exact δ)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "figure2.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "figure2.png")
+    paths.append(save_figure(fig, out_dir / "figure2.png"))
     md += ["## Figure 2 (eta = 0.5)", "", _md_table(f2, 4), ""]
 
     # Figure 3: vs eta, eps = 1.1 / 2.2
@@ -196,10 +193,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
         ax.set_title(f"Fig. 3: ε = {eps}")
         ax.set_xlabel("η")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "figure3.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "figure3.png")
+    paths.append(save_figure(fig, out_dir / "figure3.png"))
     knees = {eps: math.tanh(eps / 2) for eps in (1.1, 2.2)}
     md += ["## Figure 3", "", "Knee at η = tanh(ε/2): " + ", ".join(
         f"ε={e}: {k:.5f}" for e, k in knees.items()) + " (theorem3_holds = False rows are "
@@ -228,10 +222,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_ylabel("δ")
     ax.set_title("Fig. 4: η = 0.5, D = 6")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "figure4.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "figure4.png")
+    paths.append(save_figure(fig, out_dir / "figure4.png"))
     md += ["## Figure 4 (eta = 0.5, D = 6)", "", _md_table(f4, 5), ""]
 
     # side by side: matched error probability and matched variance

@@ -36,7 +36,7 @@ from ..precision import (
     mironov_grid,
 )
 from ..progress import progress
-from .tables import md_table, write_csv
+from .output import md_table, save_figure, write_csv
 
 
 def _plt() -> Any:
@@ -395,10 +395,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     ax.set_ylabel("probability")
     ax.set_title("Fig. 1: interleaved combs, disjoint supports")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig1_fixed_point.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "fig1_fixed_point.png")
+    paths.append(save_figure(fig, out_dir / "fig1_fixed_point.png"))
     md += ["## A1. Example 1.1 / Figure 1 (fixed point, d = 6, b = 4)", "",
            f"* residues mod 4 of the outputs (units 2^-6): true answer 0 -> {a1['res1']}, "
            f"7/32 (= 3·2^-4 + 2^-5) -> {a1['res2']}, 1 + 2^-5 (= 66 units) -> {a1['res66']}",
@@ -432,10 +429,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     ax.set_ylabel("likelihood ratio")
     ax.set_title("Fig. 2: discretised ratio 2 where 4/3 is ideal")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig2_ratio.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "fig2_ratio.png")
+    paths.append(save_figure(fig, out_dir / "fig2_ratio.png"))
     md += ["## A2b. Figure 2 (q = 16, true answers 0 and ln(4/3))", "",
            f"* {len(rows)} tail bins with ideal count 1-3 (spec: 70); the ratio reaches 2.0 "
            f"in {n_two} of them (spec: 20); largest ratio {np.nanmax(f2['ratio'][finite]):.3g}",
@@ -509,10 +503,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     ax.set_ylabel("ε' − ε")
     ax.set_title("1-D, ε = 1, range [−5, 5]")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "eps_prime_vs_grid.png", dpi=120)
-    plt.close(fig)
-    paths.append(out_dir / "eps_prime_vs_grid.png")
+    paths.append(save_figure(fig, out_dir / "eps_prime_vs_grid.png"))
 
     # B2 -------------------------------------------------------------------
     b2 = b2_rows(quick)

@@ -34,7 +34,7 @@ from ..range_calibration.truncated_laplace import (
     sigma_std,
 )
 from ..verify import ContinuousFamily, verify
-from .tables import md_table, write_csv
+from .output import md_table, save_figure, write_csv
 
 INF = math.inf
 
@@ -163,11 +163,7 @@ def _figure(out_dir: Path) -> Path:
     axes[1].plot(t, law.pdf(t), lw=1.2, label="truncated + normalised")
     axes[1].set_title("paper Fig. 2 (fixture from spec §6.13)")
     axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    path = out_dir / "densities.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir / "densities.png")
 
 
 def run(out_dir: Path, quick: bool = False) -> list[Path]:

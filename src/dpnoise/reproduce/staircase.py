@@ -24,7 +24,7 @@ from ..staircase_law import (
     laplace_variance,
     optimal_gamma,
 )
-from .tables import write_csv
+from .output import save_figure, write_csv
 
 EPS = (0.1, 0.5, 1.0)
 PAPER_T1 = {"laplace": (200.00, 8.00, 2.00), "optimal": (199.92, 7.92, 1.92)}
@@ -157,10 +157,7 @@ def density_plots(out: Path, quick: bool) -> tuple[list[Path], list[str]]:
         ax.set_xlabel("noise")
         ax.legend(fontsize=8)
         rows += [[e, float(x), float(a), float(b)] for x, a, b in zip(xs, lap, st, strict=True)]
-    fig.tight_layout()
-    p = out / "densities.png"
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
+    p = save_figure(fig, out / "densities.png")
     paths += [p, write_csv(out / "densities.csv", ["epsilon", "x", "laplace_pdf",
                                                      "staircase_pdf"], rows)]
     # the paper's 2-D example: marginal of Y1 vs Laplace(11) marginal
@@ -173,11 +170,7 @@ def density_plots(out: Path, quick: bool) -> tuple[list[Path], list[str]]:
     ax.step(x1, marg, where="mid", label="Thm 13 staircase, marginal of Y1")
     ax.set_title("Example 2: S_f = [−1,1]×[−10,10], ε = 1")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    p2 = out / "example2_marginal.png"
-    fig.savefig(p2, dpi=120)
-    plt.close(fig)
-    paths.append(p2)
+    paths.append(save_figure(fig, out / "example2_marginal.png"))
     md = ["## Figures", "", "![densities](densities.png)", "",
           "![example 2](example2_marginal.png)", ""]
     return paths, md

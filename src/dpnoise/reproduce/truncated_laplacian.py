@@ -26,6 +26,7 @@ from ..mechanisms.gaussian import analytic_gaussian_sigma, classic_gaussian_sigm
 from ..mechanisms.truncated import TruncatedLaplace
 from ..progress import progress
 from ..verify import verify
+from .output import save_figure
 
 SQRT_2_PI = math.sqrt(2.0 / math.pi)
 CASES = [(e, d) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-3, 0.05)]
@@ -118,9 +119,7 @@ def _heatmap(path: Path, eps: np.ndarray, dlt: np.ndarray, z: np.ndarray, title:
     ax.set_ylabel("delta")
     ax.set_title(title)
     fig.colorbar(mesh, ax=ax, label="ratio (TLap / optimal Gaussian)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def run(out_dir: Path, quick: bool = False) -> list[Path]:
@@ -204,11 +203,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_ylabel("TLap / optimal Gaussian")
     ax.set_title("Beyond the paper's grid: where the Gaussian wins")
     ax.legend()
-    fig.tight_layout()
-    cross_png = out_dir / "crossover.png"
-    fig.savefig(cross_png, dpi=120)
-    plt.close(fig)
-    files.append(cross_png)
+    files.append(save_figure(fig, out_dir / "crossover.png"))
 
     # ---- summary
     md = out_dir / "summary.md"

@@ -1,4 +1,4 @@
-"""Output helpers shared by the ``dpnoise reproduce`` modules: CSV files and markdown tables."""
+"""Output helpers shared by the ``dpnoise reproduce`` modules: CSV files, markdown tables, PNGs."""
 
 from __future__ import annotations
 
@@ -23,3 +23,13 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]],
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out ``fig``, save it to ``path`` as a 120-dpi PNG, close it; return ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
