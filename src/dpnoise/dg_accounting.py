@@ -128,16 +128,9 @@ def sigma2_for_variance(variance: float) -> float:
     """σ² whose discrete Gaussian has the given variance (Var is increasing in σ²)."""
     if not variance > 0:
         raise ParameterError("variance must be > 0")
-    lo, hi = 1e-4, max(1.0, 2 * variance)
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if moments(mid)[1] < variance:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo - 1 < 1e-13:
-            break
-    return hi
+    # smallest σ² with Var >= variance, i.e. with −Var(σ²) <= −variance (negation is exact)
+    return _bisect_sigma2(lambda s: -moments(s)[1], -variance, 1e-4, max(1.0, 2 * variance),
+                          increasing=False)
 
 
 def sigma2_for_zero_mass(eta: float) -> float:
@@ -147,12 +140,4 @@ def sigma2_for_zero_mass(eta: float) -> float:
     lo, hi = 1e-4, 1.0
     while moments(hi)[0] > eta:
         lo, hi = hi, hi * 4
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if moments(mid)[0] > eta:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo - 1 < 1e-13:
-            break
-    return hi
+    return _bisect_sigma2(lambda s: moments(s)[0], eta, lo, hi, increasing=False)
