@@ -30,6 +30,7 @@ This module is the *ideal* real-valued law (paper tables, plots, utility).  What
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -69,6 +70,16 @@ def optimal_gamma(epsilon: float, criterion: str = "variance", level: float = 0.
         g = (math.exp(-K * eps) / alpha - b) / -math.expm1(-eps)
         return min(1.0, max(0.0, g))
     raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+
+
+def _root_from_zero(mass: Callable[[float], float]) -> float:
+    """Root t > 0 of an increasing ``mass`` with mass(0) <= 0: bracket [0, 2^k], then Brent."""
+    from scipy.optimize import brentq
+
+    hi = 1.0
+    while mass(hi) < 0:
+        hi *= 2
+    return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
 class StaircaseDensity:
@@ -248,8 +259,6 @@ class BoxStaircaseDensity:
 
     def region_scale(self, level: float) -> float:
         """t such that the box t·S_f holds ``level`` (for z = λ s it is the minimal region)."""
-        from scipy.optimize import brentq
-
         p = check_level(level)
         h = self.half_widths(np.arange(self.weights.size))
 
@@ -257,10 +266,7 @@ class BoxStaircaseDensity:
             frac = np.minimum(1.0, t * self.s[None, :] / h).prod(axis=1)
             return float((self.weights * frac).sum()) - p
 
-        hi = 1.0
-        while mass(hi) < 0:
-            hi *= 2
-        return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
+        return _root_from_zero(mass)
 
     def region_size(self, level: float) -> float:
         """Volume of the box t·S_f holding ``level``: (2t)^d Π s_k."""
@@ -290,8 +296,6 @@ class L1StaircaseDensity:
     def region_scale(self, level: float) -> float:
         """t such that the ball t·S_f (a union of levels, the minimal region) holds ``level``:
         Σ_i w_i min(1, (t/(λ+i))^m) = level."""
-        from scipy.optimize import brentq
-
         p = check_level(level)
         r = self.lam + np.arange(self.weights.size)
         r = np.where(r > 0, r, 1e-300)
@@ -299,10 +303,7 @@ class L1StaircaseDensity:
         def mass(t: float) -> float:
             return float((self.weights * np.minimum(1.0, (t / r) ** self.dim)).sum()) - p
 
-        hi = 1.0
-        while mass(hi) < 0:
-            hi *= 2
-        return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
+        return _root_from_zero(mass)
 
     def region_size(self, level: float) -> float:
         """Volume of t·S_f: (2tΔ)^m / m!."""
