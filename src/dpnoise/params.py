@@ -127,3 +127,14 @@ def check_int(name: str, value: Any, *, lower: int | None = None, upper: int | N
         hi = "inf" if upper is None else str(upper)
         raise ParameterError(f"{name} must be an integer in [{lo}, {hi}], got {v}")
     return v
+
+
+def check_quantiles(q: ArrayLike) -> NDArray[np.float64]:
+    """``q`` as a float64 array; raise ParameterError if any entry is outside [0, 1].
+
+    (NaN compares false both ways, so it is not rejected here.)
+    """
+    q = np.asarray(q, dtype=np.float64)
+    if np.any((q < 0) | (q > 1)):
+        raise ParameterError("q must be in [0, 1]")
+    return q

@@ -63,7 +63,7 @@ from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..exact.words import WordStream
-from ..params import check_delta, check_epsilon
+from ..params import check_delta, check_epsilon, check_quantiles
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -191,9 +191,7 @@ class IntegerLaw:
         return 1.0 - self.cdf(y)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
+        q = check_quantiles(q)
         idx = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
         idx = np.clip(idx, 0, self.values.size - 1)
         return self.values[idx].astype(np.float64)

@@ -49,7 +49,7 @@ from scipy import optimize, special
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
 from ..lattice import grid_sensitivity, power_of_two_at_most, to_index
-from ..params import check_delta, check_epsilon, check_sensitivity, check_values
+from ..params import check_delta, check_epsilon, check_quantiles, check_sensitivity, check_values
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -204,9 +204,7 @@ class LatticeGaussianNoise:
         return 1.0 - self.cdf(y)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
+        q = check_quantiles(q)
         idx = np.searchsorted(self._cdf, q * (1 - 1e-15), side="left")
         idx = np.clip(idx, 0, 2 * self.T)
         return self.center + (idx - self.T) * self.grid

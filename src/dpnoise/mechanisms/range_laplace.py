@@ -56,7 +56,7 @@ from ..exact.range_lattice import (
     loss_bound,
 )
 from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most
-from ..params import check_epsilon, check_sensitivity
+from ..params import check_epsilon, check_quantiles, check_sensitivity
 from ..randomness import RngLike, resolve_rng
 from ..range_calibration.truncated_laplace import (
     log_mass,
@@ -467,9 +467,7 @@ class RangeLatticeLaw:
         return 1.0 - self.cdf(y)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
+        q = check_quantiles(q)
         k = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
         return self.support[np.clip(k, 0, self.support.size - 1)]
 

@@ -45,11 +45,11 @@ from numpy.typing import ArrayLike, NDArray
 from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
 from ..calibration import calibrate_block
 from ..calibration import default_grid as shared_default_grid
-from ..errors import ParameterError
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import check_grid, grid_sensitivity
 from ..lattice_law import HalfLatticeLaw
+from ..params import check_quantiles
 from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
@@ -99,9 +99,7 @@ class TLapDistribution:
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         """x = sign(2q−1)·(−λ)·log1p(−|2q−1|·(1 − e^(−L)))."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
+        q = check_quantiles(q)
         p = self.params
         t = 2.0 * q - 1.0
         m = -math.expm1(-p.L)

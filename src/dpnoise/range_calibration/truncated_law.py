@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ..errors import ParameterError
+from ..params import check_quantiles
 from .truncated_laplace import LN2, log_mass
 
 
@@ -100,9 +101,7 @@ class TruncatedLaplaceLaw:
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         """Smallest x in S with cdf(x) >= q (bisection to full double precision)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
+        q = check_quantiles(q)
         flat = q.reshape(-1)
         out = np.empty(flat.size)
         span = 80 * self.scale
