@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from dpnoise import SeededRandom
+from dpnoise import Budget, SeededRandom, Session
 
 
 class CountingSource:
@@ -17,3 +19,18 @@ class CountingSource:
     def words(self, n: int) -> np.ndarray:
         self.drawn += n
         return self.inner.words(n)
+
+
+def assert_removal_within_plan(q: Any, plans: dict[str, Any], full: dict[str, Any],
+                               data: dict[str, np.ndarray], keep: np.ndarray,
+                               schema: dict[str, Any], where: tuple[Any, ...]) -> None:
+    """Keeping only the rows ``keep`` moves the primitives of ``q`` by no more than the
+    calibrated bound: loss <= Σ_i ceil(diff_i / sens)·cell_eps must be <= the role's epsilon
+    (the loss the triangle inequality charges)."""
+    s2 = Session({k: v[keep] for k, v in data.items()}, Budget(1.0), schema=schema)
+    part = s2._truth(q, s2.schema, s2.engine.aggregate(q))
+    for role, p in plans.items():
+        key = {"count": "count", "sum": "sum", "centred_sum": "sums"}[role]
+        diff = np.abs(np.asarray(full[key], float) - np.asarray(part[key], float))
+        steps = np.ceil(diff / p.spec.sensitivity - 1e-12).sum()
+        assert steps * p.spec.epsilon <= p.epsilon * (1 + 1e-12), (*where, role, diff)

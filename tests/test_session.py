@@ -15,6 +15,8 @@ from dpnoise.cli import main
 from dpnoise.demo import run_demo, survey_paths
 from dpnoise.session.adapter import MECHANISMS, Target, plan
 
+from .helpers import assert_removal_within_plan
+
 DATA, SCHEMA = survey_paths()
 
 
@@ -88,14 +90,7 @@ def test_sensitivity_is_honest_for_removing_any_individual(query: str) -> None:
     full = s._truth(q, s.schema, s.engine.aggregate(q))
     for who in np.unique(data["uid"]):
         keep = data["uid"] != who
-        s2 = Session({k: v[keep] for k, v in data.items()}, Budget(1.0), schema=SCHEMA_K)
-        part = s2._truth(q, s2.schema, s2.engine.aggregate(q))
-        for role, p in plans.items():
-            key = {"count": "count", "sum": "sum", "centred_sum": "sums"}[role]
-            diff = np.abs(np.asarray(full[key], float) - np.asarray(part[key], float))
-            # loss <= sum_i ceil(diff_i / sens) * cell_eps must be <= the role's epsilon
-            steps = np.ceil(diff / p.spec.sensitivity - 1e-12).sum()
-            assert steps * p.spec.epsilon <= p.epsilon * (1 + 1e-12), (query, role, who)
+        assert_removal_within_plan(q, plans, full, data, keep, SCHEMA_K, (query, who))
 
 
 def test_sensitivity_test_would_catch_unbounded_contributions() -> None:
