@@ -15,6 +15,7 @@ with mean c, E|Y − c| = L·E[K + 1/2] and Var Y = L²·E[(K + 1/2)²].
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -39,6 +40,17 @@ class MagnitudeLaw(Protocol):
     def half_moments(self) -> tuple[float, float]:
         """(E[K + 1/2], E[(K + 1/2)²])."""
         ...
+
+
+def half_lattice_logpmf(
+    magnitude: MagnitudeLaw,
+) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+    """ln P(Z = z + 1/2) by lattice index z, for the verifier's lattice models.
+
+    The fair sign splits P(K = k) between z = k and z = −k − 1, so K = z for z >= 0 and
+    K = −z − 1 below.
+    """
+    return lambda z: magnitude.logpmf(np.where(z >= 0, z, -z - 1)) - LN2
 
 
 class HalfLatticeLaw:

@@ -40,7 +40,7 @@ from ..lattice import (
     check_grid,
     grid_sensitivity,
 )
-from ..lattice_law import HalfLatticeLaw
+from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
 from ..params import check_epsilon, check_interval, check_sensitivity, check_values
 from ..randomness import RngLike
 from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
@@ -155,7 +155,7 @@ class Laplace(HalfLatticeMechanism):
         from ..verify import AdditiveLattice
 
         return AdditiveLattice(
-            logpmf=lambda z: self.block.logpmf(np.where(z >= 0, z, -z - 1)) - LN2,
+            logpmf=half_lattice_logpmf(self.block),
             max_shift=self.shift_steps,
             period=self.block.M,
         )

@@ -63,7 +63,7 @@ from ..exact.ratio_geometric import (
     ratio_candidates,
 )
 from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
-from ..lattice_law import HalfLatticeLaw
+from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
 from ..params import check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
@@ -680,7 +680,7 @@ class Staircase(HalfLatticeMechanism):
 
         law = self.law
         return AdditiveLattice(
-            logpmf=lambda z: law.log_magnitude(np.where(z >= 0, z, -z - 1)) - LN2,
+            logpmf=half_lattice_logpmf(law),
             max_shift=self.shift_steps,
             period=law.period,
         )

@@ -48,7 +48,7 @@ from ..calibration import default_grid as shared_default_grid
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import check_grid, grid_sensitivity
-from ..lattice_law import HalfLatticeLaw
+from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
 from ..params import check_quantiles
 from .base import Guarantee, HalfLatticeMechanism
 
@@ -254,14 +254,8 @@ class TruncatedLaplace(HalfLatticeMechanism):
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 
-        law = self.law
-
-        def logpmf(z: NDArray[np.int64]) -> NDArray[np.float64]:
-            # lattice point z <-> Z = z + 1/2; |Z| = K + 1/2 => K = z (z >= 0) or −z − 1
-            return law.logpmf(np.where(z >= 0, z, -z - 1)) - LN2
-
-        return FiniteLattice(logpmf=logpmf, max_shift=self.shift_steps,
-                             lo=-law.n, hi=law.n - 1)
+        return FiniteLattice(logpmf=half_lattice_logpmf(self.law), max_shift=self.shift_steps,
+                             lo=-self.law.n, hi=self.law.n - 1)
 
     def __repr__(self) -> str:
         return (f"TruncatedLaplace(epsilon={self.epsilon!r}, delta={self.delta!r}, "
