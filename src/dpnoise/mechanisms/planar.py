@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize
 
 from ..errors import DpnoiseError, ParameterError
 from ..lattice import check_grid
@@ -422,6 +422,8 @@ class PlanarLaplaceNoise:
         self.scale = scale
         self.centre = centre
         self.grid = grid
+        from scipy import stats  # ~1 s to import: only when this law is used
+
         self._radius = stats.gamma(a=2.0, scale=scale)
 
     def pdf(self, points: ArrayLike) -> NDArray[np.float64]:
