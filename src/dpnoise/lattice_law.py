@@ -22,8 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError
-
-LN2 = math.log(2.0)
+from .params import LN2
 
 
 class MagnitudeLaw(Protocol):

@@ -16,6 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError
 
+LN2 = math.log(2.0)  # ln 2: defined here once, imported by every module that needs it
+
 
 def _as_real(name: str, value: Any) -> float:
     if isinstance(value, bool) or value is None:

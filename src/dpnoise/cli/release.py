@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..catalog import entries
 from ..errors import ParameterError
+from ..mechanisms.registry import entries
 from .command import rng_from, subcommand
 from .output import emit_json
 from .release_data import add_data_arguments
@@ -49,7 +49,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             "release needs a MECHANISM (e.g. dpnoise release laplace --epsilon 1 42) "
             "or --data FILE --query QUERY"
         )
-    mech = entries()[args.mechanism].build(args)
+    mech = entries()[args.mechanism].build_from_args(args)
     values = np.asarray(args.values, dtype=np.float64)
     guarantee = mech.guarantee
     private = np.atleast_1d(np.asarray(mech.release(values, rng=rng_from(args))))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..catalog import entries
+from ..mechanisms.registry import entries
 from .command import subcommand
 from .output import emit_json
 
@@ -25,7 +25,7 @@ def _verify_args(p: argparse.ArgumentParser) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     from ..verify import verify
 
-    mech = entries()[args.mechanism].build(args)
+    mech = entries()[args.mechanism].build_from_args(args)
     report = verify(mech)
     if args.json:
         emit_json({"mechanism": repr(mech), **report.as_dict()})

@@ -35,8 +35,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .geometric import LN2, BlockGeometric
+from .geometric import BlockGeometric
 
 _TOP = np.uint64(1 << 63)
 _U63 = np.uint64(63)

@@ -15,7 +15,6 @@ more with probability 2^-63), so the time taken does not depend on the noise.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property, lru_cache
 
 import mpmath
@@ -23,10 +22,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights
 
-LN2 = math.log(2.0)
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)
 _ONE = np.uint64(1)

@@ -52,10 +52,10 @@ from numpy.typing import NDArray
 from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
 from ..errors import ParameterError, PrecisionError
+from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import TOTAL
 
-LN2 = math.log(2.0)
 _TWO64 = float(TOTAL)
 _INF_MOD = np.int64(1 << 62)
 _LOW24 = np.uint64((1 << 24) - 1)

@@ -35,13 +35,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..calibration import calibrate_block, default_grid
-from ..exact.geometric import LN2, BlockGeometric
+from ..exact.geometric import BlockGeometric
 from ..lattice import (
     check_grid,
     grid_sensitivity,
 )
 from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
-from ..params import check_epsilon, check_interval, check_sensitivity, check_values
+from ..params import LN2, check_epsilon, check_interval, check_sensitivity, check_values
 from ..randomness import RngLike
 from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
 

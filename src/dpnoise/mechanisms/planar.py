@@ -52,7 +52,7 @@ from scipy import optimize
 
 from ..errors import DpnoiseError, ParameterError
 from ..lattice import check_grid
-from ..params import check_epsilon, check_interval, check_sensitivity
+from ..params import LN2, check_epsilon, check_interval, check_sensitivity
 from ..precision import (
     MIN_GRID_OVER_DT,
     aligned_interval,
@@ -62,7 +62,6 @@ from ..precision import (
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 
-LN2 = math.log(2.0)
 TWO_PI_ULP = 2.0 * math.pi * 2.0**-53
 F_ULP = 2.0**-52
 WORDS_PER_DRAW = 5

@@ -79,9 +79,11 @@ __all__ = [
 ]
 
 
-def default_grid(sensitivity: float, scale: float, domain: Domain) -> float:
-    """Power-of-two step: ~Δ/1024, coarse enough that M = scale·ln2/L stays <= ~2^15, fine
-    enough that the smallest piece holds >= 8 cells."""
+def range_laplace_grid(sensitivity: float, scale: float, domain: Domain) -> float:
+    """RangeLaplace's default grid (it depends on the scale and the domain, unlike the shared
+    lattice rule :func:`dpnoise.calibration.default_grid`).  Power-of-two step: ~Δ/1024,
+    coarse enough that M = scale·ln2/L stays <= ~2^15, fine enough that the smallest piece
+    holds >= 8 cells."""
     step = max(sensitivity / 1024, scale * LN2 / 2**15)
     step = min(step, domain.min_piece_length / 8)
     return power_of_two_at_most(step)
@@ -117,7 +119,7 @@ class RangeLaplace(Mechanism):
             return
         calib = sigma_std if mode == "dp" else sigma_metric
         self.continuous_scale = calib(pieces, self.sensitivity, self.epsilon)
-        self.grid = (default_grid(self.sensitivity, self.continuous_scale, self.domain)
+        self.grid = (range_laplace_grid(self.sensitivity, self.continuous_scale, self.domain)
                      if grid is None else check_grid(grid))
         self._gd = GridDomain.build(pieces, self.grid)
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)

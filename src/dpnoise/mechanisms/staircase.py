@@ -92,8 +92,11 @@ def _joint_fits(S: int, epsilon: float) -> bool:
             <= MAX_PERIOD_CELLS)
 
 
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^j <= Δ/2^k.
+def staircase_grid(sensitivity: float, epsilon: float) -> float:
+    """The staircase's default grid (not the shared lattice rule
+    :func:`dpnoise.calibration.default_grid`: it is chosen so the block tables fit).
+
+    Power-of-two step L = 2^j <= Δ/2^k.
 
     Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
     block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
@@ -553,7 +556,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
                ) -> tuple[float, LatticeStaircase]:
     """Default grid and law.
 
-    Fast path: :func:`default_grid`'s grid when it gives the two-word joint table and is
+    Fast path: :func:`staircase_grid`'s grid when it gives the two-word joint table and is
     exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
     k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
     E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
@@ -561,7 +564,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
     closer dyadic ratio when ε is tiny).
     """
     base = power_of_two_at_most(sensitivity)
-    first = default_grid(sensitivity, epsilon)
+    first = staircase_grid(sensitivity, epsilon)
     law = _law_for_grid(epsilon, sensitivity, gamma, first)
     exact = law.S * first / sensitivity - 1 <= 1e-6
     if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):

@@ -43,13 +43,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
-from ..calibration import calibrate_block
-from ..calibration import default_grid as shared_default_grid
+from ..calibration import calibrate_block, default_grid
 from ..exact.folded import FoldedBlockGeometric
-from ..exact.geometric import LN2, BlockGeometric
+from ..exact.geometric import BlockGeometric
 from ..lattice import check_grid, grid_sensitivity
 from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
-from ..params import check_quantiles
+from ..params import LN2, check_quantiles
 from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
@@ -130,10 +129,9 @@ class TLapDistribution:
 
 
 # ---------------------------------------------------------------- calibration
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """The shared lattice rule, with k <= 21 so the support (~2^k·A/Δ cells per side) stays
-    small enough to verify densely."""
-    return shared_default_grid(sensitivity, epsilon, max_bits=21)
+# The shared lattice rule (calibration.default_grid) with k <= 21, so that the support
+# (~2^k·A/Δ cells per side) stays small enough to verify densely.
+GRID_BITS = 21
 
 
 def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]:
@@ -198,8 +196,8 @@ class TruncatedLaplace(HalfLatticeMechanism):
         self.epsilon = self.ideal.epsilon
         self.delta = self.ideal.delta
         self.sensitivity = self.ideal.sensitivity
-        self.grid = (default_grid(self.sensitivity, self.epsilon) if grid is None
-                     else check_grid(grid))
+        self.grid = (default_grid(self.sensitivity, self.epsilon, max_bits=GRID_BITS)
+                     if grid is None else check_grid(grid))
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
         self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)
         self.law, self.exact_delta = calibrate_support(self.block, self.shift_steps, self.delta)
