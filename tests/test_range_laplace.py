@@ -12,7 +12,7 @@ from scipy import stats
 
 from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
 from dpnoise.exact.range_lattice import CentreSampler, block_weights, distortion_bound
-from dpnoise.range_calibration.truncated_laplace import eps_std_union, sigma_std
+from dpnoise.laws.range_laplace import eps_std_union, sigma_std
 
 from .helpers import CountingSource
 

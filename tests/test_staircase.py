@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from dpnoise import ParameterError, SeededRandom, verify
+from dpnoise.laws.staircase import StaircaseDensity, min_variance, optimal_gamma
 from dpnoise.mechanisms.staircase import Staircase
-from dpnoise.staircase_law import StaircaseDensity, min_variance, optimal_gamma
 
 # spec 004 §3 reference table (Δ = 1): ε -> (d_var, Var_min, d_abs, E|X|_min, d_CI95, CI95 size)
 REF = {

@@ -9,18 +9,18 @@ import pytest
 
 from dpnoise import ParameterError, PrecisionError, SeededRandom, verify
 from dpnoise.exact.ratio_geometric import RatioGeometric
+from dpnoise.laws.staircase import (
+    BoxStaircaseDensity,
+    L1StaircaseDensity,
+    laplace_l1_region,
+    optimal_lambda,
+)
 from dpnoise.mechanisms.staircase import (
     L1Staircase,
     MultivariateStaircase,
     NestedLevels,
     index_probability,
     mulhi64,
-)
-from dpnoise.staircase_law import (
-    BoxStaircaseDensity,
-    L1StaircaseDensity,
-    laplace_l1_region,
-    optimal_lambda,
 )
 
 

@@ -52,7 +52,7 @@ def _print_report(title: str, rep: object) -> None:
 @subcommand("precision", "epsilon' of noise rounded to a grid on real floats (paper 003)",
             _precision_args)
 def cmd_precision(args: argparse.Namespace) -> int:
-    from ..precision import analyse, grid_for_tolerance
+    from ..laws.finite_precision import analyse, grid_for_tolerance
 
     if args.grid is None and args.tolerance is None:
         raise ParameterError("give --grid (to evaluate eps') and/or --tolerance (to find a grid)")

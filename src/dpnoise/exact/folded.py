@@ -189,7 +189,7 @@ class FoldedBlockGeometric:
         return np.where(j <= 0, 1.0, np.where(j >= self.n, 0.0, val))
 
     def half_moments(self) -> tuple[float, float]:
-        """(E[K + 1/2], E[(K + 1/2)²]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        """(E[K + 1/2], E[(K + 1/2)²]) for :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
         return self.moments_half()
 
     def moments_half(self) -> tuple[float, float]:

@@ -253,7 +253,7 @@ class BlockGeometric:
         return 3 * M * M + 2 * M * (er + 0.5) + (er2 + er + 0.25)
 
     def half_moments(self) -> tuple[float, float]:
-        """(E[K + 1/2], E[(K + 1/2)^2]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        """(E[K + 1/2], E[(K + 1/2)^2]) for :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
         return self.mean() + 0.5, self.second_moment_half()
 
     def sf(self, k: ArrayLike) -> NDArray[np.float64]:

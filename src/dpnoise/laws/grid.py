@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ParameterError, PrecisionError
+from ..errors import ParameterError, PrecisionError
 
 MAX_INDEX = 1 << 51
 

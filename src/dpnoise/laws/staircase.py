@@ -36,8 +36,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import ParameterError
-from .params import check_epsilon, check_finite, check_sensitivity
+from ..errors import ParameterError
+from ..params import check_epsilon, check_finite, check_sensitivity
 
 Criterion = Literal["variance", "mean_abs", "interval"]
 CRITERIA: tuple[str, ...] = ("variance", "mean_abs", "interval")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .params import check_delta, check_epsilon, check_sensitivity
+from ..params import check_delta, check_epsilon, check_sensitivity
 
 _SERIES_CUT = 0.05
 

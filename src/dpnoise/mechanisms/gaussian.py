@@ -48,7 +48,7 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
-from ..lattice import grid_sensitivity, power_of_two_at_most, to_index
+from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
 from ..params import check_delta, check_epsilon, check_quantiles, check_sensitivity, check_values
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output

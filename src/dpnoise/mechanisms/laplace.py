@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..calibration import calibrate_block, default_grid
 from ..exact.geometric import BlockGeometric
-from ..lattice import (
+from ..laws.block_calibration import calibrate_block, default_grid
+from ..laws.grid import (
     check_grid,
     grid_sensitivity,
 )
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..params import LN2, check_epsilon, check_interval, check_sensitivity, check_values
 from ..randomness import RngLike
 from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output

@@ -55,16 +55,16 @@ from ..exact.range_lattice import (
     LossBound,
     loss_bound,
 )
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most
-from ..params import check_epsilon, check_quantiles, check_sensitivity
-from ..randomness import RngLike, resolve_rng
-from ..range_calibration.truncated_laplace import (
+from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most
+from ..laws.range_laplace import (
     log_mass,
     paper_half_line_scale_unsafe,
     sigma_metric,
     sigma_std,
 )
-from ..range_calibration.truncated_law import TruncatedLaplaceLaw
+from ..laws.range_laplace_law import TruncatedLaplaceLaw
+from ..params import check_epsilon, check_quantiles, check_sensitivity
+from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
 MODES = ("dp", "metric")

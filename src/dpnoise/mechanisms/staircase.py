@@ -1,6 +1,6 @@
 """Optimal data-independent noise (paper 004): the staircase mechanism, exact on a grid.
 
-The ideal law (:mod:`dpnoise.staircase_law`, corrected Theorem 9 of paper 004, spec §3)
+The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of paper 004, spec §3)
 has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
 It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
 period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
@@ -62,11 +62,11 @@ from ..exact.ratio_geometric import (
     RatioGeometric,
     ratio_candidates,
 )
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.staircase import CRITERIA, StaircaseDensity, check_level, optimal_gamma
 from ..params import check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
-from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
 from .base import Guarantee, HalfLatticeMechanism, Mechanism
 
 ROUNDING_ALLOWANCE = 1e-12
@@ -239,7 +239,7 @@ class LatticeStaircase:
         return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
 
     def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
-        """ln P(K) of the magnitude (the :class:`~dpnoise.lattice_law.MagnitudeLaw` view)."""
+        """ln P(K) of the magnitude (the :class:`~dpnoise.laws.half_lattice.MagnitudeLaw` view)."""
         return self.log_magnitude(K)
 
     def sf(self, K: ArrayLike) -> NDArray[np.float64]:
@@ -979,7 +979,7 @@ class MultivariateStaircase(_MultivariateBase):
         self.sensitivities = np.array([check_sensitivity(v, name="sensitivities") for v in s])
         self.dim = int(s.size)
         self.sensitivity = float(self.sensitivities.max())
-        from ..staircase_law import optimal_lambda
+        from ..laws.staircase import optimal_lambda
 
         self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else float(lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
@@ -1026,7 +1026,7 @@ class MultivariateStaircase(_MultivariateBase):
         return tuple(int(z + levels * s) for z, s in zip(self.Z, self.S, strict=True))
 
     def ideal(self) -> Any:
-        from ..staircase_law import BoxStaircaseDensity
+        from ..laws.staircase import BoxStaircaseDensity
 
         return BoxStaircaseDensity(epsilon=self.epsilon, sensitivities=self.sensitivities,
                                    plateau=self.lam * self.sensitivities)
@@ -1065,7 +1065,7 @@ class L1Staircase(_MultivariateBase):
             raise ParameterError("L1Staircase releases 2-D vectors only (dim=2); "
                                  "use MultivariateStaircase with a box for other dimensions")
         self.dim = 2
-        from ..staircase_law import optimal_lambda
+        from ..laws.staircase import optimal_lambda
 
         self.lam = optimal_lambda(self.epsilon, 2) if lam is None else float(lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
@@ -1134,7 +1134,7 @@ class L1Staircase(_MultivariateBase):
         return (w, w)
 
     def ideal(self) -> Any:
-        from ..staircase_law import L1StaircaseDensity
+        from ..laws.staircase import L1StaircaseDensity
 
         return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
                                   lam=self.lam)

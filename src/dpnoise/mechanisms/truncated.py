@@ -1,8 +1,8 @@
 """Truncated Laplacian mechanism for (ε, δ)-DP (paper 001, Geng–Ding–Guo–Kumar), exact on a grid.
 
 The ideal mechanism (Def. 3/4, Thm 1) adds X with density B·e^(−|x|/λ) on [−A, A],
-λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.bounds` for the overflow-safe
-calibration and exact moments).  Two facts drive the design:
+λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.laws.truncated_laplacian` for the
+overflow-safe calibration and exact moments).  Two facts drive the design:
 
 * δ is *catastrophic*: the mass δ of [A − Δ, A] (each side) is reachable from x but not
   from x ± Δ, so with probability δ the output identifies the input.  The privacy
@@ -42,12 +42,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
-from ..calibration import calibrate_block, default_grid
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import BlockGeometric
-from ..lattice import check_grid, grid_sensitivity
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.block_calibration import calibrate_block, default_grid
+from ..laws.grid import check_grid, grid_sensitivity
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.truncated_laplacian import (
+    TLapParams,
+    g_ratio,
+    h_ratio,
+    log_expm1,
+    softplus,
+    tlap_params,
+)
 from ..params import LN2, check_quantiles
 from .base import Guarantee, HalfLatticeMechanism
 
