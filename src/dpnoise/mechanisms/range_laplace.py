@@ -47,14 +47,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
-from ..exact.range_lattice import (
-    LN2,
-    CentreSampler,
-    ConvexSampler,
-    GridDomain,
-    LossBound,
-    loss_bound,
-)
+from ..exact.range_centre import CentreSampler
+from ..exact.range_convex import ConvexSampler
+from ..exact.range_lattice import GridDomain, LossBound, loss_bound
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most
 from ..laws.range_laplace import (
     log_mass,
@@ -63,7 +58,7 @@ from ..laws.range_laplace import (
     sigma_std,
 )
 from ..laws.range_laplace_law import TruncatedLaplaceLaw
-from ..params import check_epsilon, check_quantiles, check_sensitivity
+from ..params import LN2, check_epsilon, check_quantiles, check_sensitivity
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
