@@ -196,7 +196,7 @@ def test_reproduction_rows_match_spec():
     assert all(r[-1] for r in v1_rows())
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_reproduce_command_writes_files(tmp_path):
     from dpnoise.cli import main
 
