@@ -280,7 +280,7 @@ class PLD:
         return min(1.0, core + self.inf_mass + self.slack + err)
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε with δ(ε) <= ``delta`` (exact for the discrete law, rounded up); may be inf."""
+        """Smallest ε with δ(ε) <= ``delta`` (exact for the discrete law, rounded up), or inf."""
         if not 0 <= delta <= 1:
             raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
         m = self.masses
