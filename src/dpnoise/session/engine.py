@@ -25,14 +25,16 @@ person's influence past the calibrated sensitivity.  Here every clamped value ``
 ``[lo, hi]`` enters as the integer ``q = floor(x * 2^s)`` with ``2^s`` chosen so that
 ``|q| <= 2^52`` (``s = 52 - E``, ``max(|lo|, |hi|) <= 2^E``); the ``q`` are summed exactly as
 128-bit integers (DuckDB HUGEINT) -- a result independent of order and of parallelism --
-and the exact sum is then rounded ONCE onto a public grid of ``2^g`` units (round half
+and the exact sum is clamped to what ``R`` rows can reach (``R`` = the public
+``max_rows``, else 2^36) and rounded ONCE onto a public grid of ``2^g`` units (round half
 up: ``floor((S + 2^(g-1)) / 2^g)``, a monotone map that commutes with shifts by whole grid
-steps).  One row moves ``S`` by at most ``U = max(|lo_q|, |hi_q|)`` units, so it moves the
-released truth by at most ``ceil(U / 2^g)`` grid steps: that -- ``max(|lo|, |hi|)`` rounded
-up to the grid, at most 2^-16 relatively larger -- is the unit the sensitivity is
+steps), the finest grid on which every such sum is an exact double.  One row moves ``S``
+by at most ``U = max(|lo_q|, |hi_q|)`` units, and clamping is 1-Lipschitz, so one row
+moves the released truth by at most ``ceil(U / 2^g)`` grid steps: that --
+``max(|lo|, |hi|)`` rounded up to the grid (relatively at most ``R·2^-52`` larger: 2^-16
+without ``max_rows``, 2^-39 with ``max_rows = 5000``) -- is the unit the sensitivity is
 calibrated with (:func:`exact_sum`).  The mean's centred sum ``Σ(2q - lo_q - hi_q)`` is
-handled the same way with ``U = hi_q - lo_q``.  The grid keeps every rounded sum an exact
-double for up to 2^36 rows per cell.
+handled the same way with ``U = hi_q - lo_q``.  No floating-point sum is ever formed.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ from .query import Between, BoolOp, Compare, InList, IsNull, Not, Predicate, Que
 from .schema import Column, Schema, quote_identifier
 from .source import UID, VIEW, Source
 
-#: relative resolution of the released sums: the grid is 2^-16 of the per-row bound
-GRID_BITS = 17
+#: rows per cell for which the exact sum is guaranteed to convert to a double exactly
+#: when the schema declares no max_rows (larger sums are clamped to that many rows' worth)
+DEFAULT_ROW_CAP = 2**36
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class ExactSum:
     scale_exp: int  # q = floor(clamp(x) * 2^scale_exp)
     lo_q: int
     hi_q: int
+    rows: int  # the sums are clamped to what this many rows can reach
     sum_shift: int  # the released sum is S rounded to multiples of 2^sum_shift units
     sum_unit: float  # per-row bound of the released sum (real units, on its grid)
     mean_shift: int  # centred sum, in units of 2^-(scale_exp + 1)
@@ -75,23 +79,38 @@ class ExactSum:
         return math.ldexp(1.0, self.mean_shift - self.scale_exp - 1)
 
 
-def _shift_and_unit(u: int) -> tuple[int, int]:
-    shift = max(0, u.bit_length() - GRID_BITS)
+def _shift_and_unit(u: int, rows: int) -> tuple[int, int]:
+    # the finest grid on which rows * u units is still an exact double (< 2^53 steps)
+    shift = max(0, u.bit_length() + rows.bit_length() - 53)
     return shift, max(1, -(-u >> shift)) << shift  # ceil(u / 2^shift) grid steps, >= 1
 
 
-def exact_sum(col: Column) -> ExactSum:
-    """Resolution, grids and per-row units of the exact sums of ``col``."""
+def exact_sum(col: Column, max_rows: int | None = None) -> ExactSum:
+    """Resolution, grids and per-row units of the exact sums of ``col``.
+
+    The grid is the finest on which a sum of ``max_rows`` (default 2^36) rows at the
+    bound is an exact double: about 2^-(53 - log2 rows) of the per-row bound.  The exact
+    sum is clamped to what that many rows can reach (a 1-Lipschitz, monotone map, so the
+    sensitivity is unchanged), so the conversion to a double is always exact."""
     if col.lower is None or col.upper is None:
         raise ParameterError(f"column {col.name!r} has no bounds to sum")
     lo, hi = float(col.lower), float(col.upper)
     e = math.frexp(max(abs(lo), abs(hi)))[1]  # max(|lo|, |hi|) < 2^e
     k = 52 - e
     lo_q, hi_q = math.floor(math.ldexp(lo, k)), math.floor(math.ldexp(hi, k))
-    s_shift, s_unit = _shift_and_unit(max(abs(lo_q), abs(hi_q)))
-    m_shift, m_unit = _shift_and_unit(hi_q - lo_q)
-    return ExactSum(k, lo_q, hi_q, s_shift, math.ldexp(float(s_unit), -k),
+    rows = DEFAULT_ROW_CAP if max_rows is None else int(max_rows)
+    s_shift, s_unit = _shift_and_unit(max(abs(lo_q), abs(hi_q)), rows)
+    m_shift, m_unit = _shift_and_unit(hi_q - lo_q, rows)
+    return ExactSum(k, lo_q, hi_q, rows, s_shift, math.ldexp(float(s_unit), -k),
                     m_shift, math.ldexp(float(m_unit), -k - 1))
+
+
+def _hugeint(v: int) -> str:
+    return f"CAST('{int(v)}' AS HUGEINT)"
+
+
+def _clamp(expr: str, lo: int, hi: int) -> str:
+    return f"greatest(least({expr}, {_hugeint(hi)}), {_hugeint(lo)})"
 
 
 @dataclass(frozen=True)
@@ -212,18 +231,23 @@ class Engine:
             cnt = f"count({c})"
             col = s.column(q.column)
             if col.is_numeric and q.stat != "count":
-                e = exact_sum(col)
+                e = exact_sum(col, s.max_rows)
                 params["lo"], params["hi"] = float(col.lower), float(col.upper)  # type: ignore[arg-type]
                 params["scale"] = math.ldexp(1.0, e.scale_exp)
                 clamped = (f"(CASE WHEN {c} < $lo THEN $lo WHEN {c} > $hi THEN $hi "
                            f"ELSE {c} END)")
                 sq = f"CAST(coalesce(sum(CAST(floor({clamped} * $scale) AS BIGINT)), 0) " \
                      "AS HUGEINT)"
+                sq = _clamp(sq, e.rows * min(e.lo_q, 0), e.rows * max(e.hi_q, 0))
                 total = (f"CAST(({sq} + {(1 << e.sum_shift) >> 1}) >> {e.sum_shift} "
                          "AS DOUBLE)")
                 mid2 = e.lo_q + e.hi_q
-                centred = (f"CAST((2 * {sq} - CAST({cnt} AS HUGEINT) * ({mid2}) + "
-                           f"{(1 << e.mean_shift) >> 1}) >> {e.mean_shift} AS DOUBLE)")
+                width = e.rows * (e.hi_q - e.lo_q)
+                cq = _clamp(f"2 * CAST(coalesce(sum(CAST(floor({clamped} * $scale) AS BIGINT))"
+                            f", 0) AS HUGEINT) - CAST({cnt} AS HUGEINT) * {_hugeint(mid2)}",
+                            -width, width)
+                centred = (f"CAST(({cq} + {(1 << e.mean_shift) >> 1}) >> {e.mean_shift} "
+                           "AS DOUBLE)")
         else:
             cnt = "count(*)"
         select = ", ".join([*(f"{k} AS k{i}" for i, k in enumerate(keys)),
@@ -248,7 +272,7 @@ class Engine:
         sum_grid = mean_grid = 1.0
         if q.column is not None and self.schema.column(q.column).is_numeric \
                 and q.stat != "count":
-            e = exact_sum(self.schema.column(q.column))
+            e = exact_sum(self.schema.column(q.column), self.schema.max_rows)
             sum_grid, mean_grid = e.sum_grid, e.mean_grid
         idx = np.zeros(n.size, dtype=np.int64)
         for i in range(len(q.group_by)):

@@ -203,7 +203,7 @@ class Session:
             return [("count", count)]
         col = s.numeric(q.column)  # type: ignore[arg-type]
         lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
-        exact = exact_sum(col)
+        exact = exact_sum(col, s.max_rows)
         if q.stat == "sum":
             unit = exact.sum_unit
             if n is not None:

@@ -34,15 +34,17 @@ a result that is not finite (``1e400``) is missing.
 globbed, so a name containing ``*?[]`` is that file) and DuckDB is handed ``/dev/fd/N``
 of that descriptor, the only path in ``allowed_paths`` while ``enable_external_access``
 is already off -- a ``.duckdb`` view or generated column that reads another file fails.
-``.duckdb`` files are attached READ_ONLY, must not carry an un-checkpointed ``.wal``, and
-only a BASE TABLE without generated columns is read (views and table macros are refused).
+``.duckdb`` files must not carry an un-checkpointed ``.wal``; DuckDB attaches a file by
+its resolved name (and derives the ``.wal`` name from it, mangling ``?``), so it is given
+a private copy of the bytes read through the descriptor, attached READ_ONLY, and only a
+BASE TABLE without generated columns is read (views and table macros are refused).
 Extensions are never installed or auto-loaded.  After the view is built the source is
 detached and the configuration locked (the descriptor stays open while the engine lives,
 so ``/dev/fd/N`` -- which DuckDB does not let us remove from ``allowed_paths`` -- can only
-ever name the file that was read; no SQL the engine runs reads a file any more).  The fingerprint is the
-SHA-256 of the bytes read through that same descriptor; the file's identity (device,
-inode, size, mtime) is checked again after the read, so a file swapped or modified during
-the read is refused.
+ever name the file that was read; no SQL the engine runs reads a file any more).  The
+fingerprint is the SHA-256 of the bytes read through that same descriptor; the file's
+identity (device, inode, size, mtime) is checked again after the read, so a file swapped
+or modified during the read is refused.
 
 **Errors.**  Anything that goes wrong while reading is reported with a fixed message that
 names the file and its format but never the reader's own text (DuckDB quotes the line).
@@ -57,6 +59,7 @@ import hashlib
 import io
 import os
 import stat
+import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -234,32 +237,33 @@ class Source:
             fd_path = f"/dev/fd/{fd}"
             if not os.path.exists(fd_path):  # pragma: no cover - every supported OS has it
                 raise ParameterError("reading data files needs /dev/fd (Linux, macOS, BSD)")
-            real = os.path.realpath(fd_path)
-            allowed = [fd_path]
+            con = self.con
             if fmt == "duckdb":
-                if os.path.exists(real + ".wal"):
+                if os.path.exists(str(path) + ".wal"):
                     raise ParameterError(
                         f"data file {str(path)!r} has an un-checkpointed write-ahead log "
                         "(.wal): run CHECKPOINT on it first"
                     )
-                allowed.append(real + ".wal")  # probed (and absent) when attaching
-            con = self.con
-            con.execute("SET allowed_paths = [" + ", ".join(map(sql_string, allowed)) + "]")
-            con.execute("SET enable_external_access = false")
-            if fmt == "csv":
-                self._csv(fd, fd_path, path, gz, tsv=".tsv" in name)
-            elif fmt == "parquet":
-                self._parquet(fd_path, path)
+                # DuckDB attaches by the resolved NAME (and derives the .wal name from it,
+                # mangling '?'), so it is given a private copy of the descriptor's bytes
+                with tempfile.TemporaryDirectory(prefix="dpnoise-") as tmp:
+                    copy = os.path.join(tmp, "data.duckdb")
+                    _copy_fd(fd, copy)
+                    con.execute("SET allowed_paths = [" + ", ".join(
+                        map(sql_string, (copy, copy + ".wal"))) + "]")
+                    con.execute("SET enable_external_access = false")
+                    self._duckdb(copy, path)
             else:
-                self._duckdb(fd_path, path)
+                con.execute(f"SET allowed_paths = [{sql_string(fd_path)}]")
+                con.execute("SET enable_external_access = false")
+                if fmt == "csv":
+                    self._csv(fd, fd_path, path, gz, tsv=".tsv" in name)
+                else:
+                    self._parquet(fd_path, path)
             after = os.fstat(fd)
             ident = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns)
             if (after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns) != ident:
                 raise ParameterError(f"data file {str(path)!r} changed while it was read")
-            if fmt == "duckdb":  # DuckDB attaches by the resolved name: same file?
-                st = os.stat(real)
-                if (st.st_dev, st.st_ino) != ident[:2]:
-                    raise ParameterError(f"data file {str(path)!r} was replaced while read")
             ok = True
         finally:
             if ok:
@@ -387,6 +391,21 @@ def _sha256_fd(fd: int) -> str:
             return h.hexdigest()
         h.update(chunk)
         off += len(chunk)
+
+
+def _copy_fd(fd: int, dest: str) -> None:
+    """Copy the descriptor's bytes into a new private file (mode 0600)."""
+    out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        off = 0
+        while True:
+            chunk = os.pread(fd, 1 << 22, off)
+            if not chunk:
+                return
+            os.write(out, chunk)
+            off += len(chunk)
+    finally:
+        os.close(out)
 
 
 def _csv_header(fd: int, gz: bool, delim: str, path: Path) -> list[str]:
