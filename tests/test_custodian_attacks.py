@@ -370,7 +370,7 @@ def test_the_text_to_number_rule(tmp_path: Path, fmt: str) -> None:
     """The one documented conversion (source.py): strip ASCII whitespace, a decimal
     literal, nearest double, finite; anything else is missing.  Pinned here so that
     another engine can implement the same."""
-    rows = [[i, f'"{t}"' if fmt == "csv" and t != t.strip() else t]
+    rows = [[i, f'"{t}"' if fmt == "csv" and (t != t.strip() or "," in t) else t]
             for i, (t, _) in enumerate(TEXT_TO_NUMBER)]
     path = write(tmp_path, fmt, ["i", "v"], rows)
     schema = {"dataset": {"max_rows": 1000},  # a fine exact-sum grid (2^-13)

@@ -57,6 +57,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
 import os
 import stat
 import tempfile
@@ -183,7 +184,7 @@ class Source:
             a = np.asarray(v)
             if a.ndim != 1:
                 raise ParameterError(f"data column {name!r} must be one-dimensional")
-            cols[name] = a
+            cols[name] = a if a.dtype.kind in "biufU" else _text_array(a)
         sizes = {a.size for a in cols.values()}
         if len(sizes) > 1:
             raise ParameterError("data columns must all have the same length")
@@ -380,6 +381,21 @@ class Source:
                 "the typed view of the data could not be built (the engine's message is "
                 "withheld because it may quote the data)"
             ) from None
+
+
+def _text_array(a: np.ndarray) -> np.ndarray:
+    """An object (or other non-numeric) column as text or None, element by element: the
+    same text form DuckDB gives typed values (shortest round-trip repr of a float), with
+    None and float NaN as NULL -- so a column of mixed Python types can never make the
+    registration fail on some rows only."""
+    def text(v: Any) -> str | None:
+        if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+            return None
+        if isinstance(v, (float, np.floating)):
+            return repr(float(v))
+        return str(v)
+
+    return np.array([text(v) for v in a.tolist()], dtype=object)
 
 
 def _sha256_fd(fd: int) -> str:
