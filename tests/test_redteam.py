@@ -85,7 +85,7 @@ def test_null_user_ids_do_not_break_the_sensitivity(query: str) -> None:
     s = Session(data, Budget(1.0), schema=_SCHEMA)
     q = s.parse(query)
     plans = dict(s._plans(q, 1.0, 0.0, None))
-    full = s._truth(q, s.schema, s.engine.aggregate(q))
+    full = s.true_components(q)
     n = data["x"].size
     for i in range(n):
         own = data["uid"][i]
