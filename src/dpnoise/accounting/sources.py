@@ -160,7 +160,7 @@ def _geometric(m: Any, h: float) -> SourcedPLD:
 
 
 def _discrete_gaussian(m: Any, h: float) -> SourcedPLD:
-    from ..dg_accounting import logpmf
+    from ..laws.discrete_gaussian import logpmf
 
     s2 = float(m.sigma2)
     S = int(m.sensitivity)
