@@ -17,6 +17,7 @@ from scipy import special
 
 from ..errors import ParameterError
 from ..params import LN2, check_quantiles
+from .base import Law
 from .range_laplace import log_mass
 
 
@@ -31,7 +32,7 @@ def _gamma_diff(k: int, p: float, q: float) -> float:
     return qq - float(special.gammainc(k, p))
 
 
-class TruncatedLaplaceLaw:
+class TruncatedLaplaceLaw(Law):
     """Output law of the continuous mechanism for one true value (scipy.stats-like)."""
 
     def __init__(self, pieces: Sequence[tuple[float, float]], mu: float, scale: float) -> None:
@@ -131,9 +132,6 @@ class TruncatedLaplaceLaw:
     def var(self) -> float:
         d = self._m[1] / self._m[0]
         return self.second_moment() - d * d
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
 
     def mean_abs_error(self) -> float:
         """E|X − mu|: the mean absolute error of the release about the true value."""

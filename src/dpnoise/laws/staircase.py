@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..params import check_epsilon, check_finite, check_sensitivity
+from .base import Law
 
 Criterion = Literal["variance", "mean_abs", "interval"]
 CRITERIA: tuple[str, ...] = ("variance", "mean_abs", "interval")
@@ -82,7 +83,7 @@ def _root_from_zero(mass: Callable[[float], float]) -> float:
     return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
-class StaircaseDensity:
+class StaircaseDensity(Law):
     """Ideal continuous staircase law (corrected Thm 9), scipy.stats-like."""
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, gamma: float) -> None:
@@ -158,9 +159,6 @@ class StaircaseDensity:
         S0, S1, S2 = self._sums()
         steps = (d * d + d * D + D * D / 3) * S0 + (2 * d + D) * D * S1 + D * D * S2
         return 2 * self.M0 * (d**3 / 3 + b * D * steps)
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
 
     def mean(self) -> float:
         return 0.0

@@ -63,7 +63,8 @@ from ..exact.table import IntegerTable, quantize_symmetric
 from ..exact.words import WordStream
 from ..laws import count_noise as cf
 from ..laws import discrete_gaussian as dga
-from ..params import check_delta, check_epsilon, check_quantiles
+from ..laws.base import TableLaw
+from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -152,67 +153,21 @@ def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...
     return lo, hi, str(boundary)
 
 
-class IntegerLaw:
+class IntegerLaw(TableLaw):
     """Exact-as-float law of an integer output on a window (scipy.stats-like).
 
     ``values`` are consecutive integers, ``probs`` their probabilities (mass outside the
-    window is below 1e-300 for the infinite-support laws).
+    window is below 1e-300 for the infinite-support laws).  pmf, cdf, ppf, moments and
+    interval are inherited from :class:`~dpnoise.laws.base.TableLaw`.
     """
 
     def __init__(self, values: NDArray[np.int64], probs: NDArray[np.float64]) -> None:
+        super().__init__(np.asarray(values, dtype=np.int64), probs)
         self.values = np.asarray(values, dtype=np.int64)
-        self.probs = np.asarray(probs, dtype=np.float64)
-        self._cum = np.cumsum(self.probs)
-        self._lo = int(self.values[0])
 
     def support(self) -> tuple[int, int]:
         nz = np.flatnonzero(self.probs > 0)
         return int(self.values[nz[0]]), int(self.values[nz[-1]])
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y)
-        yi = np.floor(np.asarray(y, dtype=np.float64))
-        idx = yi - self._lo
-        ok = (yi == y) & (idx >= 0) & (idx < self.values.size)
-        safe = np.where(ok, idx, 0).astype(np.int64)
-        return np.where(ok, self.probs[safe], 0.0)
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        with np.errstate(divide="ignore"):
-            return np.log(self.pmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        idx = np.floor(np.asarray(y, dtype=np.float64)) - self._lo
-        inside = np.clip(idx, 0, self.values.size - 1).astype(np.int64)
-        out = np.where(idx < 0, 0.0, np.minimum(self._cum[inside], 1.0))
-        return np.where(idx >= self.values.size - 1, 1.0, out)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = check_quantiles(q)
-        idx = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
-        idx = np.clip(idx, 0, self.values.size - 1)
-        return self.values[idx].astype(np.float64)
-
-    def mean(self) -> float:
-        return math.fsum((self.probs * self.values).tolist())
-
-    def var(self) -> float:
-        m = self.mean()
-        return math.fsum((self.probs * (self.values - m) ** 2).tolist())
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self, about: float | None = None) -> float:
-        c = self.mean() if about is None else about
-        return math.fsum((self.probs * np.abs(self.values - c)).tolist())
-
-    def interval(self, level: float) -> tuple[float, float]:
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
 def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None

@@ -50,6 +50,7 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.range_centre import CentreSampler
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound
+from ..laws.base import TableLaw
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most
 from ..laws.range_laplace import (
     log_mass,
@@ -58,7 +59,7 @@ from ..laws.range_laplace import (
     sigma_std,
 )
 from ..laws.range_laplace_law import TruncatedLaplaceLaw
-from ..params import LN2, check_epsilon, check_quantiles, check_sensitivity
+from ..params import LN2, check_epsilon, check_sensitivity
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -420,11 +421,12 @@ def continuous_family(pieces: tuple[tuple[float, float], ...], s: float,
 
 
 # ---------------------------------------------------------------------- laws
-class RangeLatticeLaw:
+class RangeLatticeLaw(TableLaw):
     """Exact law of the released grid value for one true value (scipy.stats-like).
 
     Computed from the exact sampled pmf over every cell within 60 scales of the centre (the
-    mass beyond is < e^-60 of the total)."""
+    mass beyond is < e^-60 of the total); a normalised :class:`~dpnoise.laws.base.TableLaw`
+    on those cells (pmf, cdf, ppf, moments and interval inherited)."""
 
     def __init__(self, sampler: CentreSampler, grid: float, true_value: float,
                  scale: float) -> None:
@@ -438,59 +440,16 @@ class RangeLatticeLaw:
         lp = sampler.logpmf(j)
         keep = np.isfinite(lp)
         self.cells = j[keep]
-        self.support = (self.cells + 0.5) * grid
-        self.probs = np.exp(lp[keep])
-        self._logp = lp[keep]
-        self._cum = np.cumsum(self.probs)
-        self._cum /= self._cum[-1]
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y, dtype=np.float64)
-        u = y / self.grid - 0.5
-        idx = np.searchsorted(self.cells, np.rint(u).astype(np.int64))
-        idx = np.clip(idx, 0, self.cells.size - 1)
-        hit = (self.cells[idx] == u) & (np.floor(u) == u)
-        return np.where(hit, self._logp[idx], -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y, dtype=np.float64)
-        k = np.searchsorted(self.support, y, side="right")
-        return np.where(k > 0, self._cum[np.maximum(k - 1, 0)], 0.0)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = check_quantiles(q)
-        k = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
-        return self.support[np.clip(k, 0, self.support.size - 1)]
-
-    def mean(self) -> float:
-        return float(np.dot(self.probs, self.support) / self.probs.sum())
-
-    def var(self) -> float:
-        m = self.mean()
-        return float(np.dot(self.probs, (self.support - m) ** 2) / self.probs.sum())
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        """E|Y − E Y|: mean absolute deviation (the scipy-like / harness convention)."""
-        m = self.mean()
-        return float(np.dot(self.probs, np.abs(self.support - m)) / self.probs.sum())
+        super().__init__((self.cells + 0.5) * grid, np.exp(lp[keep]), normalise=True,
+                         logprobs=lp[keep])
+        self.support = self.points
 
     def mean_abs_error(self) -> float:
         """E|Y − x| for the true value x: the mean absolute error of a release."""
-        return float(np.dot(self.probs, np.abs(self.support - self.true_value))
-                     / self.probs.sum())
+        return self.mean_abs(about=self.true_value)
 
     def mse(self) -> float:
-        return float(np.dot(self.probs, (self.support - self.true_value) ** 2)
-                     / self.probs.sum())
+        return self._expect((self.points - self.true_value) ** 2)
 
 
 # ------------------------------------------------------------ paper Sec. 4.1 (NOT DP)

@@ -119,9 +119,6 @@ class LatticeStaircaseNoise(HalfLatticeLaw):
         super().__init__(law, grid, center)
         self.law = law
 
-    def interval(self, level: float) -> tuple[float, float]:
-        return super().interval(check_level(level))
-
 
 
 

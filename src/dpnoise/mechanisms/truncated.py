@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import BlockGeometric
+from ..laws.base import Law
 from ..laws.block_calibration import calibrate_block, default_grid
 from ..laws.grid import check_grid, grid_sensitivity
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
@@ -62,7 +63,7 @@ DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(
 
 
 # ---------------------------------------------------------------- continuous law
-class TLapDistribution:
+class TLapDistribution(Law):
     """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form (spec §4.2).
 
     pdf/logpdf, cdf/sf (via u = (A − |x|)/λ), ppf, mean_abs = E|X| (Thm 2),
@@ -120,9 +121,6 @@ class TLapDistribution:
 
     def var(self) -> float:
         return self.params.second_moment
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
 
     def delta_profile(self, eps_prime: ArrayLike) -> NDArray[np.float64]:
         """Exact hockey-stick δ(ε') for a shift of Δ (spec §1, derived):
