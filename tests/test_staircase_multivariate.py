@@ -1,4 +1,4 @@
-"""Multivariate staircase (paper 004 §6, Theorem 13): exact cells, verifier, paper numbers."""
+"""Multivariate staircase (Soria-Comas & Domingo-Ferrer 2013 §6, Thm 13): cells, verifier."""
 
 from __future__ import annotations
 

@@ -1,8 +1,13 @@
-"""Exact law of the continuous truncated-and-normalised Laplace density (spec 000 §4.d).
+"""Exact law of the continuous truncated-and-normalised Laplace density.
 
 ``p(x|mu) = exp(−|x − mu|/s) / (2 s Z_s(mu))`` for x in S.  Moments use the one-sided partial
 moments over a distance range [p, q] with regularised incomplete gamma functions (P(k, z) or,
 for far pieces, Q(k, z) differences), so nothing cancels when s >> W and nothing overflows.
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The continuous optimal (staircase) noise law of paper 004, §5, with the corrected Thm 9.
+"""The continuous optimal (staircase) noise law (Soria-Comas & Domingo-Ferrer 2013, §5, Thm 9).
 
-Spec 004 §3: the density printed in Theorem 9 is off by one step.  The correct form,
+Erratum (found by re-deriving Theorem 9 and checking normalisation and the DP ratio numerically
+while building dpnoise; ``tests/test_staircase.py`` checks it): the density printed in
+Theorem 9 is off by one step.  The correct form,
 with b = e^(-ε), plateau half-width d = γΔ (0 <= γ <= 1) and M0 fixed by normalisation,
 is
 
@@ -10,14 +12,14 @@ is
     M0 = (1 − b) / (2 (d (1 − b) + bΔ)).
 
 It is the Geng–Viswanath staircase with γ = d/Δ.  γ = 0 and γ = 1 give the same law.
-The free parameter is chosen by a criterion (spec §3 "Choosing d"):
+The free parameter is chosen by a criterion (derived here):
 
 * ``variance``: γ* = −b/(1−b) + (b − 2b² + 2b⁴ − b⁵)^(1/3) / (2^(1/3) (1−b)²); for ε < 0.1
   the series γ* = 1/2 − ε/12 + ε⁵/12960 (the closed form cancels badly there).
 * ``mean_abs``: γ* = 1/(1 + e^(ε/2)).
 * ``interval`` at level p (α = 1 − p): K = ceil(ln(1/α)/ε), γ* = (e^(−Kε)/α − b)/(1 − b).
 
-Closed forms (spec §3, with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−b)³):
+Closed forms (with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−b)³):
 
     Var  = 2M0 [ d³/3 + bΔ( (d² + dΔ + Δ²/3) S0 + (2d+Δ)Δ S1 + Δ² S2 ) ]
     E|X| = 2M0 [ d²/2 + bΔ( (d + Δ/2) S0 + Δ S1 ) ]
@@ -25,6 +27,16 @@ Closed forms (spec §3, with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−
 
 This module is the *ideal* real-valued law (paper tables, plots, utility).  What
 :class:`dpnoise.Staircase` releases is its exact power-of-two-grid counterpart.
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
+  * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
+    IEEE Transactions on Information Theory 62(2):925-951, 2016.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -52,7 +64,7 @@ def check_level(level: float, *, name: str = "level") -> float:
 
 
 def optimal_gamma(epsilon: float, criterion: str = "variance", level: float = 0.95) -> float:
-    """γ = d/Δ minimising the criterion within the optimal family (spec 004 §3)."""
+    """γ = d/Δ minimising the criterion within the optimal family."""
     eps = check_epsilon(epsilon)
     if criterion == "variance":
         if eps < 0.1:
@@ -92,7 +104,7 @@ class StaircaseDensity(Law):
         g = check_finite("gamma", gamma)
         if not 0.0 <= g <= 1.0:
             raise ParameterError(f"gamma = d/sensitivity must be in [0, 1], got {g!r}")
-        self.gamma = 1.0 if g == 0.0 else g  # γ = 0 and γ = 1 are the same law (spec §3)
+        self.gamma = 1.0 if g == 0.0 else g  # γ = 0 and γ = 1 are the same law
         self.d = self.gamma * self.sensitivity
         self.b = math.exp(-self.epsilon)
         self.one_minus_b = -math.expm1(-self.epsilon)
@@ -133,7 +145,7 @@ class StaircaseDensity(Law):
         return np.where(x >= 0, 1.0 - s, s)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Inverse cdf (spec §5 step 4)."""
+        """Inverse cdf."""
         u = np.asarray(q, dtype=np.float64)
         if np.any((u < 0) | (u > 1)) or np.any(np.isnan(u)):
             raise ParameterError("q must be in [0, 1]")
@@ -198,7 +210,7 @@ def laplace_interval_size(epsilon: float, sensitivity: float, level: float) -> f
 def level_weights(epsilon: float, volume, *, tail: float = 1e-18) -> NDArray[np.float64]:
     """w_i ∝ b^i vol(B_i), normalised, truncated where the remaining mass < ``tail``.
 
-    ``volume(i)`` gives vol(B_i) for an integer array i (nested-set form, spec §6).
+    ``volume(i)`` gives vol(B_i) for an integer array i (nested-set form).
     """
     b = math.exp(-epsilon)
     n = 64

@@ -1,4 +1,4 @@
-"""Gaussian baselines for paper 001: classic and analytic (Balle & Wang 2018), exact on a grid.
+"""Gaussian baselines: classic and analytic (Balle & Wang 2018), exact on a grid.
 
 Calibration
 -----------
@@ -9,7 +9,7 @@ Calibration
       δ >= δ_G(σ) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
 
   δ_G decreases strictly from 1 to 0, so σ* is its unique root.  It is evaluated as
-  ln δ_G = la + ln(−expm1(ε + lb − la)) with la, lb = log_ndtr(·) (spec §4.5): e^ε·Φ is
+  ln δ_G = la + ln(−expm1(ε + lb − la)) with la, lb = log_ndtr(·): e^ε·Φ is
   never formed, so ε = 1000 and δ = 1e-300 work.  Root: Brent on s = ln(σ/Δ).
 
 Release (finite-precision safe)
@@ -34,6 +34,12 @@ A Gaussian has infinite support and irrational probabilities; dpnoise releases t
 What is guaranteed: (ε, δ)-DP of the sampled pmf, verified by ``dpnoise.verify``.  What
 is not: equality with the continuous Gaussian (the discrete law's δ_G at the same σ
 agrees with the closed form to ~1e-9 relative when Δ/L is an integer; see tests).
+
+References:
+  * B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
+    Analytical Calibration and Optimal Denoising", ICML 2018.
+  * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
+    Differential Privacy", arXiv:1810.00877, 2018.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Why not ``x + numpy.laplace()``: a float sampler reaches only some doubles, and the
 set it reaches depends on x, so an output often proves which of two neighbouring
-inputs produced it (paper 003, Example 1.1 / Mironov 2012; spec 003 §1.3 R3: 81% of
+inputs produced it (Gazeau et al. 2013, Example 1.1; Mironov 2012; reproduced by ``dpnoise reproduce
+finite-precision``, A3: 81% of
 numpy's outputs from x = 0 are impossible from x = 1).
 
 What dpnoise releases instead (DESIGN.md "Finite precision"):
@@ -23,6 +24,12 @@ What dpnoise releases instead (DESIGN.md "Finite precision"):
 
 The guarantee is pure ε-DP for the pmf that is sampled (not an approximation of it),
 with no ε' degradation; ``dpnoise.verify`` recomputes it from the table.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+  * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    ACM CCS 2012.
 """
 
 from __future__ import annotations
@@ -159,7 +166,7 @@ class ClampedLaplace(Mechanism):
 
     Clamping is post-processing, so the guarantee is the Laplace one.  Mass beyond
     an end piles up *on* the end point, which biases answers near the edges -- the
-    behaviour the range-adherent mechanisms (paper 000) improve on.
+    behaviour the range-adherent mechanisms (Croft et al. 2022) improve on.
     """
 
     def __init__(

@@ -1,22 +1,22 @@
-"""Range-adherent Laplace: the truncated and normalised Laplace mechanism (paper 000), done right.
+"""Range-adherent Laplace: the truncated and normalised Laplace of Croft et al. 2022, done right.
 
 Every output lies in the declared domain S (an interval, a half-line or a union of disjoint
 intervals).  The ideal density is the Laplace density restricted to S and renormalised,
-``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6); spec 000 §1.3).
+``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6)).
 
-Calibration (spec 000 §4; paper errata in the verdict table):
+Calibration (paper errata in the verdict table):
 
 * ``mode="dp"`` (default): the minimal uniform scale for ordinary ε-DP -- Alg. A (interval:
   phi(s) = ε, closed form at W = 2Δ, s = W/ε when W <= Δ), Alg. B (half-line:
   s = Δ/ln((1+e^ε)/2)), Alg. C (unions).  This is *not* the paper's scale: the paper's
   "optimal" scales are optimal for its generalised guarantee (13), which is metric DP
-  (spec V2); the ε-DP minimum is 2.4–75 % smaller.
+; the ε-DP minimum is 2.4–75 % smaller.
 * ``mode="metric"``: the paper's generalised guarantee (13): exactly 2Δ/ε whenever S is
-  bounded on one side (spec V3; the paper only bounds it by 2Δ/ε and binary-searches), and
-  Theorem 2's bounds plus the reflected gap-pair bounds (spec V4: 4n+2, not 3n+2) for R minus
+  bounded on one side (the paper only bounds it by 2Δ/ε and binary-searches), and
+  Theorem 2's bounds plus the reflected gap-pair bounds (4n+2, not 3n+2) for R minus
   finite gaps.  On the grid the metric guarantee reads ell(x, x') <= ε(|x − x'| + L)/Δ.
 * The paper's data-dependent half-line scale (Sec. 4.1, (32)/(33), Theorem 1) is NOT
-  differentially private (spec V1): its loss is unbounded.  It is available only as
+  differentially private: its loss is unbounded.  It is available only as
   :func:`paper_half_line_scale_unsafe` and :class:`PaperHalfLineLaplaceUnsafe`, which warn.
 
 Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
@@ -33,6 +33,15 @@ the grid rounding of the true value and every quantisation are paid for in the s
 The reported ``scale`` = M·L/ln2 is the continuous-equivalent scale (>= the continuous minimum,
 ``continuous_scale``; ``scale_inflation`` is typically ~1e-3).  ``dpnoise.verify`` recomputes the
 loss from the exact integer tables that are sampled.
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -454,11 +463,11 @@ class RangeLatticeLaw(TableLaw):
 
 # ------------------------------------------------------------ paper Sec. 4.1 (NOT DP)
 class PaperHalfLineLaplaceUnsafe(Mechanism):
-    """NOT DIFFERENTIALLY PRIVATE: paper 000 Sec. 4.1's data-dependent scale on (−inf, border].
+    """NOT DIFFERENTIALLY PRIVATE: Croft et al. 2022 Sec. 4.1's data-dependent scale on a half-line.
 
     The scale sigma(t) depends on the true value's distance t to the border ((32)/(33)).  The
     paper checks the density ratio at the border only; far from the border the ratio grows
-    like exp(|y|(1/sigma_2 − 1/sigma_1)) (spec V1), so the loss is unbounded: ``dpnoise verify``
+    like exp(|y|(1/sigma_2 − 1/sigma_1)), so the loss is unbounded: ``dpnoise verify``
     reports it.  The claimed guarantee is the paper's (ε), with notion "none".  Release uses
     a float inverse-CDF sampler -- reproduction only, never use it on real data.
     """
@@ -470,7 +479,7 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         self.sensitivity = check_sensitivity(sensitivity)
         self.border = float(border)
         warnings.warn("PaperHalfLineLaplaceUnsafe is NOT differentially private "
-                      "(paper 000 Sec. 4.1, spec V1); reproduction only", UserWarning,
+                      "(Croft et al. 2022 Sec. 4.1); reproduction only", UserWarning,
                       stacklevel=2)
         self._freeze()
 

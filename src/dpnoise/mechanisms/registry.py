@@ -296,13 +296,13 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("clamped-laplace", "Laplace then clamp into [lower, upper] (baseline)",
                    _clamped_args, _build_clamped),
     MechanismEntry("range-laplace",
-                   "truncated-and-normalised Laplace on a domain (paper 000), exact on a grid",
+                   "truncated-and-normalised Laplace on a domain (Croft et al. 2022), exact, grid",
                    _range_laplace_args, _build_range_laplace),
     MechanismEntry("range-laplace-paper-unsafe",
-                   "NOT DP: paper 000 Sec. 4.1's data-dependent half-line scale (reproduction)",
+                   "NOT DP: Croft et al. 2022 Sec. 4.1's data-dependent half-line scale (repro)",
                    _paper_unsafe_args, _build_paper_unsafe),
     MechanismEntry("truncated-laplace",
-                   "(ε, δ)-DP truncated Laplacian (paper 001), exact on a grid; 0 < δ < 1/2",
+                   "(ε, δ)-DP truncated Laplacian (Geng et al. 2018), exact on a grid; 0 < δ < 1/2",
                    _truncated_args, _build_truncated),
     MechanismEntry("gaussian", "classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε (ε < 1), exact on a grid",
                    _gaussian_args, _build_gaussian),
@@ -310,14 +310,15 @@ ENTRIES: list[MechanismEntry] = [
                    "analytic Gaussian (Balle & Wang 2018): smallest σ, exact on a grid",
                    _gaussian_args, _build_analytic_gaussian),
     MechanismEntry("count-noise",
-                   "finite-support integer count noise (paper 002), exact hockey-stick delta",
+                   "finite-support integer count noise (Sadeghi et al. 2020), exact hockey-stick δ",
                    _count_noise_args, _build_count_noise),
     MechanismEntry("geometric", "two-sided geometric (discrete Laplace) for counts, pure eps-DP",
                    _geometric_args, _build_geometric),
     MechanismEntry("discrete-gaussian",
                    "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
                    _dg_args, _build_dg),
-    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise (paper 004), exact "
+    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise "
+                   "(Soria-Comas & Domingo-Ferrer 2013), exact "
                    "on a power-of-two grid", _staircase_args, _build_staircase),
 ]
 

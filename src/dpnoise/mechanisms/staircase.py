@@ -1,10 +1,11 @@
-"""Optimal data-independent noise (paper 004): the staircase mechanism, exact on a grid.
+"""Optimal data-independent noise (Soria-Comas & Domingo-Ferrer 2013): the staircase, exact.
 
-The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of paper 004, spec §3)
+The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of Soria-Comas &
+Domingo-Ferrer 2013)
 has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
 It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
 period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
-e^(−ε), uniform within each part (spec §5 step 5).
+e^(−ε), uniform within each part.
 
 What :class:`Staircase` releases -- the same construction on a power-of-two grid, drawn
 exactly from random words with integer arithmetic:
@@ -37,11 +38,22 @@ exactly from random words with integer arithmetic:
     it must be <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
     :class:`~dpnoise.verify.AdditiveLattice` with period P.
 
-Errata honoured (spec 004 §3/§7): Thm 9 off by one (first step outside the plateau is
+Errata honoured (found while building dpnoise, see :mod:`dpnoise.laws.staircase`):
+Thm 9 off by one (first step outside the plateau is
 M0·e^(−ε)); γ = 0 and γ = 1 are the same law; the closed-form variance optimum cancels
 for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate part
 below).  The paper's optimality proof assumes symmetric noise.  ε is capped at 20: the
 outer weight e^-ε must stay far above 2^-64 in the tables.
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
+  * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
+    IEEE Transactions on Information Theory 62(2):925-951, 2016.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -224,7 +236,7 @@ def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
     if S > MAX_PERIOD_CELLS:
         raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
                              f"<= {MAX_PERIOD_CELLS}")
-    # γ = 0 and γ = 1 are the same law (spec §3); a tiny γ > 0 keeps one plateau cell
+    # γ = 0 and γ = 1 are the same law; a tiny γ > 0 keeps one plateau cell
     G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
     return calibrate(epsilon, S, G, try_joint=try_joint)
 
@@ -270,7 +282,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
 
 
 class Staircase(HalfLatticeMechanism):
-    """Optimal data-independent ε-DP noise (paper 004), exact on a power-of-two grid.
+    """Optimal data-independent ε-DP noise (Soria-Comas & Domingo-Ferrer 2013), exact on a grid.
 
     ``criterion`` picks the member of the optimal family: "variance" (default),
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
@@ -371,7 +383,8 @@ class Staircase(HalfLatticeMechanism):
 
 
 # =====================================================================================
-# Multivariate (paper 004 §6, Theorem 13 with the corrected union; spec §4 nested form)
+# Multivariate (Soria-Comas & Domingo-Ferrer 2013 §6, Theorem 13 with the corrected union;
+# nested-set form)
 # =====================================================================================
 #
 # On the cells of a per-coordinate power-of-two grid, with the level function ℓ(z) of the
