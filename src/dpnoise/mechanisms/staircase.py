@@ -15,7 +15,8 @@ exactly from random words with integer arithmetic:
     staircase is S cells wide (continuous-equivalent width S·L >= Δ), the plateau
     half-width is G = round(γS) cells.  Default grid: Δ/4096 when the fast one-word
     table below fits there (ε >~ 0.05), else a coarser grid that is exact for Δ, else the
-    grid among Δ/2^{12,10,...,2} whose exact sampled law is best (``_auto_grid``).
+    grid among Δ/2^{12,10,...,2} whose exact sampled law is best
+    (:func:`~dpnoise.laws.staircase.auto_grid`).
 2.  Output c·L ± (K + 1/2)·L (half-offset grid, as :class:`Laplace`).  Magnitude cell
     K = Q·P + o with period P = M·S:  Q = floor(T/a), T = trailing zeros of a random
     word, is exactly Geometric with ratio 2^-a per period; o = R·S + j is the position
@@ -67,61 +68,29 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.nested_levels import NestedLevels
-from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
-from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
+from ..exact.ratio_geometric import RatioGeometric, ratio_candidates
+from ..exact.staircase import LatticeStaircase
 from ..exact.words import index_probability, mulhi64
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, to_index
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
-from ..laws.staircase import CRITERIA, StaircaseDensity, check_level, optimal_gamma
+from ..laws.staircase import (
+    CRITERIA,
+    ROUNDING_ALLOWANCE,
+    StaircaseDensity,
+    auto_grid,
+    check_level,
+    law_for_grid,
+    optimal_gamma,
+)
 from ..params import LN2, check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import Guarantee, HalfLatticeMechanism, Mechanism
 
-ROUNDING_ALLOWANCE = 1e-12
-JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
-JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
-DEFAULT_GRID_BITS = 12
-MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
 _CHUNK = 1 << 14
 _EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
-
-
-def _blocks_per_step(S: int) -> int:
-    """Upper bound on the aligned blocks of the two parts of one step (any plateau G)."""
-    return min(S, 2 * S.bit_length() + S // (1 << BLOCK_BITS) + 1)
-
-
-def _joint_fits(S: int, epsilon: float) -> bool:
-    return (_blocks_per_step(S) * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon)
-            <= JOINT_MAX_OUTCOMES and S * math.ceil(JOINT_TAIL_NATS / epsilon)
-            <= MAX_PERIOD_CELLS)
-
-
-def staircase_grid(sensitivity: float, epsilon: float) -> float:
-    """The staircase's default grid (not the shared lattice rule
-    :func:`dpnoise.calibration.default_grid`: it is chosen so the block tables fit).
-
-    Power-of-two step L = 2^j <= Δ/2^k.
-
-    Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
-    block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
-    (S·L = Δ to 1e-6: any dyadic Δ) and where the table fits.  Otherwise k = 12 (fewer
-    bits for tiny ε so that M·S <= 2^20), sampled with the two-table (three-word) kernel.
-    """
-    base = power_of_two_at_most(sensitivity)
-    for k in range(DEFAULT_GRID_BITS, 0, -1):
-        L = base / 2.0**k
-        S = grid_sensitivity(sensitivity, L)
-        if _joint_fits(S, epsilon) and (k == DEFAULT_GRID_BITS or
-                                        S * L / sensitivity - 1 <= 1e-6):
-            return L
-    k = DEFAULT_GRID_BITS
-    while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
-        k -= 1
-    return base / 2.0**k
 
 
 class LatticeStaircaseNoise(HalfLatticeLaw):
@@ -132,153 +101,6 @@ class LatticeStaircaseNoise(HalfLatticeLaw):
         self.law = law
 
 
-
-
-def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
-    """Rough log-error of the smallest 64-bit weight of a table of P positions whose
-    weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
-    always computed afterwards)."""
-    with np.errstate(over="ignore"):
-        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
-                     / max(epsilon, 1e-300) * 4)
-
-
-def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
-    """Steepest in-block decay for (a, M) whose exact loss is <= ε − 1e-12, or None.
-
-    In-block steps decay at e_in, the block boundary at a·ln2 − (M−1)·e_in; with 64-bit
-    quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
-    q is measured from a first build (exact loss minus the intended decay).
-    """
-    if joint:
-        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
-                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
-    else:
-        P = max(M, S)
-    q = _quantisation_estimate(epsilon, M, P)
-    deficit = M * epsilon - a * LN2
-    if M > 1 and deficit < 0.5 * q * M:
-        return None
-    e0 = epsilon * (1 - 1e-12)
-    if M > 1:
-        e0 = min(e0, a * LN2 / (M - 1))
-    try:
-        law = LatticeStaircase(RatioGeometric(a, M, e0), S, G, joint=joint)
-        excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
-    except ParameterError:
-        excess = math.inf
-    if excess <= 0:
-        return law
-    if math.isfinite(excess):
-        for factor in (2.0, 8.0, 32.0, 128.0, 512.0):
-            margin = factor * excess + 2 * ROUNDING_ALLOWANCE
-            e_in = min(e0, epsilon - margin)
-            if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
-                break
-            try:
-                law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
-            except ParameterError:
-                break
-            if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
-                return law
-    if M > 1:  # last resort: a uniform ratio a·ln2/M (equal margin on every step)
-        try:
-            law = LatticeStaircase(RatioGeometric(a, M), S, G, joint=joint)
-        except ParameterError:
-            return None
-        if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
-            return law
-    return None
-
-
-def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
-    """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
-
-    In-block steps decay at ε (less the measured 64-bit quantisation excess), the
-    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
-    blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
-    """
-    max_block = max(1, min(MAX_PERIOD_CELLS // S, 1 << 16))
-    best = None
-    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
-        if (M - 1) * epsilon > MAX_SPAN_BITS * LN2:
-            continue
-        best = _fit(epsilon, a, M, S, G, False)
-        if best is not None:
-            break
-    if best is None:
-        raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
-    if try_joint:
-        # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
-        # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
-        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
-            _aligned_blocks(G, S, 1 << BLOCK_BITS))
-        lo = math.ceil(JOINT_TAIL_NATS / epsilon)
-        hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
-        scored = []
-        for Mj in range(max(1, lo), hi + 1):
-            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
-            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
-            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
-            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
-                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
-                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
-        for _, aj, Mj in sorted(scored)[:8]:
-            joint = _fit(epsilon, aj, Mj, S, G, True)
-            if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
-                return joint
-    return best
-
-
-def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
-                  try_joint: bool = True) -> LatticeStaircase:
-    S = grid_sensitivity(sensitivity, grid)
-    if S > MAX_PERIOD_CELLS:
-        raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
-                             f"<= {MAX_PERIOD_CELLS}")
-    # γ = 0 and γ = 1 are the same law; a tiny γ > 0 keeps one plateau cell
-    G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
-    return calibrate(epsilon, S, G, try_joint=try_joint)
-
-
-def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
-               ) -> tuple[float, LatticeStaircase]:
-    """Default grid and law.
-
-    Fast path: :func:`staircase_grid`'s grid when it gives the two-word joint table and is
-    exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
-    k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
-    E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
-    grid (finer grids waste less on ceil(Δ/L); coarser ones allow longer blocks and so a
-    closer dyadic ratio when ε is tiny).
-    """
-    base = power_of_two_at_most(sensitivity)
-    first = staircase_grid(sensitivity, epsilon)
-    law = _law_for_grid(epsilon, sensitivity, gamma, first)
-    exact = law.S * first / sensitivity - 1 <= 1e-6
-    if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
-        return first, law
-
-    def metric(g: float, lw: LatticeStaircase) -> float:
-        return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
-
-    found = [(metric(first, law), first, law)]
-    for k in (12, 10, 8, 6, 4, 2):
-        g = base / 2.0**k
-        if g == first:
-            continue
-        S = grid_sensitivity(sensitivity, g)
-        if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
-            continue
-        try:
-            cand = _law_for_grid(epsilon, sensitivity, gamma, g)
-        except ParameterError:
-            continue
-        found.append((metric(g, cand), g, cand))
-    best = min(v for v, _, _ in found)
-    good = [t for t in found if t[0] <= best * (1 + 1e-4)]
-    _, g, law = min(good, key=lambda t: (not t[2].joint, t[1]))
-    return g, law
 
 
 class Staircase(HalfLatticeMechanism):
@@ -313,11 +135,11 @@ class Staircase(HalfLatticeMechanism):
         self.level = check_level(level)
         self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
         if grid is None:
-            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma,
+            self.grid, self.law = auto_grid(self.epsilon, self.sensitivity, self.gamma,
                                              criterion)
         else:
             self.grid = check_grid(grid)
-            self.law = _law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
+            self.law = law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
         self.shift_steps = self.law.S
         self.plateau_cells = self.law.G
         self._freeze()
