@@ -1,4 +1,4 @@
-"""Integer noise for count queries (Sadeghi et al. 2020) and its baselines, exact accounting.
+"""Finite-support integer noise for count queries (Sadeghi et al. 2020), exact accounting.
 
 :class:`CountNoise` -- finite-support noise (Sadeghi, Asoodeh, Calmon; paper eq. 14)::
 
@@ -15,39 +15,20 @@
   the whole family (an LP; up to 9x smaller δ than α*), made exact and re-verified.
 * ``method="geometric"``: truncated geometric α_i ∝ e^{−ε(i−1)}.
 
-**The guarantee is the exact hockey-stick δ at ε** of the pmf that is *sampled*
-: the rational pmf is quantised to 64-bit integer weights (denominator 2^64,
+**The guarantee is the exact hockey-stick δ at ε** of the pmf that is *sampled*:
+the rational pmf is quantised to 64-bit integer weights (denominator 2^64,
 off-centre weights rounded down), and δ = max over both orders of Σ_z [p(z) − E p(z−1)]^+
 is computed in Fractions for those weights at E_lo (δ is nonincreasing in E, so this
 bounds the δ at e^ε).  The paper's δ* (``delta_tilde``, a per-outcome quantity, NOT a DP
 δ) and its (2D+1)δ* (``delta_paper``) are reported for comparison only.
 
-:class:`Geometric` -- two-sided geometric (discrete Laplace), p(z) ∝ e^{−|z|ε_r/Δ} with a
-rational ε_r <= ε; pure ε-DP; exact sampler (CKS Algorithm 2).
-
-:class:`DiscreteGaussian` -- N_ℤ(0, σ²) (Canonne, Kamath, Steinke 2020); exact sampler
-(CKS Algorithm 3 with exact Bernoulli(exp(−x))); δ(ε) by the exact formula (CKS Thm 7).
-
-Boundary handling, all configured publicly, never by branching on the count:
-
-* ``lower``/``upper`` declare the domain of true counts (default [0, ∞)); a true count
-  outside it is a caller bug and raises ParameterError before any randomness is drawn.
-* ``boundary="clamp"`` (default): Y = clamp(n + Z, lower, upper) -- post-processing, so
-  the guarantee is unchanged; outputs are integers in [lower, upper] (never negative for
-  counts); unbiased away from the ends, P(Y = n) >= η everywhere.
-* ``boundary="clip"`` (CountNoise only): Y = clip(n, lower + k, upper − k) + Z with k the
-  support radius -- clipping is 1-Lipschitz, so sensitivity and guarantee are unchanged,
-  Y ∈ [lower, upper], and the noise law is intact (bias only for counts within k of an end).
-* ``boundary="none"``: Y = n + Z (may leave [lower, upper], e.g. be negative near 0).
-
-Every element goes through the same vectorised operations whatever its value (clamps are
-``np.maximum``/``np.minimum``), so the time taken does not depend on the private counts.
+Validation of the counts, the output law and the boundary handling (``lower``/``upper``,
+``boundary="clamp" | "clip" | "none"``) are shared with :class:`~dpnoise.Geometric` and
+:class:`~dpnoise.DiscreteGaussian` (:mod:`dpnoise.mechanisms.integers`).
 
 References:
   * P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for Count
     Queries", arXiv:2007.09374, 2020.
-  * C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
-    NeurIPS 2020.
 
 Errata were found by re-deriving every formula of the paper and checking it numerically in
 high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
@@ -56,8 +37,6 @@ with the independent verifier (``dpnoise.verify``).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, Literal
@@ -66,201 +45,25 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
-from ..exact.discrete_gaussian import DGParams, discrete_gaussian, grid_sigma2
-from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
-from ..exact.words import WordStream
 from ..laws import count_noise as cf
-from ..laws import discrete_gaussian as dga
-from ..laws.base import TableLaw
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
+from .integers import (
+    Boundary,
+    IntegerLaw,
+    _boundary_inputs,
+    _check_d,
+    _check_domain,
+    _domain_output_set,
+    _push_forward,
+    check_counts,
+)
 
 Method = Literal["paper", "optimal", "geometric"]
-Boundary = Literal["clamp", "clip", "none"]
-MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
-MAX_COUNT = 1 << 53
 _ETA_RES = 40  # calibration resolution of eta: 2^-40
-
-
-# ---------------------------------------------------------------- shared helpers
-def _check_d(D: Any) -> int:
-    if isinstance(D, bool) or not isinstance(D, (int, np.integer)):
-        raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
-    if not 1 <= int(D) <= MAX_D:
-        raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
-    return int(D)
-
-
-def _check_bound(name: str, v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        else:
-            raise ParameterError(f"{name} must be an integer or None, got {v!r}")
-    if abs(int(v)) >= MAX_COUNT:
-        raise ParameterError(f"{name} must be in (-2^53, 2^53), got {v!r}")
-    return int(v)
-
-
-def _check_sensitivity(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer, float)) or (
-        isinstance(v, float) and not v.is_integer()
-    ):
-        raise ParameterError(f"sensitivity must be an integer >= 1, got {v!r}")
-    if not 1 <= int(v) <= 1 << 20:
-        raise ParameterError(f"sensitivity must be an integer in [1, 2^20], got {v!r}")
-    return int(v)
-
-
-def check_counts(values: ArrayLike, lower: int | None, upper: int | None
-                 ) -> NDArray[np.int64]:
-    """True counts as int64: integers (integer-valued floats accepted), inside [lower, upper]."""
-    arr = np.asarray(values)
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise ParameterError(f"true_value must be integer counts, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f":
-        if arr.size and not np.all(np.isfinite(arr)):
-            raise ParameterError("true_value must be finite integers (no NaN or infinity)")
-        if arr.size and (np.any(arr != np.floor(arr)) or np.max(np.abs(arr)) >= MAX_COUNT):
-            raise ParameterError("true_value must be integers with |value| < 2^53")
-    elif arr.dtype.kind == "u" and arr.size and arr.max() >= MAX_COUNT:
-        raise ParameterError("true_value must be < 2^53")
-    out = arr.astype(np.int64, copy=False)
-    if out.size:
-        # one cache-friendly read: min and max of each 2^15 block while it is in cache
-        flat = out.reshape(-1)
-        step = 1 << 15
-        lo_v, hi_v = int(flat[0]), int(flat[0])
-        for i in range(0, flat.size, step):
-            blk = flat[i : i + step]
-            lo_v = min(lo_v, int(blk.min()))
-            hi_v = max(hi_v, int(blk.max()))
-        if max(-lo_v, hi_v) >= MAX_COUNT:
-            raise ParameterError("true_value must satisfy |value| < 2^53")
-        if (lower is not None and lo_v < lower) or (upper is not None and hi_v > upper):
-            lo = "-inf" if lower is None else lower
-            hi = "inf" if upper is None else upper
-            raise ParameterError(
-                f"true_value must lie in the declared count domain [{lo}, {hi}], "
-                f"got values in [{lo_v}, {hi_v}]"
-            )
-    return out
-
-
-def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
-                  ) -> tuple[int | None, int | None, str]:
-    lo = _check_bound("lower", lower)
-    hi = _check_bound("upper", upper)
-    if lo is not None and hi is not None and hi < lo:
-        raise ParameterError(f"need lower <= upper, got [{lo}, {hi}]")
-    if boundary not in allowed:
-        raise ParameterError(f"boundary must be one of {allowed}, got {boundary!r}")
-    return lo, hi, str(boundary)
-
-
-class IntegerLaw(TableLaw):
-    """Exact-as-float law of an integer output on a window (scipy.stats-like).
-
-    ``values`` are consecutive integers, ``probs`` their probabilities (mass outside the
-    window is below 1e-300 for the infinite-support laws).  pmf, cdf, ppf, moments and
-    interval are inherited from :class:`~dpnoise.laws.base.TableLaw`.
-    """
-
-    def __init__(self, values: NDArray[np.int64], probs: NDArray[np.float64]) -> None:
-        super().__init__(np.asarray(values, dtype=np.int64), probs)
-        self.values = np.asarray(values, dtype=np.int64)
-
-    def support(self) -> tuple[int, int]:
-        nz = np.flatnonzero(self.probs > 0)
-        return int(self.values[nz[0]]), int(self.values[nz[-1]])
-
-
-def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None
-                       ) -> NDArray[np.bool_]:
-    """Integers (any numeric dtype holding integral values) inside [lower, upper]."""
-    y = np.asarray(outputs)
-    if y.dtype.kind in "iu":
-        ok = np.ones(y.shape, dtype=bool)
-    else:
-        yf = y.astype(np.float64)
-        ok = np.isfinite(yf) & (yf == np.floor(yf))
-    if lower is not None:
-        ok &= y >= lower
-    if upper is not None:
-        ok &= y <= upper
-    return ok
-
-
-def _domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
-                       boundary: str) -> NDArray[np.bool_]:
-    """Integers; inside [lower, upper] unless boundary='none'."""
-    if boundary == "none":
-        return integer_output_set(outputs, None, None)
-    return integer_output_set(outputs, lower, upper)
-
-
-def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
-                 lower: int | None, upper: int | None, boundary: str) -> IntegerLaw:
-    """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
-    if true_value is None:
-        return IntegerLaw(z, p)
-    n = int(check_counts(true_value, lower, upper).reshape(-1)[0])
-    clip_out = (lower, upper) if boundary == "clamp" else (None, None)
-    return _push_forward(z, p, n, (None, None), clip_out)
-
-
-def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
-                     boundary: str, sample_noise: Callable[[int, RngLike], NDArray[np.int64]],
-                     rng: RngLike) -> Any:
-    """Validate the counts (before any word is drawn), add integer noise, clamp if asked."""
-    counts = check_counts(true_value, lower, upper)
-    flat = counts.reshape(-1)
-    out = flat + sample_noise(flat.size, rng)
-    if boundary == "clamp":
-        if lower is not None:
-            np.maximum(out, lower, out=out)
-        if upper is not None:
-            np.minimum(out, upper, out=out)
-    return as_output(out.reshape(counts.shape), true_value)
-
-
-def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
-                  clip_in: tuple[int | None, int | None],
-                  clip_out: tuple[int | None, int | None]) -> IntegerLaw:
-    """Law of clip(clip(n, *clip_in) + Z, *clip_out)."""
-    c = n
-    if clip_in[0] is not None:
-        c = max(c, clip_in[0])
-    if clip_in[1] is not None:
-        c = min(c, clip_in[1])
-    y = z + c
-    if clip_out[0] is not None:
-        y = np.maximum(y, clip_out[0])
-    if clip_out[1] is not None:
-        y = np.minimum(y, clip_out[1])
-    lo, hi = int(y.min()), int(y.max())
-    probs = np.zeros(hi - lo + 1)
-    np.add.at(probs, y - lo, p)
-    return IntegerLaw(np.arange(lo, hi + 1, dtype=np.int64), probs)
-
-
-def _boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[int]:
-    """True counts the verifier checks: both ends of the domain and an interior run."""
-    if lower is None and upper is None:
-        return [0, 1, 2]
-    if lower is not None and upper is not None and upper - lower <= 4 * reach + 8:
-        return list(range(lower, upper + 1))
-    pts: set[int] = set()
-    if lower is not None:
-        pts.update(range(lower, lower + 2 * reach + 4))
-    if upper is not None:
-        pts.update(range(upper - 2 * reach - 3, upper + 1))
-    return sorted(pts)
 
 
 # ------------------------------------------------------------------ CountNoise
@@ -570,174 +373,3 @@ def _max_eta(eps: float, target: Fraction, D: int, method: str) -> Fraction | No
     return Fraction(lo_j, res)
 
 
-# ------------------------------------------------------------------ Geometric
-def _rational_below(x: float, bits: int = 24) -> tuple[int, int]:
-    """(s, t) with s/t <= x, t a power of two, s >= 2^bits (relative gap <= 2^-bits)."""
-    xf = Fraction(x)
-    k = max(0, bits - math.floor(math.log2(x)))
-    t = 1 << k
-    s = (xf * t).numerator // (xf * t).denominator
-    return max(1, s), t
-
-
-class Geometric(Mechanism):
-    """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
-
-    p(z) = (1 − r)/(1 + r) · r^{|z|},  r = e^{−ε_r/Δ},  ε_r = s/t <= ε rational
-    (relative gap <= 2^-24), sampled exactly (CKS Algorithm 2).  The exact privacy loss
-    of a shift by Δ is ε_r <= ε.
-    """
-
-    def __init__(self, *, epsilon: float, sensitivity: int = 1, lower: int | None = 0,
-                 upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp"
-                 ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
-        self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
-                                                              ("clamp", "none"))
-        s, t = _rational_below(self.epsilon / self.sensitivity)
-        if t > 1 << 56:
-            raise ParameterError("epsilon/sensitivity too small for the exact sampler (< 2^-32)")
-        self.s, self.t = s, t
-        self.epsilon_exact = Fraction(s * self.sensitivity, t)  # loss of a shift by Δ
-        self._freeze()
-
-    @property
-    def decay(self) -> float:
-        """Per-step log ratio s/t (ε_r/Δ)."""
-        return self.s / self.t
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            epsilon=self.epsilon, delta=0.0, notion="pure",
-            note="exact two-sided geometric sampler (CKS Alg. 2); loss = rational eps_r <= eps",
-            details={"epsilon_exact": float_up(self.epsilon_exact), "s": self.s, "t": self.t},
-        )
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
-
-    def _window(self) -> int:
-        return math.ceil(750 / self.decay) + 2
-
-    def _logpmf(self, z: NDArray[np.int64]) -> NDArray[np.float64]:
-        a = self.decay
-        return math.log(-math.expm1(-a)) - math.log1p(math.exp(-a)) - a * np.abs(z)
-
-    def noise(self, true_value: int | None = None) -> IntegerLaw:
-        K = self._window()
-        z = np.arange(-K, K + 1, dtype=np.int64)
-        p = np.exp(self._logpmf(z))
-        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
-
-    def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
-        return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
-
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
-                                self.sample_noise, rng)
-
-    def privacy_model(self) -> Any:
-        from ..verify import AdditiveLattice
-
-        return AdditiveLattice(logpmf=self._logpmf, max_shift=self.sensitivity, period=1)
-
-    def __repr__(self) -> str:
-        return (f"Geometric(epsilon={self.epsilon!r}, sensitivity={self.sensitivity}, "
-                f"lower={self.lower!r}, upper={self.upper!r}, boundary={self.boundary!r})")
-
-
-# ------------------------------------------------------------ DiscreteGaussian
-class DiscreteGaussian(Mechanism):
-    """Discrete Gaussian N_ℤ(0, σ²) (Canonne, Kamath, Steinke 2020) for integer queries.
-
-    Give ``sigma2`` (the CKS *scale* σ², not the variance) and ``epsilon`` to get the exact
-    δ(ε), or ``epsilon`` and ``delta`` to get the smallest σ² meeting δ.  σ² is rounded up
-    to the exact sampler's grid σ² = t·m/2^j (relative step <= 2^-20); the reported δ is
-    that of the rounded σ².
-    """
-
-    def __init__(self, *, epsilon: float, delta: float | None = None,
-                 sigma2: float | Fraction | None = None, sensitivity: int = 1,
-                 lower: int | None = 0, upper: int | None = None,
-                 boundary: Literal["clamp", "none"] = "clamp") -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
-        self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
-                                                              ("clamp", "none"))
-        if (delta is None) == (sigma2 is None):
-            raise ParameterError("give exactly one of delta= (calibrate) or sigma2= (scale)")
-        if delta is not None:
-            target = check_delta(delta)
-            s2 = Fraction(dga.calibrate_sigma2(self.epsilon, target, self.sensitivity))
-        else:
-            s2 = as_fraction("sigma2", sigma2, low=Fraction(0), high=Fraction(10**10),
-                             open_ends=False)
-            if s2 == 0:
-                raise ParameterError("sigma2 must be > 0")
-        self.params: DGParams = grid_sigma2(s2)
-        self.sigma2 = self.params.sigma2
-        self.delta = dga.delta(float(self.sigma2),
-                               self.epsilon, self.sensitivity)
-        if delta is not None and self.delta > float(delta):
-            raise AssertionError("calibration missed delta")  # pragma: no cover
-        self._freeze()
-
-    @classmethod
-    def matching_variance(cls, *, epsilon: float, variance: float, **kw: Any
-                          ) -> DiscreteGaussian:
-        """The discrete Gaussian whose variance equals ``variance``."""
-        return cls(epsilon=epsilon, sigma2=dga.sigma2_for_variance(float(variance)), **kw)
-
-    @classmethod
-    def matching_zero_mass(cls, *, epsilon: float, eta: float, **kw: Any
-                           ) -> DiscreteGaussian:
-        """The discrete Gaussian with P(Z = 0) = η (the same error probability 1 − η)."""
-        return cls(epsilon=epsilon, sigma2=dga.sigma2_for_zero_mass(float(eta)), **kw)
-
-    @property
-    def guarantee(self) -> Guarantee:
-        p0, var, _ = dga.moments(float(self.sigma2))
-        return Guarantee(
-            epsilon=self.epsilon, delta=self.delta, notion="approximate",
-            note="discrete Gaussian, exact CKS sampler; delta by the exact formula (CKS Thm 7)",
-            details={"sigma2": float(self.sigma2), "variance": var, "p0": p0},
-        )
-
-    def delta_at(self, epsilon: float) -> float:
-        return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
-
-    def noise(self, true_value: int | None = None) -> IntegerLaw:
-        K = dga.window(float(self.sigma2))
-        z = np.arange(-K, K + 1, dtype=np.int64)
-        p = dga.pmf(z, float(self.sigma2))
-        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
-
-    def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
-        return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
-
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
-                                self.sample_noise, rng)
-
-    def privacy_model(self) -> Any:
-        from ..verify import DiscreteFamily
-
-        K = dga.window(float(self.sigma2))
-        z = np.arange(-K, K + 1, dtype=np.int64)
-        lp = dga.logpmf(z, float(self.sigma2))
-
-        def law(x: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-            return z + int(x), lp
-
-        return DiscreteFamily(inputs=[0, self.sensitivity], sensitivity=self.sensitivity,
-                              law=law)
-
-    def __repr__(self) -> str:
-        return (f"DiscreteGaussian(epsilon={self.epsilon!r}, sigma2={float(self.sigma2)!r}, "
-                f"sensitivity={self.sensitivity}, lower={self.lower!r}, upper={self.upper!r}, "
-                f"boundary={self.boundary!r})")

@@ -225,7 +225,7 @@ def _build_count_noise(r: Request) -> Mechanism:
     """Two of D (``options['D']``), eta (``options['eta']``) and delta calibrate the third;
     delta alone gives the smallest support (with the largest eta there)."""
     from ..errors import ParameterError
-    from .counts import CountNoise
+    from .count_noise import CountNoise
 
     kw = {**r.given("method"), **_count_bounds(r), **r.given("boundary")}
     D, eta = r.options.get("D"), r.options.get("eta")
@@ -250,7 +250,7 @@ def _geometric_args(p: argparse.ArgumentParser) -> None:
 
 
 def _build_geometric(r: Request) -> Mechanism:
-    from .counts import Geometric
+    from .geometric import Geometric
 
     return Geometric(epsilon=r.epsilon, sensitivity=r.sensitivity, **_count_bounds(r),
                      **r.given("boundary"))
@@ -266,7 +266,7 @@ def _dg_args(p: argparse.ArgumentParser) -> None:
 
 
 def _build_dg(r: Request) -> Mechanism:
-    from .counts import DiscreteGaussian
+    from .discrete_gaussian import DiscreteGaussian
 
     return DiscreteGaussian(epsilon=r.epsilon, delta=r.delta, **r.given("sigma2"),
                             sensitivity=r.sensitivity, **_count_bounds(r),
