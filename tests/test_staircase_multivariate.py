@@ -17,7 +17,7 @@ from dpnoise.laws.staircase import (
     laplace_l1_region,
     optimal_lambda,
 )
-from dpnoise.mechanisms.staircase import L1Staircase, MultivariateStaircase
+from dpnoise.mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 
 
 def test_example2_reference_values() -> None:

@@ -26,7 +26,8 @@ from .mechanisms.geometric import Geometric
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
 from .mechanisms.range_laplace import RangeLaplace
-from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from .mechanisms.staircase import Staircase
+from .mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .session import Budget, Session

@@ -26,7 +26,8 @@ from ..laws.staircase import (
     laplace_variance,
     optimal_gamma,
 )
-from ..mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from ..mechanisms.staircase import Staircase
+from ..mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 from ..progress import progress
 from .output import save_figure, write_csv
 
