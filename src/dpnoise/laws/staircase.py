@@ -25,7 +25,9 @@ Closed forms (with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−b)³):
     E|X| = 2M0 [ d²/2 + bΔ( (d + Δ/2) S0 + Δ S1 ) ]
     P(X > x) = 1/2 − M0 x (x <= d);  M0 b^(k+1) (Δ/(1−b) − r), x = d + kΔ + r (x > d).
 
-This module is the *ideal* real-valued law (paper tables, plots, utility).  What
+This module is the *ideal* real-valued law (paper tables, plots, utility), its multivariate
+forms (§6), and, at the end, the lattice calibration that picks the block and grid of the
+exact sampler (~540 lines: all of one family's maths, the one place it is calibrated).  What
 :class:`dpnoise.Staircase` releases is its exact power-of-two-grid counterpart.
 
 References:

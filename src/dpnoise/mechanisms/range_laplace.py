@@ -34,6 +34,10 @@ The reported ``scale`` = M·L/ln2 is the continuous-equivalent scale (>= the con
 ``continuous_scale``; ``scale_inflation`` is typically ~1e-3).  ``dpnoise.verify`` recomputes the
 loss from the exact integer tables that are sampled.
 
+~530 lines: the mechanism, its two exact laws (lattice and continuous) and the paper's
+non-private half-line variant kept beside it, so that the reproduction and the verifier's
+counter-example use the very same density code; the sampler itself is in :mod:`dpnoise.exact`.
+
 References:
   * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
     Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,

@@ -14,6 +14,14 @@ A new mechanism joins all of them by adding one :class:`MechanismEntry` to ``ENT
 Constructors are imported inside the builders, so importing this module is cheap.
 A builder passes optional arguments on only when the request carries them, so every caller
 gets exactly the constructor call (defaults included) that it made before.
+
+Not here: :class:`~dpnoise.PlanarLaplace`.  A builder could construct it (``region`` and
+``grid`` as options), but every user of this registry releases a *scalar* answer and reads a
+univariate law: ``dpnoise release`` parses numbers, the session adds noise to one value per
+cell, ``compare`` ranks E|noise| and error bars of a 1-D law, ``audit`` feeds scalars.  A
+planar release takes points of shape (..., 2), may return an *exception* instead of a point
+(``PlanarRelease``) and promises metric privacy (geo-indistinguishability), so it has its own
+command (``dpnoise planar``) instead of an entry whose callers would all have to refuse it.
 """
 
 from __future__ import annotations

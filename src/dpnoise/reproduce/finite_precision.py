@@ -16,6 +16,9 @@
       <= corrected ε' <= printed ε'.
 * C   the black-box auditor run on numpy, dpnoise, diffprivlib and OpenDP (when importable).
 
+One module (~540 lines) like the other reproductions: one paper, one file; the sections above
+are small independent functions sharing only the output helpers.
+
 References:
   * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
     finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
