@@ -1,4 +1,4 @@
-"""Benchmark: range-adherent Laplace (paper 000) -- utility, calibration time, throughput.
+"""Benchmark: range-adherent Laplace (Croft et al. 2022) -- utility, calibration time, throughput.
 
     python benchmarks/range_laplace.py [--quick]
 

@@ -1,4 +1,4 @@
-"""Staircase (paper 004): throughput vs numpy's (unsafe) Laplace, and utility vs Laplace.
+"""Staircase (Soria-Comas & Domingo-Ferrer 2013): throughput vs numpy's (unsafe) Laplace, utility.
 
     python benchmarks/staircase.py [--quick]
 

@@ -1,4 +1,4 @@
-"""Truncated Laplacian and Gaussian baselines (paper 001): throughput and calibration time.
+"""Truncated Laplacian and Gaussian baselines (Geng et al. 2018): throughput and calibration time.
 
     python benchmarks/truncated_laplace.py [--quick]
 
@@ -35,7 +35,7 @@ def peer_rows(eps: float, delta: float, quick: bool) -> list[tuple[str, float]]:
         from diffprivlib.mechanisms import GaussianAnalytic, LaplaceTruncated
 
         lt = LaplaceTruncated(epsilon=eps, delta=0.0, sensitivity=1.0, lower=-1e9, upper=1e9)
-        rows.append(("diffprivlib LaplaceTruncated.randomise (per value; NOT paper 001)",
+        rows.append(("diffprivlib LaplaceTruncated.randomise (per value; NOT Geng et al. 2018)",
                      rate(lambda n: [lt.randomise(1.5) for _ in range(n)], k, repeats=1)))
         ga = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=1.0)
         rows.append(("diffprivlib GaussianAnalytic.randomise (per value)",

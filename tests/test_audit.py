@@ -45,7 +45,7 @@ def test_numpy_replica_is_bit_exact() -> None:
 
 
 def test_numpy_attack_81_percent() -> None:
-    """Spec R3: 16,288 of the 20,000 outputs (seed 20130101, loc 0) are impossible at loc 1."""
+    """Reproduction A3: 16,288 of 20,000 outputs (seed 20130101, loc 0) are impossible at 1."""
     y = np.random.default_rng(20130101).laplace(0.0, 1.0, 20_000)
     ok = numpy_laplace_reachable(y, 1.0, 1.0)
     assert int(np.count_nonzero(~ok)) == 16_288
@@ -53,7 +53,7 @@ def test_numpy_attack_81_percent() -> None:
 
 
 def test_rounding_removes_the_support_leak() -> None:
-    """Spec R3: after rounding to L = 2^-10 the rounded outputs are all reachable from 1."""
+    """Reproduction A3: after rounding to L = 2^-10 the rounded outputs are all reachable from 1."""
     y = np.random.default_rng(20130101).laplace(0.0, 1.0, 300)
     L = 2.0**-10
     assert all(numpy_rounded_reachable(round(v / L), 1.0, 1.0, L) for v in y if abs(v) < 20)

@@ -30,7 +30,7 @@ def test_small_delta_truncated_laplace_wins() -> None:
 
 
 def test_large_delta_gaussian_beats_truncated() -> None:
-    """Beyond δ ≈ 0.39 the optimal Gaussian can win (spec §3 [outside])."""
+    """Beyond δ ≈ 0.39 the optimal Gaussian can win (not in the paper)."""
     rows = _by_name(compare(1.585, 0.49, 1.0))
     assert rows["analytic-gaussian"].mean_abs < rows["truncated-laplace"].mean_abs
     assert "mean_abs" in rows["analytic-gaussian"].best
@@ -73,6 +73,6 @@ def test_staircase_row_beats_laplace_everywhere() -> None:
                          "analytic-gaussian"}
     st, lap = rows["staircase"], rows["laplace"]
     assert st.skipped is None and st.guarantee == "1-DP"
-    assert st.std == pytest.approx(1.918104**0.5, rel=1e-4)  # paper 004 Table 1
+    assert st.std == pytest.approx(1.918104**0.5, rel=1e-4)  # Soria-Comas et al. Table 1
     assert st.mean_abs < lap.mean_abs and st.std < lap.std and st.bound95 <= lap.bound95
     assert "std" in st.best

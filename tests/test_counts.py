@@ -1,4 +1,4 @@
-"""CountNoise (paper 002): the paper's numbers, the spec's errata, exact δ, calibration."""
+"""CountNoise (Sadeghi et al. 2020): the paper's numbers, its errata, exact δ, calibration."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dpnoise import CountNoise, ParameterError, SeededRandom, verify
 from dpnoise.exact.rational import exp_lower
 from dpnoise.laws import count_noise as cf
 
-# spec 002 §5: (eta, D, eps) -> (k, delta_tilde, HS(alpha*), LPhs, sigma2); None = Thm-3 "!"
+# reference grid: (eta, D, eps) -> (k, delta_tilde, HS(alpha*), LPhs, sigma2); None = Thm-3 "!"
 GRID = [
     (0.1, 2, 0.5, 3, 0.123331, None, 0.285128, 1.63999),
     (0.1, 2, 1.1, 3, 0.0899251, 0.239508, 0.149583, 1.43955),
@@ -179,7 +179,7 @@ def test_smallest_support_and_from_eta() -> None:
 
 
 def test_knee_bound() -> None:
-    """Any symmetric noise with P(Z=0)=η has δ >= η − (E−1)(1−η)/2 (spec §2 fact 1)."""
+    """Any symmetric noise with P(Z=0)=η has δ >= η − (E−1)(1−η)/2."""
     for eta in (0.55, 0.7, 0.9):
         m = CountNoise.optimal(epsilon=1.1, D=6, eta=eta)
         E = m.E_lo

@@ -10,7 +10,7 @@ from dpnoise.laws import discrete_gaussian as dga
 
 
 def test_dg_delta_reference_values() -> None:
-    # spec 002 §5 (DGp, DGη columns) and §3 scales
+    # reference grid (DGp, DGη columns) and DG scales
     assert abs(dga.delta(1.49434, 1.1) / 0.0501452 - 1) < 1e-5
     assert abs(dga.sigma2_for_zero_mass(0.5) - 0.63661089) < 1e-7
     assert abs(dga.sigma2_for_zero_mass(0.1) - 15.915494) < 1e-5

@@ -1,4 +1,4 @@
-"""Domains: intervals, half-lines, unions (spec 000 §1.2, §7 edge cases)."""
+"""Domains: intervals, half-lines, unions (§7 edge cases)."""
 
 import math
 import warnings

@@ -1,4 +1,4 @@
-"""Classic and analytic Gaussian (baselines of paper 001): calibration and exact lattice release."""
+"""Classic and analytic Gaussian (baselines of Geng et al. 2018): calibration, exact release."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dpnoise.mechanisms.gaussian import (
 
 from .helpers import CountingSource
 
-# spec §5 Table B: σ* (Balle–Wang) and the classic σ (ε < 1)
+# reference values: σ* (Balle–Wang) and the classic σ (ε < 1)
 SIGMA_STAR = {
     (0.1, 1e-6): 36.30469, (0.1, 1e-3): 17.404396, (0.1, 0.05): 4.4873418,
     (0.5, 1e-6): 8.0576185, (0.5, 1e-3): 4.610128, (0.5, 0.05): 2.0332105,
@@ -34,7 +34,7 @@ CLASSIC = {(0.1, 1e-6): 52.988, (0.1, 1e-3): 37.765, (0.1, 0.05): 25.373,
 
 
 @pytest.mark.parametrize(("eps", "delta"), sorted(SIGMA_STAR))
-def test_sigma_star_matches_spec(eps: float, delta: float) -> None:
+def test_sigma_star_matches_reference(eps: float, delta: float) -> None:
     s = analytic_gaussian_sigma(eps, delta, 1.0)
     assert s == pytest.approx(SIGMA_STAR[(eps, delta)], rel=2e-7)
     assert gaussian_delta(s, eps, 1.0) == pytest.approx(delta, rel=1e-9)
@@ -48,7 +48,7 @@ def test_classic_sigma(eps: float, delta: float) -> None:
 
 
 def test_log_space_extremes() -> None:
-    assert analytic_gaussian_sigma(1e-8, 1e-6) == pytest.approx(3.97e5, rel=3e-3)  # spec §4.5
+    assert analytic_gaussian_sigma(1e-8, 1e-6) == pytest.approx(3.97e5, rel=3e-3)
     assert analytic_gaussian_sigma(1000.0, 1e-6) == pytest.approx(0.0249, rel=3e-3)
     s = analytic_gaussian_sigma(1000.0, 1e-300)
     assert math.isfinite(s) and s > 0

@@ -46,7 +46,7 @@ def test_grid_rounding_sensitivity_is_honest() -> None:
 
 
 def test_naive_float_laplace_leaks_but_dpnoise_does_not() -> None:
-    """Spec 003 §1.3 R3: numpy's x + laplace() outputs from x=0 are often impossible from x=1."""
+    """Reproduction A3: numpy's x + laplace() outputs from x=0 are often impossible from x=1."""
     gen = np.random.default_rng(20130101)
     replica_gen = np.random.default_rng(20130101)
     outputs = naive_float_laplace(np.zeros(400), 1.0, gen)
@@ -71,7 +71,7 @@ def test_naive_float_laplace_leaks_but_dpnoise_does_not() -> None:
         return any(numpy_laplace(z * 2.0**-53, loc) == y for z in (lo - 1, lo, lo + 1))
 
     impossible = sum(not reachable_from(y, 1.0) for y in outputs)
-    assert impossible / outputs.size > 0.6  # spec: 81.4% on 20,000 draws
+    assert impossible / outputs.size > 0.6  # reference: 81.4% on 20,000 draws
 
     # dpnoise: every output from x = 0 has positive probability under x = 1
     m = Laplace(epsilon=1.0, sensitivity=1.0)

@@ -1,4 +1,4 @@
-"""PlanarLaplace (spec 003 §4.2): validation, exceptions, exact law on cells, ε', δt."""
+"""PlanarLaplace: validation, exceptions, exact law on cells, ε', δt."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_outputs_on_grid_inside_region_or_exception() -> None:
     edge = np.count_nonzero(ok[:, 0] == 3.0)
     inner = np.count_nonzero(ok[:, 0] == 2.75)
     assert edge <= inner * 1.2
-    # exception rate: > 1/2 on the boundary (spec §3.2) and matches the ideal cell law
+    # exception rate: > 1/2 on the boundary and matches the ideal cell law
     law = m.noise((3.0, 0.0))
     jx, jy = m.cell_indices()
     p_exit = 1 - float(np.exp(law.cell_logprob(jx, jy)).sum())
@@ -252,7 +252,7 @@ def _exact_point(words: list[int], x0: tuple[float, float], b: float) -> tuple[m
     ],
 )
 def test_float_error_is_within_delta_t(epsilon, grid, region, centre) -> None:
-    """Spec B5: |float point − exact point of the same random words| plus the
+    """Check B5: |float point − exact point of the same random words| plus the
     discretisation of U (2^-52 relative per E, i.e. <= 2^-51·b in ρ) and of θ (2π·2^-53·ρ)
     stays below δt = 2^-46(b + D + A), including huge exponents e."""
     mpmath.mp.prec = 120
@@ -270,7 +270,7 @@ def test_float_error_is_within_delta_t(epsilon, grid, region, centre) -> None:
         disc = 2.0**-51 * m.scale + 2 * math.pi * 2.0**-53 * float(rho)
         if float(rho) <= m.diameter * 1.01:  # only the range that matters (Condition 3)
             worst = max(worst, (err + disc) / m.delta_t)
-    assert worst <= 0.1  # spec B5 measured 0.010 of the bound
+    assert worst <= 0.1  # check B5 measured 0.010 of the bound
     assert worst > 0  # the check is not vacuous
 
 

@@ -1,4 +1,4 @@
-"""Paper 003 / spec 003: the corrected ε' calculator, its reference values and its errata."""
+"""Gazeau et al. 2013: the corrected ε' calculator, its reference values and its errata."""
 
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ from dpnoise.reproduce.finite_precision import enumerate_rounded
 
 
 def test_spec_headline_example() -> None:
-    """Spec §0: ε = 1 on [−1000, 1000] with L = 2^-20 gives ε' = 1.0000224."""
+    """Worked example: ε = 1 on [−1000, 1000] with L = 2^-20 gives ε' = 1.0000224."""
     rep = analyse(epsilon=1.0, sensitivity=1.0, lower=-1000, upper=1000, grid=2.0**-20)
     assert rep.eps_prime == pytest.approx(1.0000224, abs=5e-8)
     assert rep.delta_t == pytest.approx(2.0**-49 * 3001, rel=1e-6)
 
 
-# (lower, upper, grid, sampler, bits, spec δt, spec corrected ε', spec printed ε') — §3.3
+# (lower, upper, grid, sampler, bits, ref δt, ref corrected ε', ref printed ε')
 ROWS_1D = [
     (-10, 10, 2.0**-10, "inverse-cdf", 53, 1.08e-7, 1.000442, 1.69386),
     (-10, 10, 2.0**-10, "recommended", 53, 5.5e-14, 1 + 2.3e-10, 1.69364),
@@ -54,9 +54,9 @@ def test_spec_table_1d(lo, hi, L, sampler, bits, dt, cor, pr) -> None:
     assert rep.eps_prime_printed == pytest.approx(pr, abs=2e-4)
 
 
-# 2-D rows use the unsnapped square: D = √2·side, A as stated in the spec.
+# 2-D rows use the unsnapped square: D = √2·side, A as in the reference.
 ROWS_2D = [
-    # eps_g, side, A, sampler, w_err, spec δt, spec corrected ε' (or overhead), printed
+    # eps_g, side, A, sampler, w_err, ref δt, ref corrected ε' (or overhead), printed
     (0.01, 2000.0, 1000.0, "polar", 0.0, 1.53e-3, 0.0224, 0.714),
     (0.01, 2000.0, 1000.0, "polar", 1.5e-4, 1.65e-2, 0.144, 0.777),
     (0.01, 2000.0, 1e6, "recommended", 0.0, 1.4e-8, 0.010000116, 0.708),
@@ -199,7 +199,7 @@ def test_recommended_delta_t_is_relative() -> None:
 
 
 def test_enumeration_respects_the_corrected_bound() -> None:
-    """Spec B2 (numerical check of Thm 4.5 as corrected): exact enumeration of the
+    """Check B2 (numerical check of Thm 4.5 as corrected): exact enumeration of the
     rounded, truncated inverse-CDF mechanism with 20-bit uniforms.
 
     empirical worst loss <= corrected ε' <= printed ε'; without rounding it is infinite.
@@ -215,7 +215,7 @@ def test_enumeration_respects_the_corrected_bound() -> None:
 
 
 def test_enumeration_degrades_when_grid_below_two_delta_t() -> None:
-    """Spec B2: q = 16, L = 1/64 (L < 2δt, no guarantee): the true loss 1.204 exceeds ε."""
+    """Check B2: q = 16, L = 1/64 (L < 2δt, no guarantee): the true loss 1.204 exceeds ε."""
     L = 1 / 64
     m, M = aligned_interval(-4.0, 5.0, L)
     assert 2 * delta_t_inverse_cdf(1.0, M - m, max(-m, M), 16) > L

@@ -1,4 +1,4 @@
-"""Paper 000 / spec 000 numbers: the reference table (§5.1), Table 2 constants, the motivating
+"""Croft et al. 2022 numbers: the reference table (§5.1), Table 2 constants, the motivating
 example (§3), the moments table (§4.d) and the errata V1–V5, reproduced by dpnoise's calibration
 and checked by the independent verifier."""
 
@@ -29,7 +29,7 @@ from dpnoise.verify import ContinuousFamily, verify
 
 INF = math.inf
 
-# spec 000 §5.1: case, S, dF, eps, sig_std, sig_paper, STD@0.999 sig_std, naive STD
+# reference table: case, S, dF, eps, sig_std, sig_paper, STD@0.999 sig_std, naive STD
 TABLE = [
     ("I1", [(0, 1)], 1, 1, 1.0, 2.0, 1.001001001, 1.000000000),
     ("I2", [(0, 10)], 1, 1, 1.611560104417981, 2.0, 1.000851828, 1.489849911),
@@ -176,7 +176,7 @@ def test_metric_is_two_delta_over_eps_when_bounded_and_v4_proof_gap():
 
 
 def test_mechanism_reproduces_table_scales():
-    """RangeLaplace's continuous_scale is the spec's sig_std / sig_paper; the released lattice
+    """RangeLaplace's continuous_scale is the reference sig_std / sig_paper; the released lattice
     law's scale is within 0.1 % above it."""
     for _, S, d, eps, s_std, s_paper, _, _ in TABLE[:11]:
         dom = S[0] if len(S) == 1 else S
@@ -188,7 +188,7 @@ def test_mechanism_reproduces_table_scales():
         assert mm.continuous_scale == pytest.approx(s_paper, rel=1e-10)
 
 
-def test_reproduction_rows_match_spec():
+def test_reproduction_rows_match_reference():
     from dpnoise.reproduce.range_laplace import motivating_rows, table2_rows, v1_rows
 
     assert all(r[-1] for r in motivating_rows())

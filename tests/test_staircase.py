@@ -1,4 +1,4 @@
-"""Staircase (paper 004): spec reference numbers, exact lattice law, verifier, errata."""
+"""Staircase (Soria-Comas & Domingo-Ferrer 2013): reference numbers, lattice law, errata."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dpnoise import ParameterError, SeededRandom, verify
 from dpnoise.laws.staircase import StaircaseDensity, min_variance, optimal_gamma
 from dpnoise.mechanisms.staircase import Staircase
 
-# spec 004 §3 reference table (Δ = 1): ε -> (d_var, Var_min, d_abs, E|X|_min, d_CI95, CI95 size)
+# reference table (Δ = 1): ε -> (d_var, Var_min, d_abs, E|X|_min, d_CI95, CI95 size)
 REF = {
     0.1: (0.491666667438, 199.916680561, 0.487502603516, 9.99583454829, 0.955248874559,
           59.9104977491),

@@ -1,4 +1,4 @@
-"""Multivariate staircase (paper 004 §6, Theorem 13): exact cells, verifier, paper numbers."""
+"""Multivariate staircase (Soria-Comas & Domingo-Ferrer 2013 §6, Thm 13): cells, verifier."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dpnoise.laws.staircase import (
     laplace_l1_region,
     optimal_lambda,
 )
-from dpnoise.mechanisms.staircase import L1Staircase, MultivariateStaircase
+from dpnoise.mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 
 
 def test_example2_reference_values() -> None:

@@ -1,4 +1,4 @@
-"""Truncated Laplacian (paper 001): calibration, exact law, lattice release, privacy, bounds."""
+"""Truncated Laplacian (Geng et al. 2018): calibration, exact law, release, privacy, bounds."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from .helpers import CountingSource
 # ------------------------------------------------------------------ paper numbers
 @pytest.mark.parametrize(("eps", "delta"), CASES)
 def test_spec_table_a(eps: float, delta: float) -> None:
-    """A, E|X|, E[X²], paper and rigorous lower bounds vs spec §5 Table A (5-8 digits)."""
+    """A, E|X|, E[X²], paper and rigorous lower bounds vs 40-digit reference values (5-8 digits)."""
     got = case_values(eps, delta)[:7]
     ref = SPEC_REFERENCE[(eps, delta)][:7]
     for g, r in zip(got, ref, strict=True):
@@ -40,7 +40,7 @@ def test_spec_table_a(eps: float, delta: float) -> None:
 
 
 def test_stable_forms_and_limits() -> None:
-    # naive 1 − L/c gives 2.5535 here (spec §7); the limit ε → 0 is Δ/(4δ) = 2.5
+    # naive 1 − L/c gives 2.5535 here; the limit ε → 0 is Δ/(4δ) = 2.5
     assert tlap_params(1e-15, 0.1).mean_abs == pytest.approx(2.5, rel=1e-12)
     p = tlap_params(1e-8, 0.05)
     assert p.mean_abs == pytest.approx(5.0, rel=1e-6)
@@ -64,7 +64,7 @@ def test_overflow_safe_extremes() -> None:
 
 
 def test_tightness_values_and_limits() -> None:
-    """Spec §2.3 script values (Thms 6, 7 with real n) and the limit formulas."""
+    """Reference values (Thms 6, 7 with real n) and the limit formulas."""
     assert tightness(1e-8, 0.05) == pytest.approx((0.89999999, 0.85499999), rel=1e-7)
     assert tightness(0.1, 1e-30) == pytest.approx((0.95083319, 0.95162542), rel=1e-7)
     assert tightness(1.0, 1e-30) == pytest.approx((0.58197671, 0.62968524), rel=1e-7)
@@ -303,7 +303,7 @@ def test_geometric_count_extension_folds_exactly() -> None:
 
 @given(log_eps=st.floats(-6, 3), log_delta=st.floats(-300, math.log10(0.49)))
 def test_calibration_properties(log_eps: float, log_delta: float) -> None:
-    """Overflow-free calibration; moments and bounds ordered; edge mass = δ (spec §1)."""
+    """Overflow-free calibration; moments and bounds ordered; edge mass = δ."""
     eps, delta = 10.0**log_eps, 10.0**log_delta
     p = tlap_params(eps, delta)
     assert math.isfinite(p.A) and p.A > 1.0 and math.isfinite(p.log_B)

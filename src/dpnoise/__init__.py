@@ -13,7 +13,8 @@ from .errors import (
 from .laws.finite_precision import eps_prime, grid_for_tolerance
 from .laws.truncated_laplacian import lower_bounds, rigorous_lower_bounds, tlap_params
 from .mechanisms.base import Guarantee, Mechanism
-from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
+from .mechanisms.count_noise import CountNoise
+from .mechanisms.discrete_gaussian import DiscreteGaussian
 from .mechanisms.gaussian import (
     AnalyticGaussian,
     Gaussian,
@@ -21,10 +22,12 @@ from .mechanisms.gaussian import (
     classic_gaussian_sigma,
     gaussian_delta,
 )
+from .mechanisms.geometric import Geometric
 from .mechanisms.laplace import ClampedLaplace, Laplace
 from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
 from .mechanisms.range_laplace import RangeLaplace
-from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from .mechanisms.staircase import Staircase
+from .mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .session import Budget, Session

@@ -9,7 +9,7 @@ with P[f(x) ∈ S] > e^ε·P[f(x') ∈ S] (in either direction):
     the IEEE-754 doubles -- the position of the lowest set bit (the float's granularity),
     the residue of y/2^q modulo 2, 4, 8, 16 at the finest granularity q seen, individual
     exact values that repeat, and the exception (NaN).  A naive ``x + float_noise``
-    produces doubles whose low bits depend on x (paper 003 Ex. 1.1; Mironov 2012): e.g.
+    produces doubles whose low bits depend on x (Gazeau et al. 2013 Ex. 1.1; Mironov 2012): e.g.
     every output of numpy's ``1 + laplace()`` is a multiple of 2^-53 while ~40% of the
     outputs of ``0 + laplace()`` are not.
 2.  **Test.** Rank the events by a Clopper-Pearson lower bound on the explore draws and
@@ -23,12 +23,18 @@ with P[f(x) ∈ S] > e^ε·P[f(x') ∈ S] (in either direction):
     draws, so the test is honest.
 3.  **Exact support test** (optional, white-box): ``support(y, x) -> bool array`` says
     exactly whether output y is reachable from input x (e.g. the bit-exact replica of
-    numpy's sampler with bisection, :func:`numpy_laplace_reachable`, spec 003 §1.3 R3).
+    numpy's sampler with bisection, :func:`numpy_laplace_reachable`).
     Any output of x unreachable from x' proves ε = ∞.
 
 The verdict FAILS if ε_low > claimed ε or the exact support test finds an impossible
 output.  A PASS is evidence, not proof: the auditor can only detect a leak larger
 than about ln(n / ln(K/α)) (~7 for n = 20,000) and events in its families.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+  * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    ACM CCS 2012.
 """
 
 from __future__ import annotations
@@ -430,7 +436,7 @@ def _reachable_one(y: float, loc: float, scale: float) -> bool:
 def numpy_laplace_reachable(y: ArrayLike, loc: float, scale: float = 1.0) -> NDArray[np.bool_]:
     """Exact support oracle: can numpy's ``Generator.laplace(loc, scale)`` output y?
 
-    Searches z ∈ [1, 2^53) for value(z) == y (the replica is monotone in z; spec R3).
+    Searches z ∈ [1, 2^53) for value(z) == y (the replica is monotone in z).
     """
     ys = np.asarray(y, dtype=np.float64).reshape(-1)
     return np.array([_reachable_one(float(v), float(loc), float(scale)) for v in ys], dtype=bool)

@@ -13,7 +13,7 @@ continuous noise.  The best value of each column is marked.
 The candidates are entries of the one mechanism registry
 (:mod:`dpnoise.mechanisms.registry`); comparing one more is one line in :data:`CANDIDATES`::
 
-    Candidate("staircase", "pure ε-DP staircase (paper 004)",
+    Candidate("staircase", "pure ε-DP staircase (Soria-Comas & Domingo-Ferrer 2013)",
               applies=lambda e, d: None, build=from_registry("staircase"))
 
 ``applies(epsilon, delta)`` returns None when the candidate can be used, else the reason
@@ -75,9 +75,10 @@ def _needs_delta(e: float, d: float) -> str | None:
 CANDIDATES: list[Candidate] = [
     Candidate("laplace", "pure ε-DP Laplace (uses no δ)", lambda e, d: None,
               from_registry("laplace")),
-    Candidate("staircase", "pure ε-DP optimal staircase, min variance (paper 004; no δ)",
+    Candidate("staircase", "pure ε-DP optimal staircase, min variance "
+              "(Soria-Comas & Domingo-Ferrer 2013; no δ)",
               lambda e, d: None, from_registry("staircase")),
-    Candidate("truncated-laplace", "truncated Laplacian (paper 001)",
+    Candidate("truncated-laplace", "truncated Laplacian (Geng et al. 2018)",
               lambda e, d: None if 0 < d < 0.5 else "needs 0 < delta < 1/2",
               from_registry("truncated-laplace")),
     Candidate("gaussian", "classic Gaussian",

@@ -1,11 +1,16 @@
 """Valid output sets of range-adherent mechanisms: intervals, half-lines, unions of intervals.
 
 A :class:`Domain` is a finite, sorted list of disjoint closed pieces ``[l_1, r_1] < ... <
-[l_K, r_K]`` where ``l_1`` may be ``-inf`` and ``r_K`` may be ``+inf`` (spec 000 §1.2).
+[l_K, r_K]`` where ``l_1`` may be ``-inf`` and ``r_K`` may be ``+inf``.
 :func:`Interval`, :func:`HalfLine`, :func:`Union` and :func:`as_domain` build one; pieces that
 overlap or touch are merged and zero-length pieces of a union are dropped with a warning
-(spec 000 §7).  A single zero-width interval ``[a, a]`` is allowed: mechanisms release ``a``
+.  A single zero-width interval ``[a, a]`` is allowed: mechanisms release ``a``
 deterministically.
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
 """
 
 from __future__ import annotations

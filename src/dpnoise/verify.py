@@ -27,6 +27,11 @@ then compares them with the claim afterwards.  Four kinds of model:
     breakpoints with dense evaluation, local maximisation, far-tail probes, and
     hockey-stick integrals over the exact super-level sets of the log-ratio
     (root-finding), in mpmath when the model supplies ``logpdf_mp``.
+
+One module (~630 lines) on purpose: it is the independent check that every mechanism is
+tested against, so it is read and audited as a unit; it imports only the ground floor
+(never a mechanism, law or sampler), and its model kinds share the report, the pair
+enumeration and the hockey-stick code.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``dpnoise precision``: epsilon' of noise rounded to a grid on real floats (paper 003).
+"""``dpnoise precision``: epsilon' of noise rounded to a grid on real floats (Gazeau et al. 2013).
 
     dpnoise precision --epsilon 1 --lower -1000 --upper 1000 --grid 2^-20
     dpnoise precision --epsilon 1 --lower -1000 --upper 1000 --tolerance 1.0001
@@ -49,7 +49,7 @@ def _print_report(title: str, rep: object) -> None:
               f"Lambda = {d['mironov_grid']!r}")
 
 
-@subcommand("precision", "epsilon' of noise rounded to a grid on real floats (paper 003)",
+@subcommand("precision", "epsilon' of noise rounded to a grid on real floats (Gazeau et al. 2013)",
             _precision_args)
 def cmd_precision(args: argparse.Namespace) -> int:
     from ..laws.finite_precision import analyse, grid_for_tolerance

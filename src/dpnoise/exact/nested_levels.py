@@ -4,7 +4,7 @@ P(I = i) ∝ r^i·P(i), r = 2^(-a/M), where P is the level polynomial of the reg
 L1 ball) written in its h-coefficients: I = m + G_1 + ... + G_{d+1}, m from an alias table
 over the h-coefficients and G_j exact geometric draws with ratio r
 (:class:`~dpnoise.exact.ratio_geometric.RatioGeometric`).  Used by
-:class:`dpnoise.mechanisms.staircase.MultivariateStaircase` and ``L1Staircase``.
+:class:`dpnoise.mechanisms.staircase_multivariate.MultivariateStaircase` and ``L1Staircase``.
 """
 
 from __future__ import annotations

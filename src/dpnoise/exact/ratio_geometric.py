@@ -1,6 +1,7 @@
 """Exact geometric law with a rational dyadic ratio: p(k) ∝ 2^(-a·k/M), k >= 0.
 
-The staircase mechanism (paper 004) needs a step index whose probabilities fall by a
+The staircase mechanism (Soria-Comas & Domingo-Ferrer 2013) needs a step index whose
+probabilities fall by a
 factor e^(-ε) per step.  e^(-ε) is irrational, so it cannot be sampled exactly from
 random bits with a fixed number of words; instead dpnoise uses the largest ratio of the
 form 2^(-a/M) (a, M positive integers, M <= 2^16) whose *exact* privacy loss is <= ε:
@@ -14,6 +15,10 @@ periodic in log-ratio with period M and every probability is a known dyadic rati
 the verifier checks the pmf that is sampled.  Each draw reads two words (one more with
 probability 2^-63, independent of any data), and the in-block weights are kept within
 a 2^40 dynamic range so the 64-bit quantisation stays below ~1e-7 relative.
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
 """
 
 from __future__ import annotations

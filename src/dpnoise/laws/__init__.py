@@ -1,5 +1,6 @@
 """The maths of each noise family: densities, lattice laws, calibration.  No randomness.
 
+    base                  the shared law interface (Law, TableLaw, LatticeLaw): scipy.stats style
     grid                  power-of-two grids (lattices) and exact index arithmetic
     half_lattice          the half-offset lattice law shared by the Laplace-type families
     block_calibration     the shared default grid and block length M of the lattice Laplace
@@ -8,7 +9,7 @@
     truncated_laplacian   truncated Laplacian (ε, δ) parameters and lower bounds
     count_noise           finite-support count noise: the family and its exact δ
     discrete_gaussian     discrete Gaussian accounting (exact δ(ε))
-    staircase             staircase densities and optimal parameters
+    staircase             staircase densities, optimal parameters, lattice calibration
     finite_precision      ε' of noise rounded to a grid on real floats
 
 Names match :mod:`dpnoise.reproduce` and ``docs/``.  Samplers live in :mod:`dpnoise.exact`,

@@ -1,28 +1,40 @@
-"""Exact rational mathematics of the count-query noise family (paper 002, spec 002).
+"""Exact rational mathematics of the count-query noise family (Sadeghi et al. 2020).
+
+Implements P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for
+Count Queries", arXiv:2007.09374, 2020 (eq. 14, Lemmas 1-2, Theorem 2, Definition 2).
 
 The data-independent symmetric family (paper eq. 14) with D ∈ ℕ and η ∈ (0, 1)::
 
     p(0) = η,   p(±i) = α_i·h  (i ∈ [1:D]),   h = (1 − η)/2,   α_i >= 0,  Σ α_i = 1.
 
 Everything here is exact ``fractions.Fraction`` arithmetic at a rational ``E`` (in the
-library ``E = E_lo <= e^ε``, see :func:`dpnoise.exact.rational.exp_lower`).  Notation of
-spec §0: ``B = 1/h``, ``C = η/h``, ``S_k = Σ_{j<=k} E^j``, ``T_k = Σ_{j<=k} (j+1)E^j``,
+library ``E = E_lo <= e^ε``, see :func:`dpnoise.exact.rational.exp_lower`).  Notation (the
+paper's, plus the sums): ``B = 1/h``, ``C = η/h``, ``S_k = Σ_{j<=k} E^j``,
+``T_k = Σ_{j<=k} (j+1)E^j``,
 ``W_k = Σ_{j<k} (k−j)E^j`` -- computed as sums, never with ``(E^{k+1}−1)/(E−1)``.
 
 * :func:`paper_alpha` -- Theorem 2 / Definition 2 (eqs. 37–39): regime k, δ̃ (the paper's
   δ*, a *singular-event* quantity) and the α*.  Raises :class:`ThmThreeError` in the region
-  where Theorem 3 is false (spec §2: type II, D >= 2, C < S_{D−2}/W_D): there the pmf of
+  where Theorem 3 is false (type II, D >= 2, C < S_{D−2}/W_D): there the pmf of
   Definition 2 violates the omitted constraint (19′) and is far from optimal.
-* :func:`geometric_alpha` -- truncated geometric α_i ∝ E^{−(i−1)} (spec §2 item 4; not in
+* :func:`geometric_alpha` -- truncated geometric α_i ∝ E^{−(i−1)} (not in
   the paper).
 * :func:`lp_alpha` -- the α minimising the exact hockey-stick δ over family (14) by a
   column-scaled HiGHS LP; the result is turned into exact rationals and the best of
   {LP, geometric, paper} (by exact δ) is returned, so a solver inaccuracy can only cost
   optimality, never correctness.
 * :func:`hockey_delta` -- the exact DP δ of an additive integer pmf for neighbours at
-  distance 1, both directions (spec §4.4):  max over the two orders of
+  distance 1, both directions:  max over the two orders of
   Σ_z [p(z) − E p(z−1)]^+.  It equals the maximum over all output sets S.
 * :func:`pointwise_delta` -- the paper's singular-event δ of a pmf (NOT a DP δ).
+
+References:
+  * P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for Count
+    Queries", arXiv:2007.09374, 2020.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -39,7 +51,7 @@ Q = Fraction
 
 
 class ThmThreeError(ParameterError):
-    """The paper's α* (Definition 2) is invalid here: Theorem 3 fails (spec §2)."""
+    """The paper's α* (Definition 2) is invalid here: Theorem 3 fails."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +111,7 @@ def eta_from_c(C: Fraction) -> Fraction:
 
 
 def eta_bad(E: Fraction, D: int) -> Fraction:
-    """η_bad = c/(2 + c), c = S_{D−2}/W_D (spec §2, Theorem 3 status); 0 for D < 2."""
+    """η_bad = c/(2 + c), c = S_{D−2}/W_D (Theorem 3 status); 0 for D < 2."""
     if D < 2:
         return Q(0)
     sm = sums(E, D)
@@ -107,7 +119,7 @@ def eta_bad(E: Fraction, D: int) -> Fraction:
 
 
 def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> PaperSolution:
-    """Theorem 2 + Definition 2 in exact arithmetic (spec §2), with the validity gate."""
+    """Theorem 2 + Definition 2 in exact arithmetic, with the validity gate."""
     h = (1 - eta) / 2
     B = 1 / h
     C = eta / h
@@ -122,7 +134,8 @@ def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> Pa
             raise ThmThreeError(
                 f"eta={float(eta):.6g} is below eta_bad={float(bad):.6g} for D={D} at this "
                 "epsilon: the paper's Definition-2 noise is invalid there (Theorem 3 fails, "
-                "spec 002 §2; its exact delta is far above the paper's bound). Use "
+                "the paper's Prop. 4 omits constraint (19'); its exact delta is far above the "
+                "paper's bound). Use "
                 "CountNoise.optimal(...) / method='optimal' or 'geometric', or a larger eta"
             )
     else:
@@ -194,7 +207,7 @@ def pointwise_delta(p: Sequence[Fraction], E: Fraction) -> Fraction:
 
 
 def hockey_geometric(E: Fraction, eta: Fraction, D: int) -> Fraction:
-    """Closed form of the truncated geometric's δ (spec §2.4), for cross-checks."""
+    """Closed form of the truncated geometric's δ, for cross-checks."""
     h = (1 - eta) / 2
     a = geometric_alpha(E, D)
     return h * a[-1] + max(Q(0), eta - E * h * a[0]) + max(Q(0), h * a[0] - E * eta)
@@ -205,7 +218,7 @@ def _lp_float(E: float, eta: float, D: int, target: float | None = None) -> np.n
     """HiGHS LP over family (14).
 
     Without ``target``: minimise δ_HS over α (variables γ_i = α_i E^{i−1}, i.e. columns
-    scaled as spec §7 suggests).  With ``target``: maximise η subject to δ_HS <= target
+    scaled).  With ``target``: maximise η subject to δ_HS <= target
     over (η, β_i = p(i)) -- returns [η, β_1..β_D].
     """
     from scipy.optimize import linprog

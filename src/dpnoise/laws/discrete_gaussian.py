@@ -1,7 +1,7 @@
 """Exact privacy accounting and moments of the discrete Gaussian N_ℤ(0, σ²) (CKS 2020).
 
 p(z) = exp(−z²/(2σ²)) / Σ_k exp(−k²/(2σ²)),  z ∈ ℤ.  ``σ²`` is the *scale* parameter;
-the variance is smaller than σ² (spec 002 §3).
+the variance is smaller than σ².
 
 δ(ε) for integer sensitivity Δ (CKS Theorem 7, paper eq. 45) is the hockey-stick sum
 
@@ -12,6 +12,12 @@ z < Δ/2 − εσ²/Δ (each term by ``expm1``, no cancellation), with the norma
 mpmath (Jacobi θ₃ for σ >= 1, a direct sum below).  The window |z| <= 40σ + 60 leaves out
 mass below e^-800.  The returned δ is inflated by a relative 1e-9 to cover float rounding,
 so it is an upper bound.
+
+References:
+  * C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020.
+  * P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for Count
+    Queries", arXiv:2007.09374, 2020.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Finite-precision accounting (paper 003, Gazeau-Miller-Palamidessi 2013, "GMP").
+"""Finite-precision accounting (Gazeau et al. 2013, Gazeau-Miller-Palamidessi 2013, "GMP").
 
 A mechanism that computes ``true + noise`` in floating point and then **rounds** the
 result to a grid of step L (and returns an *exception* outside a bounded region M_r)
-is ε'-DP with (GMP Thm 4.5, corrected; spec 003 §2.5-2.6)::
+is ε'-DP with (GMP Thm 4.5, corrected)::
 
     ε' = ε + ln(1 + R · e^{ε(ℓ + δt)/Δ})                                   (*)
 
@@ -12,14 +12,15 @@ is ε'-DP with (GMP Thm 4.5, corrected; spec 003 §2.5-2.6)::
 * ℓ      the diameter of a rounding cell: ℓ = L in 1-D, ℓ = √2·L for square cells in 2-D;
 * R      the rounding robustness of eq. (5), max over cells λ(C^{+δt} \\ C^{−δt}) / λ(C^{−δt}):
          1-D  R = 4δt/(L − 2δt);      2-D  R = 8Lδt/(L − 2δt)².
-The bound needs L > 2δt (otherwise no guarantee; spec B2 measures 1.204 > ε = 1).
+The bound needs L > 2δt (otherwise no guarantee; check B2 of
+``dpnoise reproduce finite-precision`` measures 1.204 > ε = 1).
 
-Errata applied (spec 003 §2.7): Thm 4.5 prints the exponent without ε (anti-conservative
+Errata applied: Thm 4.5 prints the exponent without ε (anti-conservative
 for ε > 1; erratum 1); §5/§6 print R as the outer/inner ratio, which is 1 + R(eq. 5) and
 puts a floor of ln 2 on ε' − ε (erratum 2); §6 uses L where the cell diameter is √2·L
 (erratum 3).  :func:`eps_prime_printed` keeps the paper's §5/§6 form for comparison only.
 
-Implementation error δt (spec §4.1-4.3):
+Implementation error δt:
 
 * :func:`delta_t_recommended`: the dpnoise samplers compute −ln U as ``e·ln2 − log1p(f)``
   (e Geometric, f 52 random bits), so the error is *relative*:
@@ -28,12 +29,22 @@ Implementation error δt (spec §4.1-4.3):
 * :func:`delta_t_inverse_cdf`: the paper's §5 inverse-CDF sampler on a 2^-q grid; its
   error grows like e^{D/b} (δt = 2b·e^{(D+δr)/b}·2^-q + 2^-50(A + D + δr), δr = 2δt(0)).
 * :func:`delta_t_planar_polar`: the paper's §6 polar sampler (Lambert W), with the
-  corrected modulus of continuity of the radius (spec §3.2 item 4).
+  corrected modulus of continuity of the radius.
 
 Mironov's snapping mechanism (M12) is the 1-D comparison: ε' = ε(1 + 12ηB/Δ) + 2η,
-η = 2^-53, B the clamp bound, grid forced to Λ = 2^⌈log2(Δ/ε)⌉ (spec §4.4).
+η = 2^-53, B the clamp bound, grid forced to Λ = 2^⌈log2(Δ/ε)⌉.
 
-Example (spec §0): ε = 1, Δ = 1, range [−1000, 1000], L = 2^-20 gives ε' = 1.0000224.
+Example: ε = 1, Δ = 1, range [−1000, 1000], L = 2^-20 gives ε' = 1.0000224.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+  * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    ACM CCS 2012.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -91,7 +102,7 @@ def rounding_robustness(grid: float, delta_t: float, dim: int = 1) -> float:
 
 def eps_prime(epsilon: float, sensitivity: float, grid: float, delta_t: float,
               dim: int = 1) -> float:
-    """Corrected GMP bound (*) ε' = ε + ln(1 + R·e^{ε(ℓ + δt)/Δ}) (spec 003 §2.6).
+    """Corrected GMP bound (*) ε' = ε + ln(1 + R·e^{ε(ℓ + δt)/Δ}).
 
     >>> round(eps_prime(1.0, 1.0, 2.0**-20, 2.0**-49 * 3001.0), 7)
     1.0000224
@@ -104,7 +115,7 @@ def eps_prime_overhead(epsilon: float, sensitivity: float, grid: float, delta_t:
     """ε' − ε = ln(1 + R·e^{ε(ℓ+δt)/Δ}), computed with log1p (accurate when tiny).
 
     This is also the additive constant c of the metric form ln P1/P2 <= ε·d/Δ + c
-    (spec §2.5 corollary), e.g. geo-indistinguishability ε_g·d + c.
+, e.g. geo-indistinguishability ε_g·d + c.
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
@@ -132,7 +143,7 @@ def eps_prime_printed(epsilon: float, sensitivity: float, grid: float, delta_t: 
 
 # ------------------------------------------------------------------ implementation error δt
 def delta_t_recommended(scale: float, diameter: float, max_abs: float, dim: int = 1) -> float:
-    """δt of the dpnoise samplers (E = e·ln2 − log1p(f)); spec §4.1 / §4.2 step 8.
+    """δt of the dpnoise samplers (E = e·ln2 − log1p(f)) (derived here).
 
     1-D: 2^-49·(b + D + A).  2-D (radius b·(E1+E2), angle 2π·k·2^-53): 2^-46·(b + D + A).
     The relative error does not grow with the range (unlike the inverse CDF).
@@ -142,7 +153,7 @@ def delta_t_recommended(scale: float, diameter: float, max_abs: float, dim: int 
 
 
 def delta_t_inverse_cdf(scale: float, diameter: float, max_abs: float, bits: int = 53) -> float:
-    """δt of the paper's §5 inverse-CDF sampler with u on a 2^-bits grid (spec §4.3).
+    """δt of the paper's §5 inverse-CDF sampler with u on a 2^-bits grid.
 
     δt(δr) = 2b·e^{(D+δr)/b}·2^-q + 2^-50·(A + D + δr), evaluated at δr = 2·δt(0).
     Returns inf when the sampler cannot even reach the range (|X| <= q·ln2·b).
@@ -158,7 +169,7 @@ def delta_t_inverse_cdf(scale: float, diameter: float, max_abs: float, bits: int
 
 def planar_polar_max_radius(scale: float, bits: int = 53) -> float:
     """Largest radius the paper's §6 sampler reaches with u on a 2^-bits grid: the r with
-    (1 + r/b)·e^{−r/b} = 2^-bits (≈ 40.46·b for 53 bits, spec §1.3)."""
+    (1 + r/b)·e^{−r/b} = 2^-bits (≈ 40.46·b for 53 bits)."""
     target = bits * math.log(2.0)
     t = optimize.brentq(lambda t: t - math.log1p(t) - target, 1.0, 4 * target + 10)
     return t * scale
@@ -166,12 +177,12 @@ def planar_polar_max_radius(scale: float, bits: int = 53) -> float:
 
 def delta_t_planar_polar(scale: float, diameter: float, max_abs: float, bits: int = 53,
                          w_err: float = 0.0, angle_bits: int | None = None) -> float:
-    """δt of the paper's §6 polar sampler (spec §3.2 item 4, §4.3), corrected.
+    """δt of the paper's §6 polar sampler (§4.3), corrected.
 
     δt = ω_r + 2π(D + δr)·2^-q + w_err·b + 2^-47·(b + D + A), with the radial modulus
     ω_r <= 1.01·max(b√(2δ0), min(b√(2δ0·e^{D'/b}), 2δ0·e^{D'/b}·b²/D')), D' = D + δr,
     δ0 = 2^-q and δr = 2·δt(0).  ``w_err`` is the relative error of the Lambert W used
-    (spec: >= 1.5e-4 for scipy's ``lambertw``).  ``angle_bits`` (default ``bits``) is the
+    (>= 1.5e-4 for scipy's ``lambertw``, measured).  ``angle_bits`` (default ``bits``) is the
     resolution of the angle's uniform, if different.  Returns inf if the sampler's radius
     cap (:func:`planar_polar_max_radius`) is below D.
     """
@@ -211,7 +222,7 @@ def mironov_grid(epsilon: float, sensitivity: float) -> float:
 
 
 def mironov_eps_prime(epsilon: float, sensitivity: float, bound: float) -> float:
-    """Snapping mechanism (Mironov 2012): ε' = ε(1 + 12ηB/Δ) + 2η, η = 2^-53 (spec §4.4).
+    """Snapping mechanism (Mironov 2012): ε' = ε(1 + 12ηB/Δ) + 2η, η = 2^-53.
 
     ``bound`` is B, the clamp bound of M12 (outputs and inputs in [−B, B]).  Unlike
     diffprivlib's ``Snapping.effective_epsilon`` (ε + 12Bε + 2η: the η is missing from

@@ -14,15 +14,14 @@ with mean c, E|Y − c| = L·E[K + 1/2] and Var Y = L²·E[(K + 1/2)²].
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ParameterError
 from ..params import LN2
+from .base import LatticeLaw
 
 
 class MagnitudeLaw(Protocol):
@@ -52,11 +51,16 @@ def half_lattice_logpmf(
     return lambda z: magnitude.logpmf(np.where(z >= 0, z, -z - 1)) - LN2
 
 
-class HalfLatticeLaw:
+class HalfLatticeLaw(LatticeLaw):
     """Law of c + Z·L, Z = ±(K + 1/2) (scipy-like: pmf, cdf, ppf, moments, interval).
 
-    ``support_max`` is the largest possible K (None: unbounded); it bounds the ppf search.
+    Writes logpmf, cdf and the moments from the magnitude law; inherits pmf, sf, std,
+    interval and ppf (bisection on the half-offset lattice) from
+    :class:`~dpnoise.laws.base.LatticeLaw`.  ``support_max`` is the largest possible K
+    (None: unbounded); it bounds the ppf search.
     """
+
+    offset = 0.5
 
     def __init__(self, magnitude: MagnitudeLaw, grid: float, center: float = 0.0,
                  support_max: int | None = None) -> None:
@@ -64,6 +68,8 @@ class HalfLatticeLaw:
         self.grid = grid
         self.center = center
         self.support_max = support_max
+        if support_max is not None:
+            self.reach = support_max + 1
 
     def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
         return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
@@ -74,9 +80,6 @@ class HalfLatticeLaw:
         k = np.floor(np.abs(np.where(on_lattice, u, 0.5))).astype(np.int64)
         return np.where(on_lattice, self.magnitude.logpmf(k) - LN2, -np.inf)
 
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
         u = self._cells(y)
         if self.support_max is not None:  # keep indices small; the cdf is flat out there
@@ -86,40 +89,12 @@ class HalfLatticeLaw:
         return np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
                         0.5 * self.magnitude.sf(kneg))
 
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (vectorised bisection on the cell index)."""
-        q = np.asarray(q, dtype=np.float64)
-        if np.any(np.isnan(q)) or np.any((q < 0) | (q > 1)):
-            raise ParameterError("q must be in [0, 1]")
-        reach = (1 << 45) if self.support_max is None else self.support_max + 1
-        lo = np.full(q.shape, -reach - 1, dtype=np.int64)  # cell index j: y = c + (j + 1/2)L
-        hi = np.full(q.shape, reach, dtype=np.int64)
-        while np.any(hi - lo > 1):
-            mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + 0.5) * self.grid) >= q
-            hi = np.where(ok, mid, hi)
-            lo = np.where(ok, lo, mid)
-        return self.center + (hi + 0.5) * self.grid
-
     def mean(self) -> float:
         return self.center
 
     def var(self) -> float:
         return self.grid**2 * self.magnitude.half_moments()[1]
 
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
     def mean_abs(self) -> float:
         """E|Y − c| = L·E[K + 1/2]."""
         return self.grid * self.magnitude.half_moments()[0]
-
-    def interval(self, level: float) -> tuple[float, float]:
-        """Central interval holding at least ``level`` of the mass."""
-        if not 0 < level < 1:
-            raise ParameterError(f"level must be in (0, 1), got {level!r}")
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))

@@ -1,20 +1,47 @@
-"""Continuous truncated-and-normalised Laplace (paper 000): log-mass, loss and the minimal scale.
+"""Continuous truncated-and-normalised Laplace (Croft et al. 2022): log-mass, loss, minimal scale.
 
-Notation (spec 000 §1.3): S = [l_1, r_1] ∪ ... ∪ [l_K, r_K]; for X ~ Lap(mu, s),
+Notation: S = [l_1, r_1] ∪ ... ∪ [l_K, r_K]; for X ~ Lap(mu, s),
 ``Z_s(mu) = P(X in S)`` and ``g(mu) = ln Z_s(mu)``.  The mechanism's density is
 ``p(x|mu) = exp(-|x-mu|/s) / (2 s Z_s(mu))`` on S.
 
-* Lemma A (spec §1.4): the exact privacy loss of a pair is
+* Lemma A (derived here; the paper's (15) bounds it): the exact privacy loss of a pair is
   ``ell(mu1, mu2) = |mu1 - mu2|/s + |g(mu1) - g(mu2)|``.
-* Standard DP (``"dp"``): ``eps_std(s) = sup{ell : |mu1 - mu2| <= Δ}``;
+* Standard DP (``"dp"``, not in the paper): ``eps_std(s) = sup{ell : |mu1 - mu2| <= Δ}``;
   Alg. A (interval: closed form at W = 2Δ, else the 1-D root of phi), Alg. B (half-line:
   ``s = Δ / ln((1 + e^ε)/2)``), Alg. C (unions: families A and B of pairs, bisection).
 * Metric (``"metric"``, the paper's (13)): ``2Δ/ε`` whenever S is bounded on one side
-  (spec V3, sharpening Corollary 1); for R minus finite gaps, Theorem 2's 3n+2 bounds plus
-  the n reflected gap-pair bounds the paper's proof misses (spec V4, 4n+2 in all).
+  (sharpening Corollary 1); for R minus finite gaps, Theorem 2's 3n+2 bounds plus
+  the n reflected gap-pair bounds the paper's proof misses (4n+2 in all).
 
 Every scale returned is rounded **up**: the upper end of the final bracket, then nudged up
 until the loss evaluated at it is <= ε.  Every exponential has a non-positive argument.
+
+Errata of the paper (where this code departs from it):
+
+* V1 -- Sec. 4.1 (one infinite constraint, data-dependent scale, Formulas (32)/(33), Theorem 1)
+  is NOT differentially private: the paper's worst case over x (Formula (15), case 1) drops
+  the far end of the half-line, where the likelihood ratio grows like
+  exp(|x|(1/sigma_2 − 1/sigma_1)).  Brute force: with Δ = ε = 1 the loss is 136.97 at
+  x = −1000.  Only :func:`paper_half_line_scale_unsafe` (reproduction) computes it.
+* V2 -- the paper's "generalised guarantee" (13) asks for ratio <= e^(iε) at every real
+  distance iΔ: metric DP, strictly stronger than its Definition 1.  The paper's "optimal"
+  scale is optimal for (13) only; the minimal scale for standard ε-DP is 2.4-75 % smaller,
+  so ``mode="dp"`` is the default and the paper's scale is ``mode="metric"``.
+* V3 -- when at least one constraint is infinite (so also [a, b] and [a, inf)), the paper's
+  optimal metric scale is exactly 2Δ/ε (the paper only bounds it by 2Δ/ε, Corollary 1, and
+  binary-searches).
+* V4 -- for R minus finite gaps, Theorem 2's 3n+2 lower bounds miss the reflected gap-pair
+  condition that its proof claims is implied (counter-example: 2.1577 > 1.8485); it is
+  checked too (4n+2 bounds).
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -37,7 +64,7 @@ Pieces = Sequence[tuple[float, float]]
 # --------------------------------------------------------------------- masses
 def log_piece_mass(lo: float, hi: float, mu: NDArray[np.float64], s: float
                    ) -> NDArray[np.float64]:
-    """ln P(lo <= X <= hi), X ~ Lap(mu, s), stable for every mu (spec §1.3 per-piece forms)."""
+    """ln P(lo <= X <= hi), X ~ Lap(mu, s), stable for every mu."""
     mu = np.asarray(mu, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         w = hi - lo
@@ -197,7 +224,7 @@ def _side_masses(pieces: Pieces, mu: float, s: float) -> tuple[float, float]:
 
 def eps_metric(pieces: Pieces, sensitivity: float, s: float) -> float:
     """The paper's generalised (metric) loss: local rates at every finite endpoint, both gap
-    orientations (spec V4: 4n+2 bounds) and the bulk rate Δ/s."""
+    orientations (4n+2 bounds) and the bulk rate Δ/s."""
     d = sensitivity
     best = d / s
     for lo, hi in pieces:
@@ -247,12 +274,12 @@ def paper_boundary_scale(sensitivity: float, epsilon: float) -> float:
 def paper_half_line_scale_unsafe(distance: ArrayLike, sensitivity: float, epsilon: float
                                  ) -> NDArray[np.float64]:
     """The paper's data-dependent scale sigma(t) of Sec. 4.1, (32)/(33) -- NOT DIFFERENTIALLY
-    PRIVATE (spec V1).  ``distance`` t >= 0 is the true answer's distance to the border.
+    PRIVATE.  ``distance`` t >= 0 is the true answer's distance to the border.
 
     sigma(t) = t / (−u − W_Z(−2u e^{−u})), u = t e^{−ε t/Δ}/sigma_1, branch Z = 0 for
     t <= Δ/ε and Z = −1 beyond; sigma(0) = sigma_1.  Reproduction only: it warns.
     """
-    warnings.warn("paper_half_line_scale_unsafe: the data-dependent scale of paper 000 "
+    warnings.warn("paper_half_line_scale_unsafe: the data-dependent scale of Croft et al. 2022 "
                   "Sec. 4.1 is NOT differentially private (its loss is unbounded); "
                   "reproduction only", UserWarning, stacklevel=2)
     t = np.asarray(distance, dtype=np.float64)

@@ -1,8 +1,13 @@
-"""Exact law of the continuous truncated-and-normalised Laplace density (spec 000 §4.d).
+"""Exact law of the continuous truncated-and-normalised Laplace density.
 
 ``p(x|mu) = exp(−|x − mu|/s) / (2 s Z_s(mu))`` for x in S.  Moments use the one-sided partial
 moments over a distance range [p, q] with regularised incomplete gamma functions (P(k, z) or,
 for far pieces, Q(k, z) differences), so nothing cancels when s >> W and nothing overflows.
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from scipy import special
 
 from ..errors import ParameterError
 from ..params import LN2, check_quantiles
+from .base import Law
 from .range_laplace import log_mass
 
 
@@ -31,7 +37,7 @@ def _gamma_diff(k: int, p: float, q: float) -> float:
     return qq - float(special.gammainc(k, p))
 
 
-class TruncatedLaplaceLaw:
+class TruncatedLaplaceLaw(Law):
     """Output law of the continuous mechanism for one true value (scipy.stats-like)."""
 
     def __init__(self, pieces: Sequence[tuple[float, float]], mu: float, scale: float) -> None:
@@ -131,9 +137,6 @@ class TruncatedLaplaceLaw:
     def var(self) -> float:
         d = self._m[1] / self._m[0]
         return self.second_moment() - d * d
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
 
     def mean_abs_error(self) -> float:
         """E|X − mu|: the mean absolute error of the release about the true value."""

@@ -1,6 +1,8 @@
-"""The continuous optimal (staircase) noise law of paper 004, §5, with the corrected Thm 9.
+"""The continuous optimal (staircase) noise law (Soria-Comas & Domingo-Ferrer 2013, §5, Thm 9).
 
-Spec 004 §3: the density printed in Theorem 9 is off by one step.  The correct form,
+Erratum (found by re-deriving Theorem 9 and checking normalisation and the DP ratio numerically
+while building dpnoise; ``tests/test_staircase.py`` checks it): the density printed in
+Theorem 9 is off by one step.  The correct form,
 with b = e^(-ε), plateau half-width d = γΔ (0 <= γ <= 1) and M0 fixed by normalisation,
 is
 
@@ -10,21 +12,33 @@ is
     M0 = (1 − b) / (2 (d (1 − b) + bΔ)).
 
 It is the Geng–Viswanath staircase with γ = d/Δ.  γ = 0 and γ = 1 give the same law.
-The free parameter is chosen by a criterion (spec §3 "Choosing d"):
+The free parameter is chosen by a criterion (derived here):
 
 * ``variance``: γ* = −b/(1−b) + (b − 2b² + 2b⁴ − b⁵)^(1/3) / (2^(1/3) (1−b)²); for ε < 0.1
   the series γ* = 1/2 − ε/12 + ε⁵/12960 (the closed form cancels badly there).
 * ``mean_abs``: γ* = 1/(1 + e^(ε/2)).
 * ``interval`` at level p (α = 1 − p): K = ceil(ln(1/α)/ε), γ* = (e^(−Kε)/α − b)/(1 − b).
 
-Closed forms (spec §3, with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−b)³):
+Closed forms (with S0 = 1/(1−b), S1 = b/(1−b)², S2 = b(1+b)/(1−b)³):
 
     Var  = 2M0 [ d³/3 + bΔ( (d² + dΔ + Δ²/3) S0 + (2d+Δ)Δ S1 + Δ² S2 ) ]
     E|X| = 2M0 [ d²/2 + bΔ( (d + Δ/2) S0 + Δ S1 ) ]
     P(X > x) = 1/2 − M0 x (x <= d);  M0 b^(k+1) (Δ/(1−b) − r), x = d + kΔ + r (x > d).
 
-This module is the *ideal* real-valued law (paper tables, plots, utility).  What
+This module is the *ideal* real-valued law (paper tables, plots, utility), its multivariate
+forms (§6), and, at the end, the lattice calibration that picks the block and grid of the
+exact sampler (~540 lines: all of one family's maths, the one place it is calibrated).  What
 :class:`dpnoise.Staircase` releases is its exact power-of-two-grid counterpart.
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
+  * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
+    IEEE Transactions on Information Theory 62(2):925-951, 2016.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -37,7 +51,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
-from ..params import check_epsilon, check_finite, check_sensitivity
+from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
+from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
+from ..params import LN2, check_epsilon, check_finite, check_sensitivity
+from .base import Law
+from .grid import grid_sensitivity, power_of_two_at_most
 
 Criterion = Literal["variance", "mean_abs", "interval"]
 CRITERIA: tuple[str, ...] = ("variance", "mean_abs", "interval")
@@ -51,7 +69,7 @@ def check_level(level: float, *, name: str = "level") -> float:
 
 
 def optimal_gamma(epsilon: float, criterion: str = "variance", level: float = 0.95) -> float:
-    """γ = d/Δ minimising the criterion within the optimal family (spec 004 §3)."""
+    """γ = d/Δ minimising the criterion within the optimal family."""
     eps = check_epsilon(epsilon)
     if criterion == "variance":
         if eps < 0.1:
@@ -82,7 +100,7 @@ def _root_from_zero(mass: Callable[[float], float]) -> float:
     return brentq(mass, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
-class StaircaseDensity:
+class StaircaseDensity(Law):
     """Ideal continuous staircase law (corrected Thm 9), scipy.stats-like."""
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, gamma: float) -> None:
@@ -91,7 +109,7 @@ class StaircaseDensity:
         g = check_finite("gamma", gamma)
         if not 0.0 <= g <= 1.0:
             raise ParameterError(f"gamma = d/sensitivity must be in [0, 1], got {g!r}")
-        self.gamma = 1.0 if g == 0.0 else g  # γ = 0 and γ = 1 are the same law (spec §3)
+        self.gamma = 1.0 if g == 0.0 else g  # γ = 0 and γ = 1 are the same law
         self.d = self.gamma * self.sensitivity
         self.b = math.exp(-self.epsilon)
         self.one_minus_b = -math.expm1(-self.epsilon)
@@ -132,7 +150,7 @@ class StaircaseDensity:
         return np.where(x >= 0, 1.0 - s, s)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Inverse cdf (spec §5 step 4)."""
+        """Inverse cdf."""
         u = np.asarray(q, dtype=np.float64)
         if np.any((u < 0) | (u > 1)) or np.any(np.isnan(u)):
             raise ParameterError("q must be in [0, 1]")
@@ -158,9 +176,6 @@ class StaircaseDensity:
         S0, S1, S2 = self._sums()
         steps = (d * d + d * D + D * D / 3) * S0 + (2 * d + D) * D * S1 + D * D * S2
         return 2 * self.M0 * (d**3 / 3 + b * D * steps)
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
 
     def mean(self) -> float:
         return 0.0
@@ -200,7 +215,7 @@ def laplace_interval_size(epsilon: float, sensitivity: float, level: float) -> f
 def level_weights(epsilon: float, volume, *, tail: float = 1e-18) -> NDArray[np.float64]:
     """w_i ∝ b^i vol(B_i), normalised, truncated where the remaining mass < ``tail``.
 
-    ``volume(i)`` gives vol(B_i) for an integer array i (nested-set form, spec §6).
+    ``volume(i)`` gives vol(B_i) for an integer array i (nested-set form).
     """
     b = math.exp(-epsilon)
     n = 64
@@ -337,3 +352,195 @@ def laplace_l1_region(epsilon: float, sensitivity: float, level: float) -> float
     s = sensitivity / epsilon
     p = check_level(level)
     return brentq(lambda a: 1 - math.exp(-a / s) * (1 + a / s) - p, 0.0, 200 * s, xtol=1e-13)
+
+# ---------------------------------------------------------------- lattice calibration
+# The exact power-of-two-grid counterpart of the law above: which block (a, M) and which grid
+# the released :class:`~dpnoise.exact.staircase.LatticeStaircase` uses.  This is the one part
+# of this module that builds exact samplers' tables (to measure the exact quantised loss).
+ROUNDING_ALLOWANCE = 1e-12
+JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
+JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
+DEFAULT_GRID_BITS = 12
+MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
+
+
+def _blocks_per_step(S: int) -> int:
+    """Upper bound on the aligned blocks of the two parts of one step (any plateau G)."""
+    return min(S, 2 * S.bit_length() + S // (1 << BLOCK_BITS) + 1)
+
+
+def _joint_fits(S: int, epsilon: float) -> bool:
+    return (_blocks_per_step(S) * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon)
+            <= JOINT_MAX_OUTCOMES and S * math.ceil(JOINT_TAIL_NATS / epsilon)
+            <= MAX_PERIOD_CELLS)
+
+
+def staircase_grid(sensitivity: float, epsilon: float) -> float:
+    """The staircase's default grid (not the shared lattice rule
+    :func:`dpnoise.laws.block_calibration.default_grid`: it is chosen so the block tables fit).
+
+    Power-of-two step L = 2^j <= Δ/2^k.
+
+    Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
+    block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
+    (S·L = Δ to 1e-6: any dyadic Δ) and where the table fits.  Otherwise k = 12 (fewer
+    bits for tiny ε so that M·S <= 2^20), sampled with the two-table (three-word) kernel.
+    """
+    base = power_of_two_at_most(sensitivity)
+    for k in range(DEFAULT_GRID_BITS, 0, -1):
+        L = base / 2.0**k
+        S = grid_sensitivity(sensitivity, L)
+        if _joint_fits(S, epsilon) and (k == DEFAULT_GRID_BITS or
+                                        S * L / sensitivity - 1 <= 1e-6):
+            return L
+    k = DEFAULT_GRID_BITS
+    while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
+        k -= 1
+    return base / 2.0**k
+
+
+def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
+    """Rough log-error of the smallest 64-bit weight of a table of P positions whose
+    weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
+    always computed afterwards)."""
+    with np.errstate(over="ignore"):
+        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
+                     / max(epsilon, 1e-300) * 4)
+
+
+def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
+    """Steepest in-block decay for (a, M) whose exact loss is <= ε − 1e-12, or None.
+
+    In-block steps decay at e_in, the block boundary at a·ln2 − (M−1)·e_in; with 64-bit
+    quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
+    q is measured from a first build (exact loss minus the intended decay).
+    """
+    if joint:
+        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
+                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
+    else:
+        P = max(M, S)
+    q = _quantisation_estimate(epsilon, M, P)
+    deficit = M * epsilon - a * LN2
+    if M > 1 and deficit < 0.5 * q * M:
+        return None
+    e0 = epsilon * (1 - 1e-12)
+    if M > 1:
+        e0 = min(e0, a * LN2 / (M - 1))
+    try:
+        law = LatticeStaircase(RatioGeometric(a, M, e0), S, G, joint=joint)
+        excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
+    except ParameterError:
+        excess = math.inf
+    if excess <= 0:
+        return law
+    if math.isfinite(excess):
+        for factor in (2.0, 8.0, 32.0, 128.0, 512.0):
+            margin = factor * excess + 2 * ROUNDING_ALLOWANCE
+            e_in = min(e0, epsilon - margin)
+            if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
+                break
+            try:
+                law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
+            except ParameterError:
+                break
+            if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
+                return law
+    if M > 1:  # last resort: a uniform ratio a·ln2/M (equal margin on every step)
+        try:
+            law = LatticeStaircase(RatioGeometric(a, M), S, G, joint=joint)
+        except ParameterError:
+            return None
+        if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
+            return law
+    return None
+
+
+def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
+    """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
+
+    In-block steps decay at ε (less the measured 64-bit quantisation excess), the
+    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
+    blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
+    """
+    max_block = max(1, min(MAX_PERIOD_CELLS // S, 1 << 16))
+    best = None
+    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
+        if (M - 1) * epsilon > MAX_SPAN_BITS * LN2:
+            continue
+        best = _fit(epsilon, a, M, S, G, False)
+        if best is not None:
+            break
+    if best is None:
+        raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
+    if try_joint:
+        # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
+        # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
+        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
+            _aligned_blocks(G, S, 1 << BLOCK_BITS))
+        lo = math.ceil(JOINT_TAIL_NATS / epsilon)
+        hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
+        scored = []
+        for Mj in range(max(1, lo), hi + 1):
+            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
+            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
+            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
+            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
+                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
+                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
+        for _, aj, Mj in sorted(scored)[:8]:
+            joint = _fit(epsilon, aj, Mj, S, G, True)
+            if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
+                return joint
+    return best
+
+
+def law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
+                  try_joint: bool = True) -> LatticeStaircase:
+    S = grid_sensitivity(sensitivity, grid)
+    if S > MAX_PERIOD_CELLS:
+        raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
+                             f"<= {MAX_PERIOD_CELLS}")
+    # γ = 0 and γ = 1 are the same law; a tiny γ > 0 keeps one plateau cell
+    G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
+    return calibrate(epsilon, S, G, try_joint=try_joint)
+
+
+def auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
+               ) -> tuple[float, LatticeStaircase]:
+    """Default grid and law.
+
+    Fast path: :func:`staircase_grid`'s grid when it gives the two-word joint table and is
+    exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
+    k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
+    E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
+    grid (finer grids waste less on ceil(Δ/L); coarser ones allow longer blocks and so a
+    closer dyadic ratio when ε is tiny).
+    """
+    base = power_of_two_at_most(sensitivity)
+    first = staircase_grid(sensitivity, epsilon)
+    law = law_for_grid(epsilon, sensitivity, gamma, first)
+    exact = law.S * first / sensitivity - 1 <= 1e-6
+    if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
+        return first, law
+
+    def metric(g: float, lw: LatticeStaircase) -> float:
+        return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
+
+    found = [(metric(first, law), first, law)]
+    for k in (12, 10, 8, 6, 4, 2):
+        g = base / 2.0**k
+        if g == first:
+            continue
+        S = grid_sensitivity(sensitivity, g)
+        if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
+            continue
+        try:
+            cand = law_for_grid(epsilon, sensitivity, gamma, g)
+        except ParameterError:
+            continue
+        found.append((metric(g, cand), g, cand))
+    best = min(v for v, _, _ in found)
+    good = [t for t in found if t[0] <= best * (1 + 1e-4)]
+    _, g, law = min(good, key=lambda t: (not t[2].joint, t[1]))
+    return g, law

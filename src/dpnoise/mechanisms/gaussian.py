@@ -1,4 +1,4 @@
-"""Gaussian baselines for paper 001: classic and analytic (Balle & Wang 2018), exact on a grid.
+"""Gaussian baselines: classic and analytic (Balle & Wang 2018), exact on a grid.
 
 Calibration
 -----------
@@ -9,7 +9,7 @@ Calibration
       δ >= δ_G(σ) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
 
   δ_G decreases strictly from 1 to 0, so σ* is its unique root.  It is evaluated as
-  ln δ_G = la + ln(−expm1(ε + lb − la)) with la, lb = log_ndtr(·) (spec §4.5): e^ε·Φ is
+  ln δ_G = la + ln(−expm1(ε + lb − la)) with la, lb = log_ndtr(·): e^ε·Φ is
   never formed, so ε = 1000 and δ = 1e-300 work.  Root: Brent on s = ln(σ/Δ).
 
 Release (finite-precision safe)
@@ -34,12 +34,17 @@ A Gaussian has infinite support and irrational probabilities; dpnoise releases t
 What is guaranteed: (ε, δ)-DP of the sampled pmf, verified by ``dpnoise.verify``.  What
 is not: equality with the continuous Gaussian (the discrete law's δ_G at the same σ
 agrees with the closed form to ~1e-9 relative when Δ/L is an integer; see tests).
+
+References:
+  * B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
+    Analytical Calibration and Optimal Denoising", ICML 2018.
+  * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
+    Differential Privacy", arXiv:1810.00877, 2018.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -48,8 +53,9 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
+from ..laws.base import TableLaw
 from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
-from ..params import check_delta, check_epsilon, check_quantiles, check_sensitivity, check_values
+from ..params import check_delta, check_epsilon, check_sensitivity, check_values
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -165,67 +171,23 @@ def _quantise(logp: NDArray[np.float64]) -> list[int]:
     return w
 
 
-class LatticeGaussianNoise:
-    """Exact law of the release (c + Z)·L, Z ∈ {−T..T} with weights W/2^64 (scipy-like)."""
+class LatticeGaussianNoise(TableLaw):
+    """Exact law of the release (c + Z)·L, Z ∈ {−T..T} with weights W/2^64 (scipy-like).
+
+    A :class:`~dpnoise.laws.base.TableLaw` on the 2T + 1 points; the mean is the centre c·L
+    (the weights are symmetric).
+    """
 
     def __init__(self, weights: list[int], grid: float, center: float = 0.0) -> None:
         self.weights = weights
         self.T = (len(weights) - 1) // 2
         self.grid = grid
         self.center = center
-
-    @cached_property
-    def _pmf(self) -> NDArray[np.float64]:
-        return np.array([float(w) for w in self.weights]) / 2.0**64
-
-    @cached_property
-    def _cdf(self) -> NDArray[np.float64]:
-        return np.cumsum(self._pmf)
-
-    def _index(self, y: ArrayLike) -> NDArray[np.float64]:
-        return (np.asarray(y, dtype=np.float64) - self.center) / self.grid + self.T
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = self._index(y)
-        ok = (np.floor(u) == u) & (u >= 0) & (u <= 2 * self.T)
-        idx = np.where(ok, u, 0).astype(np.int64)
-        with np.errstate(divide="ignore"):
-            return np.where(ok, np.log(self._pmf[idx]), -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        u = np.floor(self._index(y))
-        idx = np.clip(u, 0, 2 * self.T).astype(np.int64)
-        return np.where(u < 0, 0.0, np.where(u >= 2 * self.T, 1.0, self._cdf[idx]))
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = check_quantiles(q)
-        idx = np.searchsorted(self._cdf, q * (1 - 1e-15), side="left")
-        idx = np.clip(idx, 0, 2 * self.T)
-        return self.center + (idx - self.T) * self.grid
+        z = np.arange(2 * self.T + 1) - self.T
+        super().__init__(center + z * grid, np.array([float(w) for w in weights]) / 2.0**64)
 
     def mean(self) -> float:
         return self.center
-
-    def var(self) -> float:
-        z = (np.arange(2 * self.T + 1) - self.T) * self.grid
-        return float(np.dot(self._pmf, z * z))
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        z = (np.arange(2 * self.T + 1) - self.T) * self.grid
-        return float(np.dot(self._pmf, np.abs(z)))
-
-    def interval(self, level: float) -> tuple[float, float]:
-        a = (1 - level) / 2
-        return float(self.ppf(a)), float(self.ppf(1 - a))
 
 
 class _LatticeGaussian(Mechanism):

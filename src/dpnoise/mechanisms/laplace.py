@@ -2,7 +2,8 @@
 
 Why not ``x + numpy.laplace()``: a float sampler reaches only some doubles, and the
 set it reaches depends on x, so an output often proves which of two neighbouring
-inputs produced it (paper 003, Example 1.1 / Mironov 2012; spec 003 §1.3 R3: 81% of
+inputs produced it (Gazeau et al. 2013, Example 1.1; Mironov 2012; reproduced by ``dpnoise reproduce
+finite-precision``, A3: 81% of
 numpy's outputs from x = 0 are impossible from x = 1).
 
 What dpnoise releases instead (DESIGN.md "Finite precision"):
@@ -23,6 +24,12 @@ What dpnoise releases instead (DESIGN.md "Finite precision"):
 
 The guarantee is pure ε-DP for the pmf that is sampled (not an approximation of it),
 with no ε' degradation; ``dpnoise.verify`` recomputes it from the table.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+  * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    ACM CCS 2012.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exact.geometric import BlockGeometric
+from ..laws.base import TableLaw
 from ..laws.block_calibration import calibrate_block, default_grid
 from ..laws.grid import (
     check_grid,
@@ -54,13 +62,18 @@ class LatticeLaplaceNoise(HalfLatticeLaw):
         self.block = block
 
 
-class ClampedLaw:
-    """Law of clamp(Y, lower, upper) for a lattice Laplace Y: atoms at both ends."""
+class ClampedLaw(TableLaw):
+    """Law of clamp(Y, lower, upper) for a lattice Laplace Y: atoms at both ends.
+
+    A :class:`~dpnoise.laws.base.TableLaw` on its support (pmf and moments from the table);
+    cdf and ppf come in closed form from the inner lattice law, clamped.
+    """
 
     def __init__(self, inner: LatticeLaplaceNoise, lower: float, upper: float,
                  support: NDArray[np.float64], probs: NDArray[np.float64]) -> None:
+        super().__init__(support, probs)
         self.inner, self.lower, self.upper = inner, lower, upper
-        self.support, self.probs = support, probs
+        self.support = self.points
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
         y = np.asarray(y, dtype=np.float64)
@@ -70,28 +83,9 @@ class ClampedLaw:
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         return np.clip(self.inner.ppf(q), self.lower, self.upper)
 
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y, dtype=np.float64)
-        idx = np.searchsorted(self.support, y)
-        idx = np.clip(idx, 0, self.support.size - 1)
-        return np.where(self.support[idx] == y, self.probs[idx], 0.0)
-
-    def mean(self) -> float:
-        return float(np.sum(self.support * self.probs))
-
-    def var(self) -> float:
-        return float(np.sum((self.support - self.mean()) ** 2 * self.probs))
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        """E|clamp(Y) − mean| (the harness convention: about the law's own mean)."""
-        return float(np.sum(np.abs(self.support - self.mean()) * self.probs))
-
     def mean_abs_error(self, true_value: float) -> float:
         """E|clamp(Y) − x|: the error a user sees."""
-        return float(np.sum(np.abs(self.support - true_value) * self.probs))
+        return self.mean_abs(about=true_value)
 
 
 class Laplace(HalfLatticeMechanism):
@@ -172,7 +166,7 @@ class ClampedLaplace(Mechanism):
 
     Clamping is post-processing, so the guarantee is the Laplace one.  Mass beyond
     an end piles up *on* the end point, which biases answers near the edges -- the
-    behaviour the range-adherent mechanisms (paper 000) improve on.
+    behaviour the range-adherent mechanisms (Croft et al. 2022) improve on.
     """
 
     def __init__(

@@ -1,17 +1,17 @@
-"""Planar Laplace for locations (geo-indistinguishability), safe on floats (paper 003 §6).
+"""Planar Laplace for locations (geo-indistinguishability), safe on floats (Gazeau et al. 2013 §6).
 
 Ideal law (Andrés et al.; GMP §6): density (ε_g²/2π)·e^{−ε_g·d(y, x0)} around the true
 point x0, ε_g = ε/Δ per unit distance.  In polar form the angle is uniform and the
 radius is Gamma(2, b), b = 1/ε_g = Δ/ε.
 
-Release procedure (spec 003 §4.2), for a true point x0 in the domain:
+Release procedure, for a true point x0 in the domain:
 
 1.  θ = 2π·k·2^-53 with k 53 random bits.
 2.  ρ = b·(E1 + E2), each E = e·ln2 − log1p(f·2^-52) with e >= 1, P(e = i) = 2^-i (trailing
     zeros of a random word) and f 52 random bits: E is −ln U for U uniform on (0, 1]
     discretised to 52 relative bits, and U itself is never formed (no subnormal cap).
     E1 + E2 is Gamma(2): **no Lambert W** (scipy's ``lambertw`` is wrong by up to 100%
-    near the branch point, spec B4) and no √-singularity of the inverse CDF.
+    near the branch point) and no √-singularity of the inverse CDF.
 3.  (x, y) = x0 + ρ·(cos θ, sin θ) in float64.
 4.  Round each coordinate exactly to the grid (L = 2^j: j = rint(x/L), output j·L).
 5.  If the rounded cell is outside the region M_r the release is an **exception**
@@ -22,7 +22,8 @@ Each draw reads five 64-bit words (two for e1, e2, two for f1, f2, one for θ), 
 more per exponent with probability 2^-64 when a word is all zero -- an event that does
 not depend on the true point.
 
-Guarantee (GMP Thm 4.5 with the spec's corrections, :mod:`dpnoise.laws.finite_precision`): with
+Guarantee (GMP Thm 4.5 with the corrections written out in
+:mod:`dpnoise.laws.finite_precision`): with
 δt = 2^-46·(b + D + A) (D = Euclidean diameter of M_r, A = max |coordinate| of M_r),
 for all true points x, x' in the domain and every set S of outputs (cells and the
 exception)::
@@ -38,6 +39,14 @@ and northings.  For latitude/longitude, project first (see docs/finite-precision
 the guarantee holds in the projected metric, so a projection that stretches distances by
 at most a factor s needs ε_g divided by s to hold in true ground distance.  Large
 coordinates cost precision (the term A in δt): centring the data first helps.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations

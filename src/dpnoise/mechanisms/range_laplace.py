@@ -1,22 +1,22 @@
-"""Range-adherent Laplace: the truncated and normalised Laplace mechanism (paper 000), done right.
+"""Range-adherent Laplace: the truncated and normalised Laplace of Croft et al. 2022, done right.
 
 Every output lies in the declared domain S (an interval, a half-line or a union of disjoint
 intervals).  The ideal density is the Laplace density restricted to S and renormalised,
-``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6); spec 000 §1.3).
+``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6)).
 
-Calibration (spec 000 §4; paper errata in the verdict table):
+Calibration (paper errata in the verdict table):
 
 * ``mode="dp"`` (default): the minimal uniform scale for ordinary ε-DP -- Alg. A (interval:
   phi(s) = ε, closed form at W = 2Δ, s = W/ε when W <= Δ), Alg. B (half-line:
   s = Δ/ln((1+e^ε)/2)), Alg. C (unions).  This is *not* the paper's scale: the paper's
   "optimal" scales are optimal for its generalised guarantee (13), which is metric DP
-  (spec V2); the ε-DP minimum is 2.4–75 % smaller.
+; the ε-DP minimum is 2.4–75 % smaller.
 * ``mode="metric"``: the paper's generalised guarantee (13): exactly 2Δ/ε whenever S is
-  bounded on one side (spec V3; the paper only bounds it by 2Δ/ε and binary-searches), and
-  Theorem 2's bounds plus the reflected gap-pair bounds (spec V4: 4n+2, not 3n+2) for R minus
+  bounded on one side (the paper only bounds it by 2Δ/ε and binary-searches), and
+  Theorem 2's bounds plus the reflected gap-pair bounds (4n+2, not 3n+2) for R minus
   finite gaps.  On the grid the metric guarantee reads ell(x, x') <= ε(|x − x'| + L)/Δ.
 * The paper's data-dependent half-line scale (Sec. 4.1, (32)/(33), Theorem 1) is NOT
-  differentially private (spec V1): its loss is unbounded.  It is available only as
+  differentially private: its loss is unbounded.  It is available only as
   :func:`paper_half_line_scale_unsafe` and :class:`PaperHalfLineLaplaceUnsafe`, which warn.
 
 Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
@@ -33,6 +33,19 @@ the grid rounding of the true value and every quantisation are paid for in the s
 The reported ``scale`` = M·L/ln2 is the continuous-equivalent scale (>= the continuous minimum,
 ``continuous_scale``; ``scale_inflation`` is typically ~1e-3).  ``dpnoise.verify`` recomputes the
 loss from the exact integer tables that are sampled.
+
+~530 lines: the mechanism, its two exact laws (lattice and continuous) and the paper's
+non-private half-line variant kept beside it, so that the reproduction and the verifier's
+counter-example use the very same density code; the sampler itself is in :mod:`dpnoise.exact`.
+
+References:
+  * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
+    Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
+    doi:10.1007/s11390-020-0193-z.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -50,6 +63,7 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.range_centre import CentreSampler
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound
+from ..laws.base import TableLaw
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most
 from ..laws.range_laplace import (
     log_mass,
@@ -58,7 +72,7 @@ from ..laws.range_laplace import (
     sigma_std,
 )
 from ..laws.range_laplace_law import TruncatedLaplaceLaw
-from ..params import LN2, check_epsilon, check_quantiles, check_sensitivity
+from ..params import LN2, check_epsilon, check_sensitivity
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -420,11 +434,12 @@ def continuous_family(pieces: tuple[tuple[float, float], ...], s: float,
 
 
 # ---------------------------------------------------------------------- laws
-class RangeLatticeLaw:
+class RangeLatticeLaw(TableLaw):
     """Exact law of the released grid value for one true value (scipy.stats-like).
 
     Computed from the exact sampled pmf over every cell within 60 scales of the centre (the
-    mass beyond is < e^-60 of the total)."""
+    mass beyond is < e^-60 of the total); a normalised :class:`~dpnoise.laws.base.TableLaw`
+    on those cells (pmf, cdf, ppf, moments and interval inherited)."""
 
     def __init__(self, sampler: CentreSampler, grid: float, true_value: float,
                  scale: float) -> None:
@@ -438,68 +453,25 @@ class RangeLatticeLaw:
         lp = sampler.logpmf(j)
         keep = np.isfinite(lp)
         self.cells = j[keep]
-        self.support = (self.cells + 0.5) * grid
-        self.probs = np.exp(lp[keep])
-        self._logp = lp[keep]
-        self._cum = np.cumsum(self.probs)
-        self._cum /= self._cum[-1]
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y, dtype=np.float64)
-        u = y / self.grid - 0.5
-        idx = np.searchsorted(self.cells, np.rint(u).astype(np.int64))
-        idx = np.clip(idx, 0, self.cells.size - 1)
-        hit = (self.cells[idx] == u) & (np.floor(u) == u)
-        return np.where(hit, self._logp[idx], -np.inf)
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        y = np.asarray(y, dtype=np.float64)
-        k = np.searchsorted(self.support, y, side="right")
-        return np.where(k > 0, self._cum[np.maximum(k - 1, 0)], 0.0)
-
-    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return 1.0 - self.cdf(y)
-
-    def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        q = check_quantiles(q)
-        k = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
-        return self.support[np.clip(k, 0, self.support.size - 1)]
-
-    def mean(self) -> float:
-        return float(np.dot(self.probs, self.support) / self.probs.sum())
-
-    def var(self) -> float:
-        m = self.mean()
-        return float(np.dot(self.probs, (self.support - m) ** 2) / self.probs.sum())
-
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def mean_abs(self) -> float:
-        """E|Y − E Y|: mean absolute deviation (the scipy-like / harness convention)."""
-        m = self.mean()
-        return float(np.dot(self.probs, np.abs(self.support - m)) / self.probs.sum())
+        super().__init__((self.cells + 0.5) * grid, np.exp(lp[keep]), normalise=True,
+                         logprobs=lp[keep])
+        self.support = self.points
 
     def mean_abs_error(self) -> float:
         """E|Y − x| for the true value x: the mean absolute error of a release."""
-        return float(np.dot(self.probs, np.abs(self.support - self.true_value))
-                     / self.probs.sum())
+        return self.mean_abs(about=self.true_value)
 
     def mse(self) -> float:
-        return float(np.dot(self.probs, (self.support - self.true_value) ** 2)
-                     / self.probs.sum())
+        return self._expect((self.points - self.true_value) ** 2)
 
 
 # ------------------------------------------------------------ paper Sec. 4.1 (NOT DP)
 class PaperHalfLineLaplaceUnsafe(Mechanism):
-    """NOT DIFFERENTIALLY PRIVATE: paper 000 Sec. 4.1's data-dependent scale on (−inf, border].
+    """NOT DIFFERENTIALLY PRIVATE: Croft et al. 2022 Sec. 4.1's data-dependent scale on a half-line.
 
     The scale sigma(t) depends on the true value's distance t to the border ((32)/(33)).  The
     paper checks the density ratio at the border only; far from the border the ratio grows
-    like exp(|y|(1/sigma_2 − 1/sigma_1)) (spec V1), so the loss is unbounded: ``dpnoise verify``
+    like exp(|y|(1/sigma_2 − 1/sigma_1)), so the loss is unbounded: ``dpnoise verify``
     reports it.  The claimed guarantee is the paper's (ε), with notion "none".  Release uses
     a float inverse-CDF sampler -- reproduction only, never use it on real data.
     """
@@ -511,7 +483,7 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         self.sensitivity = check_sensitivity(sensitivity)
         self.border = float(border)
         warnings.warn("PaperHalfLineLaplaceUnsafe is NOT differentially private "
-                      "(paper 000 Sec. 4.1, spec V1); reproduction only", UserWarning,
+                      "(Croft et al. 2022 Sec. 4.1); reproduction only", UserWarning,
                       stacklevel=2)
         self._freeze()
 

