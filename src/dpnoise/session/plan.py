@@ -389,3 +389,27 @@ def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
     rows[idx], vals[idx] = n, nv
     sums[idx], cent[idx] = s * sum_grid, c * mean_grid  # powers of two: exact
     return Aggregates(shape, rows, vals, sums, cent)
+
+
+def combine(stat: str, parts: Mapping[str, Any], lower: float | None = None,
+            upper: float | None = None) -> NDArray[Any]:
+    """The answer from its (noisy or true) components -- post-processing only: a count
+    as integers, a sum as is, a mean ``clamp(mid + S / max(C, 1), lo, hi)``."""
+    if stat == "count":
+        return np.asarray(parts["count"]).astype(np.int64)
+    if stat == "sum":
+        return np.asarray(parts["sum"], dtype=np.float64)
+    lo, hi = float(lower), float(upper)  # type: ignore[arg-type]
+    mid = (lo + hi) / 2
+    count = np.asarray(parts["count"], dtype=np.float64)
+    sums = np.asarray(parts["centred_sum"], dtype=np.float64)
+    return np.clip(mid + sums / np.maximum(count, 1.0), lo, hi)
+
+
+def component_sources(stat: str, counted_column: bool) -> dict[str, str]:
+    """Which aggregate output (``n``, ``nv``, ``s``, ``c``) each component role reads."""
+    if stat == "count":
+        return {"count": "nv" if counted_column else "n"}
+    if stat == "sum":
+        return {"sum": "s"}
+    return {"count": "nv", "centred_sum": "c"}
