@@ -15,6 +15,7 @@ settings.load_profile("dpnoise")
 # ------------------------------------------------------------------ Spark (issue 16)
 import os  # noqa: E402
 import shutil  # noqa: E402
+import sys  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -40,6 +41,7 @@ def spark():  # type: ignore[no-untyped-def]
         if os.environ.get("JAVA_HOME") else shutil.which("java")
     if not java or not os.path.exists(java):
         _no_spark("no Java runtime found (set JAVA_HOME or put java on PATH)")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this venv
     session = (SparkSession.builder.master("local[2]").appName("dpnoise-tests")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")

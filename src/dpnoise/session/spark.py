@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,8 @@ def get_spark(master: str | None = None, remote: str | None = None) -> Any:
     if active is not None and master is None:
         return active
     builder = SparkSession.builder.appName("dpnoise").master(master or "local[*]")
+    if (master or "local[*]").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        builder = builder.config("spark.pyspark.python", sys.executable)  # this venv
     return builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
