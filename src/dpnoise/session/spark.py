@@ -95,6 +95,9 @@ _NUMBER_FULL = rf"\A(?:{NUMBER_REGEX})\z"
 #: cells up to which the aggregates are collected and noised on the driver
 DRIVER_CELLS = 10**7
 NOISE_MODES = ("auto", "driver", "executors")
+#: source types whose text form parses back to exactly the value's nearest double (not
+#: float: its shortest text '0.1' parses to the double 0.1, not to the float's value)
+_EXACT_NUMBER_TYPES = frozenset({"double", "long", "integer", "short", "byte"})
 
 
 def _backtick(name: str) -> str:
@@ -383,11 +386,17 @@ class SparkEngine:
         if dup:
             raise ParameterError(f"column(s) {dup} appear more than once in the data")
         texts, numbers = {}, {}
+        types = {f.name: f.dataType.typeName() for f in raw.schema.fields}
         for h in self.needed:
             t = F.regexp_replace(F.col(_backtick(h)).try_cast("string"), _TRIM_REGEX, "")
-            v = t.try_cast("double")
             texts[h] = t
-            numbers[h] = F.when(t.rlike(_NUMBER_FULL) & (F.abs(v) < F.lit(float("inf"))), v)
+            if types.get(h) in _EXACT_NUMBER_TYPES:
+                # the text of a double or an integer parses back to exactly its value
+                # (nearest double): skip the round trip, keep "finite, else missing"
+                v = F.col(_backtick(h)).cast("double")
+            else:
+                v = F.when(t.rlike(_NUMBER_FULL), t.try_cast("double"))
+            numbers[h] = F.when(F.abs(v) < F.lit(float("inf")), v)
         outs = []
         for name, col in sorted(self.schema.columns.items()):
             outs.append(self._typed(col, texts[col.header], numbers[col.header], F)
