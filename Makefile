@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine; each builds .venv from nothing if absent.
 #   make demo   -- the main job: a short private release of a bundled data set
-#   make test   -- ruff + the whole test suite
+#   make test   -- ruff + the whole test suite (Spark tests in local mode: needs Java 17)
 #   make test-quick -- the inner loop: skips tests marked slow (never a privacy check)
 PYTHON ?= python3
 VENV   := .venv
@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,spark]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,7 +28,7 @@ test-quick: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,spark,bench]"
 	$(BIN)/python benchmarks/throughput.py
 
 reproduce: $(STAMP)

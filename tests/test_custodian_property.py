@@ -57,10 +57,11 @@ def _arrays(rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
             for name, c in zip(("pid", "x", "g", "k"), cols, strict=True)}
 
 
-def _outcome(data: Any, schema: dict[str, Any], query: str) -> tuple[str, Any, Any]:
+def _outcome(data: Any, schema: dict[str, Any], query: str,
+             session_kw: dict[str, Any] | None = None) -> tuple[str, Any, Any]:
     """('ok', components, plans) or ('error', class name, message)."""
     try:
-        with Session(data, Budget(1.0), schema=schema) as s:
+        with Session(data, Budget(1.0), schema=schema, **(session_kw or {})) as s:
             return "ok", s.true_components(query), dict(s.plans(query, 1.0))
     except DpnoiseError as exc:
         return "error", type(exc).__name__, str(exc)
@@ -83,12 +84,14 @@ def _neighbours(rows: list[tuple[Any, ...]], per_person: bool) -> list[list[tupl
 
 
 def check(rows: list[tuple[Any, ...]], query: str, per_person: bool,
-          to_data: Any = _arrays, schema: dict[str, Any] | None = None) -> None:
+          to_data: Any = _arrays, schema: dict[str, Any] | None = None,
+          session_kw: dict[str, Any] | None = None) -> None:
+    """The property on one table and query; ``session_kw`` selects the engine."""
     if schema is None:
         schema = SCHEMA_UID if per_person else SCHEMA_ROWS
-    full = _outcome(to_data(rows), schema, query)
+    full = _outcome(to_data(rows), schema, query, session_kw)
     for nb in _neighbours(rows, per_person):
-        part = _outcome(to_data(nb), schema, query)
+        part = _outcome(to_data(nb), schema, query, session_kw)
         assert part[0] == full[0], (query, rows, nb, full, part)
         if full[0] == "error":
             assert part[1:] == full[1:], (query, full, part)

@@ -112,6 +112,25 @@ class CryptoRandom:
         return "CryptoRandom()"
 
 
+class KeyedRandom:
+    """ChaCha20 keyed with a given 32-byte secret key (e.g. one derived with HKDF for one
+    partition of a distributed release); as secure as the key is secret and fresh."""
+
+    def __init__(self, key: bytes) -> None:
+        if not isinstance(key, bytes) or len(key) != 32:
+            raise ParameterError("key must be 32 bytes")
+        self._stream = _ChaCha20Stream(key)
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        return self._stream.words(int(n))
+
+    def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        self._stream.fill(buffer, n)
+
+    def __repr__(self) -> str:
+        return "KeyedRandom(<secret key>)"
+
+
 class SeededRandom:
     """Reproducible ChaCha20 stream keyed by SHA-256 of ``seed``; for tests and experiments."""
 

@@ -61,6 +61,44 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", default=None,
                    help="reproducible (NOT secure) randomness; default: OS-keyed CSPRNG")
     g.add_argument("--json", action="store_true", help="machine-readable output")
+    add_engine_arguments(p)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine (issue 16: the same queries on Apache Spark)")
+    g.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                   help="duckdb (embedded, default) or spark (--data: a parquet/csv path, "
+                        "a partitioned parquet directory with --partitioned, or a catalog "
+                        "table name)")
+    g.add_argument("--spark-master", metavar="URL", default=None,
+                   help="Spark master for --engine spark (default local[*])")
+    g.add_argument("--spark-remote", metavar="URL", default=None,
+                   help="Spark Connect URL for --engine spark, e.g. sc://host:15002")
+    g.add_argument("--partitioned", action="store_true",
+                   help="--data is a partitioned parquet directory, read as one data set")
+    g.add_argument("--noise", choices=("auto", "driver", "executors"), default="auto",
+                   help="--engine spark: where noise is added (auto: on the driver up to "
+                        "10^7 cells, else on the executors)")
+    g.add_argument("--output", metavar="PATH", default=None,
+                   help="--engine spark: where a release noised on the executors is "
+                        "written (parquet)")
+
+
+def engine_options(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
+    """The Session's engine and engine_options from the flags."""
+    from ..errors import ParameterError
+
+    engine = getattr(args, "engine", "duckdb")
+    spark_flags = {"spark_master": args.spark_master, "spark_remote": args.spark_remote,
+                   "partitioned": args.partitioned or None,
+                   "noise": None if args.noise == "auto" else args.noise}
+    given = {k: v for k, v in spark_flags.items() if v is not None}
+    if engine != "spark":
+        if given or args.output is not None:
+            raise ParameterError("--spark-master, --spark-remote, --partitioned, --noise and "
+                                 "--output need --engine spark")
+        return engine, {}
+    return engine, given
 
 
 def _budget(text: str | None):  # type: ignore[no-untyped-def]
@@ -87,6 +125,7 @@ def run_data_release(args: argparse.Namespace) -> int:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")
     if args.data_epsilon is None:
         raise ParameterError("--data needs --epsilon (the budget to spend on this release)")
+    engine, options = engine_options(args)
     base = _resolve_schema(args.schema, args.data) if (
         args.schema is not None or Path(args.data).with_suffix(".toml").is_file()) else None
     schema = Schema.from_flags(
@@ -97,9 +136,10 @@ def run_data_release(args: argparse.Namespace) -> int:
     rng = None if args.seed is None else SeededRandom(args.seed)
     ledger = args.ledger or DEFAULT_LEDGER
     with Session(args.data, _budget(args.budget), ledger, schema=schema, rng=rng,
-                 replay=args.replay, rows_epsilon=args.release_rows) as s:
+                 replay=args.replay, rows_epsilon=args.release_rows, engine=engine,
+                 engine_options=options) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
-                      mechanism=args.data_mechanism)
+                      mechanism=args.data_mechanism, output=args.output)
         remaining = s.remaining
         if args.json:
             emit_json({
@@ -108,7 +148,8 @@ def run_data_release(args: argparse.Namespace) -> int:
                 "ledger": str(ledger), "ledger_id": r.ledger_id, "replayed": r.replayed,
                 "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
                 "columns": [*r.group_by, r.stat],
-                "rows": r.rows(),
+                "rows": [] if "written" in r.details else r.rows(),
+                **({"written": r.details["written"]} if "written" in r.details else {}),
             })
             return 0
         print(f"query:      {r.canonical}")
@@ -118,5 +159,10 @@ def run_data_release(args: argparse.Namespace) -> int:
         print(f"ledger:     {ledger} row {r.ledger_id}{tag}")
         print(f"remaining:  {remaining} of {s.budget}")
         print()
-        print(r.table(limit=args.limit))
+        if "written" in r.details:
+            w = r.details["written"]
+            print(f"written:    {w['output']} ({w['cells']} cells, noised on the executors "
+                  f"in {w['blocks']} blocks)")
+        else:
+            print(r.table(limit=args.limit))
     return 0

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,8 +54,9 @@ from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import Plan, Target, plan
-from .engine import Aggregates, Engine, exact_sum
+from .engine import Aggregates, DuckDBEngine, exact_sum
 from .ledger import Budget, Entry, Ledger
+from .plan import combine
 from .query import Query, parse_query
 from .schema import Schema
 
@@ -129,12 +131,19 @@ class Session:
     or None (in memory).  ``budget``: the ledger's total; required for a new ledger.
     ``replay=True`` serves identical queries from the ledger without new spend.
     ``rng``: a random source for every release (default: fresh OS-keyed CSPRNG each time).
+    ``engine``: ``"duckdb"`` (embedded, default: the data is read ONCE into the typed
+    view) or ``"spark"`` (:mod:`dpnoise.session.spark`: a pyspark DataFrame, a parquet /
+    csv path or a catalog table; ``engine_options`` such as ``spark``, ``spark_master``,
+    ``spark_remote``, ``partitioned``, ``noise``, ``driver_cells``, ``block_cells``).
+    ``data`` may also be a pandas or polars DataFrame, an Arrow table or a numpy record
+    array (embedded engine; scanned in place).
     """
 
     def __init__(self, data: Any, budget: Budget | None = None, ledger: Any = None, *,
                  schema: Schema | str | Path | Mapping[str, Any] | None = None,
                  replay: bool = False, rng: RngLike = None, timeout: float = 30.0,
-                 rows_epsilon: float | None = None) -> None:
+                 rows_epsilon: float | None = None, engine: str = "duckdb",
+                 engine_options: Mapping[str, Any] | None = None) -> None:
         self.schema = _resolve_schema(schema, data)
         self.rows_epsilon = None if rows_epsilon is None else check_epsilon(
             rows_epsilon, name="rows_epsilon")
@@ -145,7 +154,7 @@ class Session:
             self.ledger = ledger
         else:
             self.ledger = Ledger(ledger, budget=budget, timeout=timeout)
-        self.engine = Engine(data, self.schema)  # reads the data ONCE into the typed view
+        self.engine = open_engine(data, self.schema, engine, engine_options)
         self.replay = bool(replay)
         self.rng = rng
 
@@ -265,8 +274,13 @@ class Session:
         return _combine(q, self.schema, _components(q, self.engine.aggregate(q)))
 
     def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
-                mechanism: str | None = None, replay: bool | None = None) -> Release:
-        """Release ``query`` at (epsilon, delta); see the module docstring for the steps."""
+                mechanism: str | None = None, replay: bool | None = None,
+                output: str | None = None) -> Release:
+        """Release ``query`` at (epsilon, delta); see the module docstring for the steps.
+
+        ``output``: where a release noised on the Spark executors is written (parquet);
+        required exactly when the engine noises this query there (more cells than its
+        ``driver_cells``, or ``noise="executors"``)."""
         q = self.parse(query)
         epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
         if self._rows is None and self.schema.max_rows is None and self.rows_epsilon:
@@ -278,10 +292,12 @@ class Session:
                     f"{epsilon:g}) needs more than the remaining {left}"
                 )
         self.row_bound()  # may release N first (its own ledger entry, replayed later)
-        return self._release(q, epsilon, delta, mechanism, replay, with_rows=True)
+        return self._release(q, epsilon, delta, mechanism, replay, with_rows=True,
+                             output=output)
 
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
-                 replay: bool | None, with_rows: bool) -> Release:
+                 replay: bool | None, with_rows: bool, output: str | None = None) -> Release:
+        executors = self._check_output(q, output)
         epsilon, delta = self._snap(epsilon, delta)
         plans = self._plans(q, epsilon, delta, mechanism, with_rows)
         # charge what was asked, or the plans' sum if rounding made that larger
@@ -320,9 +336,13 @@ class Session:
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         )
         try:
-            truth = _components(q, self.engine.aggregate(q))
-            noisy = {role: p.release(truth[role], rng) for role, p in plans}
-            answer = _combine(q, self.schema, noisy)
+            if executors:
+                written = self._release_on_executors(q, plans, output, rng)  # type: ignore[arg-type]
+                answer = np.zeros(0)
+            else:
+                truth = _components(q, self.engine.aggregate(q))
+                noisy = {role: p.release(truth[role], rng) for role, p in plans}
+                answer = _combine(q, self.schema, noisy)
         except Exception:
             # a fixed reason code and a fixed message: the exception's text could
             # depend on the data, so it is neither stored nor shown (nor chained)
@@ -335,11 +355,40 @@ class Session:
         except BaseException:
             self.ledger.abort(rid, "interrupted")
             raise
-        preview = np.array2string(answer.ravel()[:8], precision=6, separator=", ")
+        preview = f"written to {output}" if executors else \
+            np.array2string(answer.ravel()[:8], precision=6, separator=", ")
         self.ledger.complete(rid, answer, preview)
+        details: dict[str, Any] = {role: p.parameters() for role, p in plans}
+        if executors:
+            details["written"] = written
         return Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
-                       mech_name, eps, dl, guarantee, rid,
-                       details={role: p.parameters() for role, p in plans})
+                       mech_name, eps, dl, guarantee, rid, details=details)
+
+    def _check_output(self, q: Query, output: str | None) -> bool:
+        """Whether ``q`` is noised on the executors; ``output`` checked before any spend."""
+        on_executors = getattr(self.engine, "noise_on_executors", None)
+        executors = bool(on_executors(q)) if on_executors is not None else False
+        if executors and output is None:
+            raise ParameterError(
+                "output is required: this release is noised on the Spark executors and "
+                "written to a path (more cells than driver_cells, or noise=\"executors\")")
+        if not executors and output is not None:
+            raise ParameterError(
+                "output is only for releases noised on the Spark executors; this one is "
+                "returned in Release.values")
+        if output is not None:
+            if not isinstance(output, (str, Path)) or not str(output):
+                raise ParameterError(f"output must be a path, got {output!r}")
+            if "://" not in str(output) and os.path.exists(output):
+                raise ParameterError(f"output {str(output)!r} exists already: give a new path")
+        return executors
+
+    def _release_on_executors(self, q: Query, plans: list[tuple[str, Plan]], output: str,
+                              rng: Any) -> dict[str, Any]:
+        # a fresh 256-bit driver key from the release's random source (a SeededRandom
+        # makes it reproducible, for tests); it travels only in the noise closure
+        driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
+        return self.engine.release_to(q, dict(plans), str(output), driver_key)
 
     def close(self) -> None:
         self.engine.close()
@@ -365,16 +414,10 @@ def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
 
 
 def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
-    if q.stat == "count":
-        return np.asarray(parts["count"]).astype(np.int64)
-    if q.stat == "sum":
-        return np.asarray(parts["sum"], dtype=np.float64)
-    col = schema.numeric(q.column)  # type: ignore[arg-type]
-    lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
-    mid = (lo + hi) / 2
-    count = np.asarray(parts["count"], dtype=np.float64)
-    sums = np.asarray(parts["centred_sum"], dtype=np.float64)
-    return np.clip(mid + sums / np.maximum(count, 1.0), lo, hi)
+    if q.stat == "mean":
+        col = schema.numeric(q.column)  # type: ignore[arg-type]
+        return combine(q.stat, parts, col.lower, col.upper)
+    return combine(q.stat, parts)
 
 
 def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,
@@ -385,6 +428,27 @@ def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,
     unit = "one individual (user_id)" if per_individual else \
         "one row (no user_id declared: a person owning several rows is not covered)"
     return f"{core} for add/remove {unit} [{'; '.join(parts)}]"
+
+
+ENGINES = ("duckdb", "spark")
+
+
+def open_engine(data: Any, schema: Schema, engine: str = "duckdb",
+                options: Mapping[str, Any] | None = None) -> Any:
+    """The engine holding ``data``'s typed view (see :class:`Session`)."""
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    opts = dict(options or {})
+    if engine == "spark":
+        from .spark import SparkEngine
+
+        try:
+            return SparkEngine(data, schema, **opts)
+        except TypeError as exc:
+            raise ParameterError(f"engine_options: {exc}") from None
+    if opts:
+        raise ParameterError(f"engine_options {sorted(opts)} are for engine=\"spark\" only")
+    return DuckDBEngine(data, schema)
 
 
 def _resolve_schema(schema: Any, data: Any) -> Schema:

@@ -60,6 +60,7 @@ import io
 import math
 import os
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Mapping
@@ -138,14 +139,23 @@ class Source:
         self.needed = sorted({c.header for c in schema.columns.values()}
                              | ({schema.user_header()} - {None}))  # type: ignore[arg-type]
         try:
-            if isinstance(data, Mapping):
+            kind = frame_kind(data)
+            if kind == "records":
+                self.fingerprint = self._arrays({n: data[n] for n in data.dtype.names})
+            elif kind == "spark":
+                raise ParameterError(
+                    "data is a pyspark DataFrame: open the session with engine=\"spark\"")
+            elif kind is not None:
+                self.fingerprint = self._frame(data, kind)
+            elif isinstance(data, Mapping):
                 self.fingerprint = self._arrays(data)
             elif isinstance(data, (str, Path)):
                 self.fingerprint = self._file(Path(data))
             else:
                 raise ParameterError(
-                    "data must be a file path (.csv, .parquet, .duckdb) or a mapping of "
-                    f"numpy columns, got {type(data).__name__}"
+                    "data must be a file path (.csv, .parquet, .duckdb), a pandas or polars "
+                    "DataFrame, an Arrow table, a numpy record array or a mapping of numpy "
+                    f"columns, got {type(data).__name__}"
                 )
             self._build_view()
             con.execute("SET enable_external_access = false")
@@ -208,6 +218,63 @@ class Source:
                 "the reader's message is withheld because it may quote the data)"
             ) from None
         return "arrays:" + h.hexdigest()[:16]
+
+    def _frame(self, data: Any, kind: str) -> str:
+        """A pandas / polars DataFrame or an Arrow table, scanned in place by DuckDB.
+
+        Only the needed columns are handed over (zero-copy where the library allows it).
+        A pandas ``object`` column (mixed Python values) is turned into text element by
+        element, exactly as a numpy object column is, so no value can make the scan fail
+        on some rows only; every other dtype (numbers, nullable numbers, strings,
+        categoricals) is scanned as it is and then goes through the same typed view."""
+        if kind == "polars":
+            data = data.to_arrow()  # zero-copy for numeric and string columns
+            kind = "arrow"
+        if kind == "arrow":
+            headers = [str(n) for n in data.schema.names]
+        else:
+            headers = [str(c) for c in data.columns]
+        names = self._check_headers(headers, f"the {kind} data")
+        if kind == "arrow":
+            frame = data.select([headers.index(h) for h in self.needed]).rename_columns(
+                [names[h] for h in self.needed])
+            if frame.num_columns == 0:
+                import pyarrow as pa  # present: the object is an Arrow table
+
+                frame = pa.table({"c_one": pa.array([1] * data.num_rows, pa.int8())})
+        else:
+            import pandas as pd  # present: the object is a pandas DataFrame
+
+            cols = {}
+            for h in self.needed:
+                series = data.iloc[:, headers.index(h)]
+                categorical = isinstance(series.dtype, pd.CategoricalDtype)
+                if series.dtype == object or (categorical and not all(
+                        isinstance(c, str) for c in series.cat.categories)):
+                    # mixed Python values, or categories that are not text (DuckDB
+                    # ENUMs are): the same text form as a numpy object column
+                    series = pd.Series(_text_array(series.to_numpy(dtype=object)),
+                                       dtype=object)
+                cols[names[h]] = series.reset_index(drop=True)
+            frame = pd.DataFrame(cols) if cols else pd.DataFrame(
+                {"c_one": np.ones(len(data), dtype=np.int8)})
+        pick = ", ".join(names[h] for h in self.needed) or "1 AS c_one"
+        try:
+            self.con.register("__dp_frame", frame)
+            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM __dp_frame")
+            self.con.unregister("__dp_frame")
+            cols_sql = ", ".join(names[h] for h in self.needed) or "1"
+            n, fp = self.con.execute(
+                f"SELECT count(*), coalesce(sum(CAST(hash({cols_sql}) AS HUGEINT)), 0) "
+                "FROM __dp_raw").fetchone()
+        except self._error:
+            raise ParameterError(
+                f"the {kind} data could not be read (the reader's message is withheld "
+                "because it may quote the data)"
+            ) from None
+        self._raw_names = names
+        digest = hashlib.sha256(f"{kind}:{headers}:{n}:{fp}".encode()).hexdigest()
+        return f"{kind}:{digest[:16]}"
 
     def _file(self, path: Path) -> str:
         name = path.name.lower()
@@ -383,13 +450,37 @@ class Source:
             ) from None
 
 
+def frame_kind(data: Any) -> str | None:
+    """``pandas``, ``polars``, ``arrow``, ``records`` (numpy record array), ``spark`` or
+    None -- decided without importing any of these libraries (a DataFrame of a library
+    can only exist if that library was imported already)."""
+    if isinstance(data, np.ndarray):
+        return "records" if data.dtype.names else None
+    for module, attr, kind in (("pandas", "DataFrame", "pandas"),
+                               ("polars", "DataFrame", "polars"),
+                               ("pyarrow", "Table", "arrow"),
+                               ("pyarrow", "RecordBatch", "arrow"),
+                               ("pyspark.sql", "DataFrame", "spark"),
+                               ("pyspark.sql.connect.dataframe", "DataFrame", "spark")):
+        mod = sys.modules.get(module)
+        cls = getattr(mod, attr, None) if mod is not None else None
+        if isinstance(cls, type) and isinstance(data, cls):
+            return kind
+    return None
+
+
+#: pandas' missing markers (``pd.NA``, ``pd.NaT``), recognised without importing pandas
+_NA_TYPES = ("NAType", "NaTType")
+
+
 def _text_array(a: np.ndarray) -> np.ndarray:
     """An object (or other non-numeric) column as text or None, element by element: the
     same text form DuckDB gives typed values (shortest round-trip repr of a float), with
-    None and float NaN as NULL -- so a column of mixed Python types can never make the
-    registration fail on some rows only."""
+    None, float NaN and the pandas missing markers (``pd.NA``, ``NaT``) as NULL -- so a
+    column of mixed Python types can never make the registration fail on some rows only."""
     def text(v: Any) -> str | None:
-        if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) or \
+                type(v).__name__ in _NA_TYPES:
             return None
         if isinstance(v, (float, np.floating)):
             return repr(float(v))

@@ -1,0 +1,415 @@
+"""The engine-neutral plan of one query: what every engine computes, defined once.
+
+A validated :class:`~dpnoise.session.query.Query` compiles (:func:`compile_query`) to an
+:class:`AggregatePlan` over the typed view of :mod:`dpnoise.session.source`:
+
+1. **filter** -- a :data:`TypedPredicate`: numeric columns compared with doubles,
+   categorical columns as a set of category *codes* (computed here from the public
+   categories), ``IS [NOT] NULL``, and SQL three-valued ``NOT``/``AND``/``OR``; a missing
+   value makes a comparison unknown, so the row is selected by neither ``p`` nor ``NOT p``;
+2. **keys** -- every :class:`GroupKey` becomes an integer in ``[0, size)`` (a category
+   code, or ``x - lower`` for an integer key); a row whose key is missing is dropped;
+3. **contribution bounding** (:class:`Bounding`, with a ``user_id``) -- among the selected
+   rows, each person keeps the ``k`` rows with the smallest
+   ``(SHA-256(encoding), encoding)``, where ``encoding`` is the canonical text
+   (:func:`encoding_parts`) of the integers the aggregates read from that row: its key
+   indices and the measured column's token (category code, or fixed-point value ``q``).
+   The choice depends only on that person's selected rows, never on the engine (DuckDB's
+   ``sha256`` and Spark's ``sha2(_, 256)`` agree bit for bit on the same text), and two
+   rows with the same encoding contribute identically, so ties do not matter;
+4. **aggregates** -- one node each (:class:`CountRows`, :class:`CountValues`,
+   :class:`FixedSum`, :class:`CentredSum`), every one exact: counts are integers, sums are
+   exact integer sums of ``q = floor(clamp(x) · 2^s)`` clamped to what ``R`` rows can reach
+   and rounded once onto a public grid (:func:`exact_sum`; Casacuberta, Shoemate, Vadhan
+   and Wagaman, "Widespread underestimation of sensitivity in differentially private
+   libraries and how to fix it", ACM CCS 2022).
+
+An engine is a small visitor over these nodes (``engine.py`` writes DuckDB SQL,
+``spark.py`` Spark column expressions); the dense scatter of the per-group results onto
+every public cell (:func:`scatter`) is shared.  A new statistic adds a node here and one
+method per engine, never a feature of one engine only.
+
+**Exact sums.**  Every clamped value ``x`` in ``[lo, hi]`` enters as the integer
+``q = floor(x · 2^s)`` with ``2^s`` chosen so that ``|q| <= 2^52`` (``s = 52 - E``,
+``max(|lo|, |hi|) <= 2^E``); the ``q`` are summed exactly (DuckDB HUGEINT, Spark
+DECIMAL(38, 0): 2^52 · 2^50 rows < 10^38) -- a result independent of order and of
+parallelism -- and the exact sum is clamped to what ``R`` rows can reach (``R`` = the
+public ``max_rows``, else 2^36) and rounded ONCE onto a grid of ``2^g`` units (round half
+up: ``floor((S + 2^(g-1)) / 2^g)``, a monotone map that commutes with shifts by whole grid
+steps), the finest grid on which every such sum is an exact double.  One row moves ``S``
+by at most ``U = max(|lo_q|, |hi_q|)`` units, and clamping is 1-Lipschitz, so one row
+moves the released truth by at most ``ceil(U / 2^g)`` grid steps: that -- ``max(|lo|,
+|hi|)`` rounded up to the grid -- is the unit the sensitivity is calibrated with.  The
+mean's centred sum ``Σ(2q - lo_q - hi_q)`` is handled the same way with ``U = hi_q -
+lo_q``.  No floating-point sum is ever formed.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ParameterError
+from .query import Between, BoolOp, Compare, InList, IsNull, Not, Predicate, Query
+from .schema import Column, Schema
+
+#: rows per cell for which the exact sum is guaranteed to convert to a double exactly
+#: when the schema declares no max_rows (larger sums are clamped to that many rows' worth)
+DEFAULT_ROW_CAP = 2**36
+#: version tag of the canonical row encoding hashed by contribution bounding
+ENCODING_TAG = "dpnoise-bound-v1"
+
+
+# ------------------------------------------------------------------ exact sums
+@dataclass(frozen=True)
+class ExactSum:
+    """The fixed-point plan of one bounded column (see the module docstring)."""
+
+    scale_exp: int  # q = floor(clamp(x) * 2^scale_exp)
+    lo_q: int
+    hi_q: int
+    rows: int  # the sums are clamped to what this many rows can reach
+    sum_shift: int  # the released sum is S rounded to multiples of 2^sum_shift units
+    sum_unit: float  # per-row bound of the released sum (real units, on its grid)
+    mean_shift: int  # centred sum, in units of 2^-(scale_exp + 1)
+    mean_unit: float
+
+    @property
+    def sum_grid(self) -> float:
+        return math.ldexp(1.0, self.sum_shift - self.scale_exp)
+
+    @property
+    def mean_grid(self) -> float:
+        return math.ldexp(1.0, self.mean_shift - self.scale_exp - 1)
+
+    @property
+    def scale(self) -> float:
+        return math.ldexp(1.0, self.scale_exp)
+
+    @property
+    def sum_limits(self) -> tuple[int, int]:
+        """``S`` (in units of 2^-scale_exp) is clamped into this interval."""
+        return self.rows * min(self.lo_q, 0), self.rows * max(self.hi_q, 0)
+
+    @property
+    def centred_limit(self) -> int:
+        """The centred sum ``Σ(2q) - C·(lo_q + hi_q)`` is clamped into ``±`` this."""
+        return self.rows * (self.hi_q - self.lo_q)
+
+
+def _shift_and_unit(u: int, rows: int) -> tuple[int, int]:
+    # the finest grid on which rows * u units is still an exact double (< 2^53 steps)
+    shift = max(0, u.bit_length() + rows.bit_length() - 53)
+    return shift, max(1, -(-u >> shift)) << shift  # ceil(u / 2^shift) grid steps, >= 1
+
+
+def exact_sum(col: Column, max_rows: int | None = None) -> ExactSum:
+    """Resolution, grids and per-row units of the exact sums of ``col``.
+
+    The grid is the finest on which a sum of ``max_rows`` (default 2^36) rows at the
+    bound is an exact double: about 2^-(53 - log2 rows) of the per-row bound.  The exact
+    sum is clamped to what that many rows can reach (a 1-Lipschitz, monotone map, so the
+    sensitivity is unchanged), so the conversion to a double is always exact."""
+    if col.lower is None or col.upper is None:
+        raise ParameterError(f"column {col.name!r} has no bounds to sum")
+    lo, hi = float(col.lower), float(col.upper)
+    e = math.frexp(max(abs(lo), abs(hi)))[1]  # max(|lo|, |hi|) < 2^e
+    k = 52 - e
+    lo_q, hi_q = math.floor(math.ldexp(lo, k)), math.floor(math.ldexp(hi, k))
+    rows = DEFAULT_ROW_CAP if max_rows is None else int(max_rows)
+    s_shift, s_unit = _shift_and_unit(max(abs(lo_q), abs(hi_q)), rows)
+    m_shift, m_unit = _shift_and_unit(hi_q - lo_q, rows)
+    return ExactSum(k, lo_q, hi_q, rows, s_shift, math.ldexp(float(s_unit), -k),
+                    m_shift, math.ldexp(float(m_unit), -k - 1))
+
+
+# ------------------------------------------------------------ typed predicates
+@dataclass(frozen=True)
+class NumCompare:
+    """``column OP value`` on a numeric column of the typed view (a double)."""
+
+    column: str
+    op: Literal["=", "<>", "<", "<=", ">", ">="]
+    value: float
+
+
+@dataclass(frozen=True)
+class NumIn:
+    column: str
+    values: tuple[float, ...]
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class NumBetween:
+    column: str
+    low: float
+    high: float
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class CodeIn:
+    """A categorical column's code is one of ``codes`` (no codes: never true; a missing
+    value is unknown either way, as in SQL)."""
+
+    column: str
+    codes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class IsMissing:
+    column: str
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class Negation:
+    arg: TypedPredicate
+
+
+@dataclass(frozen=True)
+class Junction:
+    op: Literal["AND", "OR"]
+    args: tuple[TypedPredicate, ...]
+
+
+TypedPredicate = NumCompare | NumIn | NumBetween | CodeIn | IsMissing | Negation | Junction
+
+_PY_OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+def typed_predicate(p: Predicate, schema: Schema) -> TypedPredicate:
+    """The predicate over the typed view: literals become doubles, and a comparison on a
+    categorical column becomes the set of codes of the public categories it selects."""
+    if isinstance(p, Not):
+        return Negation(typed_predicate(p.arg, schema))
+    if isinstance(p, BoolOp):
+        return Junction(p.op, tuple(typed_predicate(a, schema) for a in p.args))
+    col = schema.column(p.column)
+    if isinstance(p, IsNull):
+        return IsMissing(p.column, p.negate)
+    if col.categories is not None:
+        def key(v: Any) -> Any:
+            return v if isinstance(v, str) else float(v)
+
+        cats = col.categories
+        if isinstance(p, Compare):
+            op = _PY_OPS[p.op]
+            codes = [i for i, c in enumerate(cats) if op(key(c), key(p.value))]
+        elif isinstance(p, InList):
+            vals = {key(v) for v in p.values}
+            codes = [i for i, c in enumerate(cats) if (key(c) in vals) != p.negate]
+        else:
+            assert isinstance(p, Between)
+            codes = [i for i, c in enumerate(cats)
+                     if (key(p.low) <= key(c) <= key(p.high)) != p.negate]
+        return CodeIn(p.column, tuple(codes))
+    if isinstance(p, Compare):
+        return NumCompare(p.column, p.op, float(p.value))  # type: ignore[arg-type]
+    if isinstance(p, InList):
+        return NumIn(p.column, tuple(float(v) for v in p.values), p.negate)
+    assert isinstance(p, Between)
+    return NumBetween(p.column, float(p.low), float(p.high), p.negate)
+
+
+# ------------------------------------------------------------------ plan nodes
+@dataclass(frozen=True)
+class GroupKey:
+    """A GROUP BY column as an integer index in ``[0, size)``: a category code
+    (``offset`` None) or ``x - offset`` for an integer key."""
+
+    column: str
+    size: int
+    offset: float | None = None
+
+
+@dataclass(frozen=True)
+class Token:
+    """The integer one row's measured column contributes: a category code, or the
+    fixed-point value ``q = floor(clamp(x, lo, hi) · 2^s)`` of a numeric column."""
+
+    column: str
+    fixed: ExactSum | None  # None: a categorical column (its code)
+    lower: float | None = None
+    upper: float | None = None
+
+
+@dataclass(frozen=True)
+class CountRows:
+    """Rows per cell (after bounding).  Output column ``n``."""
+
+    name: str = "n"
+
+
+@dataclass(frozen=True)
+class CountValues:
+    """Non-missing values of ``token``'s column per cell.  Output column ``nv``."""
+
+    token: Token
+    name: str = "nv"
+
+
+@dataclass(frozen=True)
+class FixedSum:
+    """``Σ q`` exactly, clamped to ``fixed.sum_limits``, rounded half up to multiples of
+    ``2^sum_shift`` and returned as that integer (an exact double).  Output ``s``."""
+
+    token: Token
+    name: str = "s"
+
+
+@dataclass(frozen=True)
+class CentredSum:
+    """``2·Σq - C·(lo_q + hi_q)`` exactly (C = non-missing values), clamped to
+    ``±centred_limit``, rounded half up to multiples of ``2^mean_shift``.  Output ``c``."""
+
+    token: Token
+    name: str = "c"
+
+
+Aggregate = CountRows | CountValues | FixedSum | CentredSum
+
+
+@dataclass(frozen=True)
+class Bounding:
+    """Keep at most ``k`` rows per person (see the module docstring, step 3)."""
+
+    k: int
+
+
+@dataclass(frozen=True)
+class AggregatePlan:
+    """Everything an engine needs to compute the true aggregates of one query."""
+
+    columns: tuple[str, ...]  # typed-view columns read (sorted)
+    where: TypedPredicate | None
+    keys: tuple[GroupKey, ...]
+    token: Token | None  # the measured column, if any
+    bounding: Bounding | None
+    aggregates: tuple[Aggregate, ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(k.size for k in self.keys)
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.keys else 1
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """C-order strides of the cell index ``Σ key_i · stride_i``."""
+        out, acc = [], 1
+        for k in reversed(self.keys):
+            out.append(acc)
+            acc *= k.size
+        return tuple(reversed(out))
+
+    def grids(self) -> tuple[float, float]:
+        """Real units of one step of ``s`` and of ``c``."""
+        if self.token is None or self.token.fixed is None:
+            return 1.0, 1.0
+        return self.token.fixed.sum_grid, self.token.fixed.mean_grid
+
+
+def compile_query(q: Query, schema: Schema) -> AggregatePlan:
+    """The plan of ``q`` (already validated against ``schema``)."""
+    where = typed_predicate(q.where, schema) if q.where is not None else None
+    keys = []
+    for g in q.group_by:
+        col = schema.column(g)
+        keys.append(GroupKey(g, col.n_keys(),
+                             None if col.categories is not None else float(col.lower)))  # type: ignore[arg-type]
+    token = None
+    aggs: list[Aggregate] = [CountRows()]
+    if q.column is not None:
+        col = schema.column(q.column)
+        fixed = exact_sum(col, schema.max_rows) if col.is_numeric else None
+        token = Token(q.column, fixed, col.lower, col.upper)
+        aggs.append(CountValues(token))
+        if q.stat == "sum":
+            aggs.append(FixedSum(token))
+        elif q.stat == "mean":
+            aggs.append(CentredSum(token))
+    bounding = Bounding(schema.max_contributions) if schema.user_id else None
+    return AggregatePlan(tuple(sorted(q.columns())), where, tuple(keys), token, bounding,
+                         tuple(aggs))
+
+
+def encoding_parts(plan: AggregatePlan) -> tuple[str, ...]:
+    """The per-row integer columns the bounding encoding is made of, in order: the key
+    indices ``k0, k1, ...`` then the measured column's token ``tok`` (if any)."""
+    return (*(f"k{i}" for i in range(len(plan.keys))), *(("tok",) if plan.token else ()))
+
+
+def encoding_text(values: tuple[int | None, ...]) -> str:
+    """Reference implementation of the canonical row encoding: the tag, then for each
+    part ``|`` and its decimal integer text (``N`` when missing).  Engines build the
+    same text with their own string functions (tested to agree)."""
+    return ENCODING_TAG + "".join("|" + ("N" if v is None else str(int(v))) for v in values)
+
+
+# ----------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Aggregates:
+    """Dense per-cell aggregates (cells = product of public keys, C order; 1 cell if none)."""
+
+    shape: tuple[int, ...]
+    rows: NDArray[np.int64]  # rows per cell (after bounding)
+    values: NDArray[np.int64]  # non-missing values of the column per cell (= rows without)
+    sums: NDArray[np.float64]  # exact sum of clamped values, on its grid (0 without column)
+    centred: NDArray[np.float64]  # exact Σ(x - mid) of clamped values, on its grid
+
+
+def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
+    """Scatter per-group results (columns ``k0..``, ``n`` and the aggregates' outputs, as
+    arrays) onto every public cell; a cell no row reached is 0."""
+    shape = plan.shape
+    n = np.asarray(groups["n"], dtype=np.int64)
+    nv = np.asarray(groups["nv"], dtype=np.int64) if "nv" in groups else n
+    s = np.asarray(groups["s"], dtype=np.float64) if "s" in groups else np.zeros(n.size)
+    c = np.asarray(groups["c"], dtype=np.float64) if "c" in groups else np.zeros(n.size)
+    idx = np.zeros(n.size, dtype=np.int64)
+    for i, stride in enumerate(plan.strides):
+        idx += np.asarray(groups[f"k{i}"], dtype=np.int64) * stride
+    size = plan.n_cells
+    rows = np.zeros(size, dtype=np.int64)
+    vals = np.zeros(size, dtype=np.int64)
+    sums = np.zeros(size, dtype=np.float64)
+    cent = np.zeros(size, dtype=np.float64)
+    sum_grid, mean_grid = plan.grids()
+    rows[idx], vals[idx] = n, nv
+    sums[idx], cent[idx] = s * sum_grid, c * mean_grid  # powers of two: exact
+    return Aggregates(shape, rows, vals, sums, cent)
+
+
+def combine(stat: str, parts: Mapping[str, Any], lower: float | None = None,
+            upper: float | None = None) -> NDArray[Any]:
+    """The answer from its (noisy or true) components -- post-processing only: a count
+    as integers, a sum as is, a mean ``clamp(mid + S / max(C, 1), lo, hi)``."""
+    if stat == "count":
+        return np.asarray(parts["count"]).astype(np.int64)
+    if stat == "sum":
+        return np.asarray(parts["sum"], dtype=np.float64)
+    lo, hi = float(lower), float(upper)  # type: ignore[arg-type]
+    mid = (lo + hi) / 2
+    count = np.asarray(parts["count"], dtype=np.float64)
+    sums = np.asarray(parts["centred_sum"], dtype=np.float64)
+    return np.clip(mid + sums / np.maximum(count, 1.0), lo, hi)
+
+
+def component_sources(stat: str, counted_column: bool) -> dict[str, str]:
+    """Which aggregate output (``n``, ``nv``, ``s``, ``c``) each component role reads."""
+    if stat == "count":
+        return {"count": "nv" if counted_column else "n"}
+    if stat == "sum":
+        return {"sum": "s"}
+    return {"count": "nv", "centred_sum": "c"}

@@ -1,0 +1,455 @@
+"""The Spark engine: the same plan, the same typed view, on Apache Spark.
+
+``Session(data, ..., engine="spark")`` takes a ``pyspark.sql.DataFrame`` (classic or
+Spark Connect), a path Spark can read (a parquet file, a csv file, or -- with
+``partitioned=True`` -- a partitioned parquet directory read as one data set) or the
+name of a *table* in the session's catalog.  Nothing runs on the data when the session
+opens: the typed view is a lazy DataFrame, and the first Spark job that reads any row is
+the one a release starts *after* its charge is reserved in the ledger (on the driver).
+Reading a parquet footer, a csv header line or the catalog is metadata, fixed before any
+query.
+
+The custodian-hardening rules (issue 11), redone for Spark:
+
+* **the typed view** is :mod:`dpnoise.session.source`'s, written with Spark expressions
+  that cannot fail even with ANSI mode on (PySpark 4's default): ``try_cast`` to text,
+  ASCII whitespace stripped (``\\A``/``\\z`` anchored, so a Unicode line separator is
+  not a line end), the same decimal-literal regular expression, ``try_cast`` to double,
+  non-finite values missing; categories by text or number; integer keys; person ids
+  whose text is empty or ``nan`` dropped.  The text form of a *typed* (non-string) value
+  is Spark's (``1.0E20`` where DuckDB writes ``1e+20``); numbers parse back to the same
+  double either way, so only a string category compared against a non-string column
+  could differ between the engines (documented);
+* **no globbing**: Spark (Hadoop) expands ``* ? [ ] { }`` in paths, and ``\\`` escapes,
+  so a path containing any of them is refused (rename the file); a directory is read
+  only with ``partitioned=True``;
+* **CSV schema inference never runs**: the header is parsed by dpnoise (the same RFC 4180
+  dialect as the embedded engine) and Spark is given that schema with every column as
+  text, ``enforceSchema``, ``PERMISSIVE`` (short rows padded with missing values);
+* **catalog views are refused** (temporary or permanent): only tables are read;
+* no query text is ever spliced into Spark SQL: the plan becomes column expressions with
+  literal values, and query identifiers were checked against the schema first.
+
+Contribution bounding uses a window (``row_number`` over ``PARTITION BY person ORDER BY
+sha2(encoding, 256), encoding``), the exact sums ``DECIMAL(38, 0)`` sums of the
+fixed-point integers (see :mod:`dpnoise.session.plan`).
+
+**Noise** (:mod:`dpnoise.session.spark_noise`): up to ``driver_cells`` (10^7) cells the
+per-group aggregates come back to the driver, are scattered onto all public cells and
+noised there by exactly the embedded engine's code; beyond that (or with
+``noise="executors"``) every public cell is generated in Spark and noised on the
+executors, the release is written to ``output`` and nothing is collected.
+
+Timing is not claimed here either: Spark's running time depends on the data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ParameterError
+from .plan import (
+    ENCODING_TAG,
+    AggregatePlan,
+    Aggregates,
+    CentredSum,
+    CodeIn,
+    CountRows,
+    CountValues,
+    FixedSum,
+    IsMissing,
+    Junction,
+    Negation,
+    NumBetween,
+    NumCompare,
+    NumIn,
+    Token,
+    TypedPredicate,
+    compile_query,
+    encoding_parts,
+    scatter,
+)
+from .query import Query
+from .schema import Column, Schema
+from .source import (
+    _MISSING_IDS,
+    CSV_SUFFIXES,
+    NUMBER_REGEX,
+    PARQUET_SUFFIXES,
+    _csv_header,
+    frame_kind,
+)
+
+#: characters Hadoop's path globbing interprets (and its escape character)
+GLOB_CHARACTERS = frozenset("*?[]{}\\")
+#: ASCII whitespace stripped from text at both ends, as in the embedded engine
+_WS_CLASS = r"[ \t\n\x0B\f\r]"
+_TRIM_REGEX = rf"\A{_WS_CLASS}+|{_WS_CLASS}+\z"
+_NUMBER_FULL = rf"\A(?:{NUMBER_REGEX})\z"
+#: cells up to which the aggregates are collected and noised on the driver
+DRIVER_CELLS = 10**7
+NOISE_MODES = ("auto", "driver", "executors")
+#: source types whose text form parses back to exactly the value's nearest double (not
+#: float: its shortest text '0.1' parses to the double 0.1, not to the float's value)
+_EXACT_NUMBER_TYPES = frozenset({"double", "long", "integer", "short", "byte"})
+
+
+def _backtick(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _functions() -> Any:
+    try:
+        from pyspark.sql import functions as F  # noqa: N812
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise ParameterError(
+            'engine="spark" needs pyspark: pip install "dpnoise[spark]"') from None
+    return F
+
+
+def get_spark(master: str | None = None, remote: str | None = None) -> Any:
+    """The active SparkSession, else a new one (``remote``: a Spark Connect URL such as
+    ``sc://host:15002``; ``master``: e.g. ``local[*]`` or ``spark://host:7077``)."""
+    _functions()
+    from pyspark.sql import SparkSession
+
+    if master is not None and remote is not None:
+        raise ParameterError("give spark_master or spark_remote, not both")
+    if remote is not None:
+        return SparkSession.builder.remote(remote).getOrCreate()
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    builder = SparkSession.builder.appName("dpnoise").master(master or "local[*]")
+    if (master or "local[*]").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        builder = builder.config("spark.pyspark.python", sys.executable)  # this venv
+    return builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+
+
+class _Expr:
+    """The Spark visitor: one method per plan node, Column expressions only."""
+
+    def __init__(self) -> None:
+        self.F = _functions()
+
+    def lit(self, v: float) -> Any:
+        return self.F.lit(float(v))
+
+    def dec(self, v: int) -> Any:
+        return self.F.lit(str(int(v))).cast("decimal(38,0)")
+
+    def predicate(self, p: TypedPredicate) -> Any:
+        F = self.F
+        if isinstance(p, Negation):
+            return ~self.predicate(p.arg)
+        if isinstance(p, Junction):
+            out = self.predicate(p.args[0])
+            for a in p.args[1:]:
+                out = (out & self.predicate(a)) if p.op == "AND" else (out | self.predicate(a))
+            return out
+        c = F.col(_backtick(p.column))
+        if isinstance(p, IsMissing):
+            return c.isNotNull() if p.negate else c.isNull()
+        if isinstance(p, CodeIn):
+            return c.isin(list(p.codes)) if p.codes else (c != c)
+        if isinstance(p, NumCompare):
+            v = self.lit(p.value)
+            return {"=": c == v, "<>": c != v, "<": c < v, "<=": c <= v, ">": c > v,
+                    ">=": c >= v}[p.op]
+        if isinstance(p, NumIn):
+            inside = c.isin([self.lit(v) for v in p.values])
+            return ~inside if p.negate else inside
+        assert isinstance(p, NumBetween)
+        inside = (c >= self.lit(p.low)) & (c <= self.lit(p.high))
+        return ~inside if p.negate else inside
+
+    def token(self, t: Token) -> Any:
+        F = self.F
+        c = F.col(_backtick(t.column))
+        if t.fixed is None:
+            return c.cast("bigint")
+        lo, hi = self.lit(t.lower), self.lit(t.upper)  # type: ignore[arg-type]
+        clamped = F.when(c < lo, lo).when(c > hi, hi).otherwise(c)
+        return F.floor(clamped * self.lit(t.fixed.scale)).cast("bigint")
+
+    def round_to_grid(self, x: Any, shift: int) -> Any:
+        """Round half up onto multiples of 2^shift (exact decimals), as DOUBLE."""
+        if shift == 0:
+            return x.cast("double")
+        F = self.F
+        m = self.dec(1 << shift)
+        y = x + self.dec((1 << shift) >> 1)
+        # y - pmod(y, m) is a multiple of m, so the decimal quotient is an exact integer
+        return ((y - F.pmod(y, m)) / m).cast("bigint").cast("double")
+
+    def clamp(self, x: Any, lo: int, hi: int) -> Any:
+        return self.F.greatest(self.F.least(x, self.dec(hi)), self.dec(lo))
+
+    def aggregate(self, a: Any) -> Any:
+        F = self.F
+        if isinstance(a, CountRows):
+            return F.count(F.lit(1))
+        if isinstance(a, CountValues):
+            return F.count(F.col("tok"))
+        fixed = a.token.fixed
+        total = F.coalesce(F.sum(F.col("tok").cast("decimal(38,0)")), self.dec(0)) \
+            .cast("decimal(38,0)")
+        if isinstance(a, FixedSum):
+            lo, hi = fixed.sum_limits
+            return self.round_to_grid(self.clamp(total, lo, hi), fixed.sum_shift)
+        assert isinstance(a, CentredSum)
+        lim = fixed.centred_limit
+        centred = (self.dec(2) * total).cast("decimal(38,0)") - \
+            (F.count(F.col("tok")).cast("decimal(38,0)")
+             * self.dec(fixed.lo_q + fixed.hi_q)).cast("decimal(38,0)")
+        return self.round_to_grid(self.clamp(centred.cast("decimal(38,0)"), -lim, lim),
+                                  fixed.mean_shift)
+
+    def rows(self, view: Any, plan: AggregatePlan) -> Any:
+        """The selected, bounded rows: key indices ``k0..``, ``tok``."""
+        F = self.F
+        from pyspark.sql import Window
+
+        df = view
+        if plan.where is not None:
+            df = df.filter(self.predicate(plan.where))
+        cols = []
+        for i, k in enumerate(plan.keys):
+            c = F.col(_backtick(k.column))
+            df = df.filter(c.isNotNull())
+            expr = c.cast("bigint") if k.offset is None else (c - self.lit(k.offset)) \
+                .cast("bigint")
+            cols.append(expr.alias(f"k{i}"))
+        if plan.token is not None:
+            cols.append(self.token(plan.token).alias("tok"))
+        if plan.bounding is not None:
+            cols.append(F.col("__dp_uid"))
+        df = df.select(*cols) if cols else df.select(F.lit(1).alias("__dp_one"))
+        if plan.bounding is not None:
+            enc = F.concat(F.lit(ENCODING_TAG), *[
+                F.concat(F.lit("|"), F.coalesce(F.col(p).cast("string"), F.lit("N")))
+                for p in encoding_parts(plan)])
+            df = df.withColumn("__dp_enc", enc)
+            w = Window.partitionBy("__dp_uid").orderBy(F.sha2(F.col("__dp_enc"), 256),
+                                                        F.col("__dp_enc"))
+            df = df.withColumn("__dp_rn", F.row_number().over(w)) \
+                .filter(F.col("__dp_rn") <= int(plan.bounding.k)) \
+                .drop("__dp_rn", "__dp_enc", "__dp_uid")
+        return df
+
+    def groups(self, view: Any, plan: AggregatePlan) -> Any:
+        """One row per non-empty group: ``k0..`` and the aggregates' outputs."""
+        df = self.rows(view, plan)
+        aggs = [self.aggregate(a).alias(a.name) for a in plan.aggregates]
+        keys = [f"k{i}" for i in range(len(plan.keys))]
+        return df.groupBy(*keys).agg(*aggs) if keys else df.agg(*aggs)
+
+
+class SparkEngine:
+    """The typed view of one data set as a lazy Spark DataFrame (see the module doc)."""
+
+    name = "spark"
+
+    def __init__(self, data: Any, schema: Schema, *, spark: Any = None,
+                 spark_master: str | None = None, spark_remote: str | None = None,
+                 partitioned: bool = False, noise: str = "auto",
+                 driver_cells: int = DRIVER_CELLS, block_cells: int = 1 << 20) -> None:
+        F = _functions()
+        if noise not in NOISE_MODES:
+            raise ParameterError(f"noise must be one of {', '.join(NOISE_MODES)}, got "
+                                 f"{noise!r}")
+        for name, v in (("driver_cells", driver_cells), ("block_cells", block_cells)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ParameterError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(partitioned, bool):
+            raise ParameterError(f"partitioned must be a boolean, got {partitioned!r}")
+        self.schema = schema
+        self.noise = noise
+        self.driver_cells = driver_cells
+        self.block_cells = block_cells
+        self.needed = sorted({c.header for c in schema.columns.values()}
+                             | ({schema.user_header()} - {None}))  # type: ignore[arg-type]
+        if frame_kind(data) == "spark":
+            self.spark = data.sparkSession
+            raw, ident = data, "dataframe:" + data.schema.json()
+        elif isinstance(data, (str, Path)):
+            self.spark = spark if spark is not None else get_spark(spark_master, spark_remote)
+            raw, ident = self._read(str(data), partitioned)
+        else:
+            raise ParameterError(
+                'engine="spark" reads a pyspark DataFrame, a parquet or csv path, or a '
+                f"catalog table name; got {type(data).__name__}")
+        self.view = self._typed_view(raw, F)
+        try:
+            files = sorted(raw.inputFiles())  # metadata: the file listing
+        except Exception:
+            files = []
+        self.fingerprint = "spark:" + hashlib.sha256(
+            repr((ident, files)).encode()).hexdigest()[:32]
+
+    # ------------------------------------------------------------------ inputs
+    def _read(self, path: str, partitioned: bool) -> tuple[Any, str]:
+        bad = sorted(set(path) & GLOB_CHARACTERS)
+        if bad:
+            raise ParameterError(
+                f"data path {path!r} contains {''.join(bad)!r}: Spark expands glob "
+                "characters in paths, so it could read other files -- rename it")
+        if "\x00" in path or not path:
+            raise ParameterError("data path must be a non-empty path without NUL")
+        suffix = Path(path).suffix.lower()
+        local = "://" not in path and not path.startswith("file:")
+        reader = self.spark.read
+        if suffix in PARQUET_SUFFIXES or (partitioned and suffix == ""):
+            if local and os.path.isdir(path) and not partitioned:
+                raise ParameterError(
+                    f"data path {path!r} is a directory: pass partitioned=True to read a "
+                    "partitioned parquet directory as one data set")
+            if local and not os.path.exists(path):
+                raise ParameterError(f"data file {path!r} does not exist")
+            if local and os.path.isfile(path) and partitioned:
+                raise ParameterError(f"partitioned=True needs a directory, {path!r} is a file")
+            try:
+                return reader.parquet(path), f"parquet:{path}"
+            except Exception:
+                raise ParameterError(
+                    f"data {path!r} could not be read as parquet by Spark (the reader's "
+                    "message is withheld because it may quote the data)") from None
+        if suffix in CSV_SUFFIXES or path.lower().endswith((".csv.gz", ".tsv.gz")):
+            if partitioned:
+                raise ParameterError("partitioned=True is for parquet directories only")
+            return self._csv(path, local), f"csv:{path}"
+        if suffix == "" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*",
+                                         path) and not os.path.exists(path):
+            return self._table(path), f"table:{path}"
+        raise ParameterError(
+            f"data {path!r}: use a .parquet or .csv path, a partitioned parquet directory "
+            "(partitioned=True) or a catalog table name")
+
+    def _csv(self, path: str, local: bool) -> Any:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        gz = path.lower().endswith(".gz")
+        tsv = ".tsv" in path.lower()
+        delim = "\t" if tsv else ","
+        if not local:
+            raise ParameterError(
+                "engine=\"spark\" reads csv from a local path only (its header is parsed by "
+                "dpnoise); convert remote data to parquet or pass a DataFrame")
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise ParameterError(f"data file {path!r} cannot be opened: {exc.strerror}") \
+                from None
+        try:
+            if not os.path.isfile(path):
+                raise ParameterError(f"data file {path!r} is not a regular file")
+            headers = _csv_header(fd, gz, delim, Path(path))
+        finally:
+            os.close(fd)
+        schema = StructType([StructField(f"c{i}", StringType(), True)
+                             for i in range(len(headers))])
+        raw = self.spark.read.csv(
+            os.path.abspath(path), schema=schema, header=True, enforceSchema=True,
+            sep=delim, quote='"', escape='"', mode="PERMISSIVE", multiLine=True,
+            encoding="UTF-8")
+        return raw.toDF(*headers) if len(set(headers)) == len(headers) else \
+            raw.toDF(*[h if headers.count(h) == 1 else f"{h}\x00{i}"
+                       for i, h in enumerate(headers)])
+
+    def _table(self, name: str) -> Any:
+        try:
+            table = self.spark.catalog.getTable(name)
+        except Exception:
+            raise ParameterError(f"no table {name!r} in the Spark catalog") from None
+        kind = str(getattr(table, "tableType", "") or "").upper()
+        if table.isTemporary or "VIEW" in kind:
+            raise ParameterError(
+                f"{name!r} in the Spark catalog is a view, not a table: only tables are read "
+                "(a view could read other data)")
+        return self.spark.read.table(name)
+
+    # ------------------------------------------------------------- typed view
+    def _typed_view(self, raw: Any, F: Any) -> Any:
+        headers = list(raw.columns)
+        missing = [h for h in self.needed if h not in headers]
+        if missing:
+            raise ParameterError(
+                f"column(s) {missing} are declared in the schema but absent from the data "
+                f"(it has {sorted(headers)})")
+        dup = sorted({h for h in self.needed if headers.count(h) > 1})
+        if dup:
+            raise ParameterError(f"column(s) {dup} appear more than once in the data")
+        texts, numbers = {}, {}
+        types = {f.name: f.dataType.typeName() for f in raw.schema.fields}
+        for h in self.needed:
+            t = F.regexp_replace(F.col(_backtick(h)).try_cast("string"), _TRIM_REGEX, "")
+            texts[h] = t
+            if types.get(h) in _EXACT_NUMBER_TYPES:
+                # the text of a double or an integer parses back to exactly its value
+                # (nearest double): skip the round trip, keep "finite, else missing"
+                v = F.col(_backtick(h)).cast("double")
+            else:
+                v = F.when(t.rlike(_NUMBER_FULL), t.try_cast("double"))
+            numbers[h] = F.when(F.abs(v) < F.lit(float("inf")), v)
+        outs = []
+        for name, col in sorted(self.schema.columns.items()):
+            outs.append(self._typed(col, texts[col.header], numbers[col.header], F)
+                        .alias(name))
+        uh = self.schema.user_header()
+        view = raw.select(*outs, *([texts[uh].alias("__dp_uid")] if uh else []))
+        if uh is not None:
+            uid = F.col("__dp_uid")
+            view = view.filter(uid.isNotNull() & ~F.lower(uid).isin(list(_MISSING_IDS)))
+        return view
+
+    @staticmethod
+    def _typed(col: Column, text: Any, number: Any, F: Any) -> Any:
+        if col.categories is not None:
+            out = None
+            for i, c in enumerate(col.categories):
+                cond = (text == F.lit(c)) if isinstance(c, str) else \
+                    (number == F.lit(float(c)))
+                out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
+            return out.cast("int")  # type: ignore[union-attr]
+        if col.integer:
+            return F.when((number == F.floor(number).cast("double"))
+                          & (number >= F.lit(float(col.lower)))  # type: ignore[arg-type]
+                          & (number <= F.lit(float(col.upper))), number)  # type: ignore[arg-type]
+        return number
+
+    # ------------------------------------------------------------------ queries
+    def plan(self, q: Query) -> AggregatePlan:
+        return compile_query(q, self.schema)
+
+    def groups(self, q: Query) -> Any:
+        """The lazy DataFrame of per-group aggregates of ``q`` (no job runs)."""
+        return _Expr().groups(self.view, self.plan(q))
+
+    def aggregate(self, q: Query) -> Aggregates:
+        """Run ``q`` and scatter its groups onto the public cells, on the driver."""
+        plan = self.plan(q)
+        table = _Expr().groups(self.view, plan).toArrow()
+        return scatter(plan, {n: table.column(n).to_numpy() for n in table.column_names})
+
+    def noise_on_executors(self, q: Query) -> bool:
+        """Whether a release of ``q`` is noised on the executors (public facts only)."""
+        if self.noise != "auto":
+            return self.noise == "executors"
+        return self.plan(q).n_cells > self.driver_cells
+
+    def release_to(self, q: Query, plans: Mapping[str, Any], output: str,
+                   driver_key: bytes) -> dict[str, Any]:
+        """Noise every public cell on the executors and write the release to ``output``
+        (parquet); see :mod:`dpnoise.session.spark_noise`."""
+        from .spark_noise import write_release
+
+        return write_release(self, q, self.plan(q), plans, output, driver_key)
+
+    def close(self) -> None:
+        """The SparkSession belongs to the caller (or is shared): it is left running."""

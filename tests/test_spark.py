@@ -1,0 +1,309 @@
+"""The Spark engine (issue 16): the same plan, the same answers, the same hardening.
+
+One local SparkSession serves the whole test session (the ``spark`` fixture in
+conftest.py: local[2], ANSI mode on); tables are tiny so that the Spark tests stay well
+under two minutes.  Without a JVM they are skipped -- and FAIL when CI=true.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpnoise import Budget, DpnoiseError, ParameterError, SeededRandom, Session
+from dpnoise.cli import main
+from dpnoise.session.plan import compile_query, encoding_parts, encoding_text
+from dpnoise.session.query import parse_query
+from dpnoise.session.schema import Schema
+from tests import test_custodian_property as prop
+from tests.test_custodian_attacks import TEXT_TO_NUMBER, write
+from tests.test_custodian_frames import QUERIES, ROWS, SCHEMA
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+
+def _pair(path: Any, schema: dict[str, Any], **spark_opts: Any) -> tuple[Session, Session]:
+    return (Session(path, Budget(1.0), schema=schema),
+            Session(str(path), Budget(1.0), schema=schema, engine="spark",
+                    engine_options=spark_opts or None))
+
+
+def _same(a: np.ndarray, b: np.ndarray, query: str) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape, query
+    if a.dtype.kind in "iu":
+        np.testing.assert_array_equal(a, b, err_msg=query)  # counts: exactly
+    else:
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=0, err_msg=query)
+
+
+# ------------------------------------------------------------- semantics owned by dpnoise
+def test_sha256_of_the_encoding_agrees_across_engines(spark: Any) -> None:
+    """Contribution bounding orders rows by SHA-256 of the canonical encoding: DuckDB's
+    sha256(), Spark's sha2(_, 256) and hashlib agree bit for bit."""
+    import duckdb
+    from pyspark.sql import functions as F  # noqa: N812
+
+    texts = [encoding_text(v) for v in [(), (0,), (None,), (3, -4503599627370496),
+                                         (1, None, 2**52), (-1, 0)]]
+    want = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+    con = duckdb.connect()
+    duck = [con.execute("SELECT sha256($t)", {"t": t}).fetchone()[0] for t in texts]
+    rows = spark.createDataFrame([(t,) for t in texts], "t string") \
+        .select(F.sha2("t", 256).alias("h")).collect()
+    assert duck == want
+    assert [r.h for r in rows] == want
+
+
+def test_text_to_number_rule_in_spark(tmp_path: Path) -> None:
+    """' 5', '1e400', 'NaN', 'Infinity', '', 'abc' ...: the documented rule, with ANSI
+    mode on (no cast may fail), identical to the embedded engine."""
+    rows = [[i, f'"{t}"' if t != t.strip() or "," in t else t]
+            for i, (t, _) in enumerate(TEXT_TO_NUMBER)]
+    path = write(tmp_path, "csv", ["i", "v"], rows)
+    schema = {"dataset": {"max_rows": 1000},
+              "columns": {"v": {"lower": -1e9, "upper": 1e9},
+                          "i": {"integer": True, "lower": 0, "upper": len(rows) - 1}}}
+    duck, spark_s = _pair(path, schema)
+    with duck, spark_s:
+        present = spark_s.true_answer("count v by i")
+        got = spark_s.true_answer("sum v by i")
+        np.testing.assert_array_equal(present, duck.true_answer("count v by i"))
+        np.testing.assert_array_equal(got, duck.true_answer("sum v by i"))
+    for i, (text, want) in enumerate(TEXT_TO_NUMBER):
+        assert present[i] == (want is not None), text
+
+
+# ------------------------------------------------------------------------ equivalence
+def test_every_query_form_equals_duckdb(tmp_path: Path) -> None:
+    """Every query form, on typed parquet (DOUBLE columns: the typed fast path) with
+    NULLs, NaN, infinities, repeated person ids and values outside the bounds: Spark's
+    true answers equal DuckDB's."""
+    rows = [list(r) for r in ROWS] + [[7, math.inf, "a", 1], [7, -math.inf, "b", 1]]
+    path = write(tmp_path, "parquet", ["pid", "x", "g", "k"], rows)
+    duck, spark_s = _pair(path, SCHEMA)
+    with duck, spark_s:
+        for q in QUERIES:
+            _same(duck.true_answer(q), spark_s.true_answer(q), q)
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(rows=st.lists(prop.row, min_size=0, max_size=8),
+       queries=st.lists(st.sampled_from(prop.QUERIES[:20]), min_size=2, max_size=2,
+                        unique=True),
+       per_person=st.booleans())
+def test_random_tables_equal_duckdb(tmp_path_factory: pytest.TempPathFactory,
+                                    rows: list[tuple[Any, ...]], queries: list[str],
+                                    per_person: bool) -> None:
+    """Random small csv tables full of NULLs, NaNs, text in numeric columns, undeclared
+    categories and missing or repeated person ids: the same true answers."""
+    path = prop._csv(tmp_path_factory.mktemp("eq"))(rows)
+    schema = prop.SCHEMA_UID if per_person else prop.SCHEMA_ROWS
+    duck, spark_s = _pair(path, schema)
+    with duck, spark_s:
+        for q in queries:
+            a, b = duck.true_components(q), spark_s.true_components(q)
+            assert a.keys() == b.keys()
+            for role in a:
+                _same(a[role], b[role], f"{q} [{role}]")
+
+
+def test_dataframe_source(spark: Any) -> None:
+    """A pyspark DataFrame (what custodians hold) is a source like a file."""
+    import pandas as pd
+
+    from tests.test_custodian_frames import _pandas
+
+    pdf = _pandas().astype({"pid": "float64", "k": "float64", "g": "object"})
+    sdf = spark.createDataFrame(pdf)
+    with Session(_pandas(), Budget(1.0), schema=SCHEMA) as duck, \
+            Session(sdf, Budget(1.0), schema=SCHEMA, engine="spark") as s:
+        for q in ("mean x by g", "count by k", "sum x where k >= 1"):
+            _same(duck.true_answer(q), s.true_answer(q), q)
+    assert isinstance(pdf, pd.DataFrame)
+
+
+# ------------------------------------------------------------- the privacy property
+@pytest.mark.parametrize("query", ["mean x by g", "sum x where k > 0", "histogram k"])
+def test_removing_one_person_stays_within_the_calibration_on_spark(
+        tmp_path: Path, query: str) -> None:
+    """tests/test_custodian_property.py's check, on the Spark engine (a fixed table of
+    adversarial cells; every neighbour is a new csv file)."""
+    rows = [(1, "abc", "a", 1), (1, 10, "b", "2"), (None, -5, "a", 0), ("", 1e6, "zzz", 1),
+            (2, "NaN", " a", 1.5), (2, 7, "b", 2), (2, 9, "b", 2), (3, "1e400", None, 3)]
+    prop.check(rows, query, True, to_data=prop._csv(tmp_path),
+               session_kw={"engine": "spark"})
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(rows=st.lists(prop.row, min_size=1, max_size=4),
+       query=st.sampled_from(prop.QUERIES), per_person=st.booleans())
+def test_property_random_on_spark(tmp_path_factory: pytest.TempPathFactory,
+                                  rows: list[tuple[Any, ...]], query: str,
+                                  per_person: bool) -> None:
+    prop.check(rows, query, per_person, to_data=prop._csv(tmp_path_factory.mktemp("p")),
+               session_kw={"engine": "spark"})
+
+
+# --------------------------------------------------------------------- hardening
+def test_glob_characters_views_directories_refused(spark: Any, tmp_path: Path) -> None:
+    schema = {"columns": {"x": {"lower": 0, "upper": 1}}}
+    for name in ("data[1].parquet", "a*.csv", "q?.parquet", "{a,b}.csv", "a\\b.csv"):
+        with pytest.raises(ParameterError, match="glob"):
+            Session(str(tmp_path / name), Budget(1.0), schema=schema, engine="spark")
+    d = tmp_path / "dir.parquet"
+    d.mkdir()
+    with pytest.raises(ParameterError, match="partitioned=True"):
+        Session(str(d), Budget(1.0), schema=schema, engine="spark")
+    spark.createDataFrame([(1.0,)], "x double").createOrReplaceTempView("dp_view")
+    with pytest.raises(ParameterError, match="view"):
+        Session("dp_view", Budget(1.0), schema=schema, engine="spark")
+    with pytest.raises(ParameterError, match="engine must be"):
+        Session(str(d), Budget(1.0), schema=schema, engine="sparkle")
+    with pytest.raises(ParameterError, match="engine_options"):
+        Session(str(d), Budget(1.0), schema=schema, engine_options={"noise": "driver"})
+
+
+def test_csv_schema_is_given_not_inferred(tmp_path: Path) -> None:
+    """The header is parsed by dpnoise; every cell is text for Spark (no inference job),
+    ragged rows are padded with missing values, and a declared column absent from the
+    header is refused when the session opens."""
+    p = tmp_path / "r.csv"
+    p.write_text("x,y\n1,2\n3\n4,5,6\n\"7\",8\n")
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}, "y": {"lower": 0, "upper": 10}}}
+    with Session(str(p), Budget(1.0), schema=schema, engine="spark") as s:
+        assert s.true_answer("sum x").item() == 15.0
+        assert s.true_answer("count y").item() == 3
+        assert [f.dataType.simpleString() for f in s.engine.view.schema.fields] == \
+            ["double", "double"]
+    with pytest.raises(ParameterError, match="absent"):
+        Session(str(p), Budget(1.0), schema={"columns": {"z": {"lower": 0, "upper": 1}}},
+                engine="spark")
+
+
+def test_failed_job_keeps_its_charge(tmp_path: Path) -> None:
+    """The reservation precedes every Spark job on the data; a job that fails (here: the
+    output cannot be written) keeps its charge and says nothing data-dependent."""
+    path = write(tmp_path, "parquet", ["x"], [[1.0], [2.0]])
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with Session(str(path), Budget(1.0), schema={"columns": {"x": {"lower": 0, "upper": 5}}},
+                 engine="spark", engine_options={"noise": "executors"}) as s:
+        with pytest.raises(ParameterError, match="output is required"):
+            s.release("sum x", epsilon=0.25)  # refused before any spend
+        assert s.spent.epsilon == 0
+        with pytest.raises(DpnoiseError, match="charge is kept"):
+            s.release("sum x", epsilon=0.25, output=str(blocker / "out"))
+        assert s.spent.epsilon == 0.25
+
+
+# ------------------------------------------------------------------ executor noise
+def _partitioned(tmp_path: Path, keys: int) -> tuple[Path, np.ndarray]:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    truth = 40 + (np.arange(keys) % 7)
+    k = np.repeat(np.arange(keys), truth)
+    df = pd.DataFrame({"pid": np.arange(k.size).astype(str), "k": k.astype(float),
+                       "part": k % 3})
+    root = tmp_path / "ds"
+    pq.write_to_dataset(pa.Table.from_pandas(df, preserve_index=False), str(root),
+                        partition_cols=["part"])
+    return root, truth
+
+
+def test_executor_noise_follows_the_law_and_reproduces(spark: Any, tmp_path: Path) -> None:
+    """A release of a partitioned parquet data set noised on the executors: written to a
+    path, the noise follows the two-sided geometric law (chi-square at a fixed driver
+    key), blocks use distinct HKDF keys, and a re-run of a block with the same driver key
+    reproduces its noise exactly (what a retried or speculative task does)."""
+    import pandas as pd
+    from scipy import stats
+
+    from dpnoise.session.spark_noise import block_key, noise_block
+
+    keys, eps = 640, 1.0
+    root, truth = _partitioned(tmp_path, keys)
+    schema = {"dataset": {"user_id": "pid"},
+              "columns": {"k": {"integer": True, "lower": 0, "upper": keys - 1}}}
+    out = tmp_path / "release"
+    with Session(str(root), Budget(10.0), schema=schema, rng=SeededRandom(7),
+                 engine="spark", engine_options={"partitioned": True, "noise": "executors",
+                                                 "block_cells": 128}) as s:
+        np.testing.assert_array_equal(s.true_answer("histogram k"), truth)
+        r = s.release("histogram k", epsilon=eps, output=str(out))
+        plans = s.plans("histogram k", eps)
+    assert r.details["written"]["blocks"] == 5 and r.values.size == 0
+    got = pd.read_parquet(out).sort_values("k")
+    assert list(got.columns) == ["k", "count"] and len(got) == keys
+    noise = got["count"].to_numpy() - truth
+    # two-sided geometric: P(z) = (1 - a) / (1 + a) a^|z|, a = e^-eps
+    a = math.exp(-eps)
+    edges = [-math.inf, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, math.inf]
+
+    def cdf(x: float) -> float:
+        if x == math.inf:
+            return 1.0
+        if x == -math.inf:
+            return 0.0
+        z = math.floor(x)
+        return a ** (-z) / (1 + a) if z < 0 else 1 - a ** (z + 1) / (1 + a)
+
+    expected = np.diff([cdf(e) for e in edges]) * keys
+    observed = np.histogram(noise, bins=edges)[0]
+    assert stats.chisquare(observed, expected).pvalue > 1e-3, (observed, expected)
+    driver = SeededRandom(7).words(4).tobytes()  # the release's first draw
+    ks = {block_key(driver, b) for b in range(5)}
+    assert len(ks) == 5
+    # re-run block 2 (cells 256..383) with the same driver key: the same noise
+    cells = slice(256, 384)
+    again = noise_block(2, {"count": truth[cells]}, plans, driver, "count", None, None)
+    np.testing.assert_array_equal(again, got["count"].to_numpy()[cells])
+    other = noise_block(3, {"count": truth[cells]}, plans, driver, "count", None, None)
+    assert not np.array_equal(other, again)  # another block, another key
+
+
+def test_the_key_is_in_no_plan_or_configuration(spark: Any, tmp_path: Path) -> None:
+    """The driver key travels only inside the pickled noise closure: not in the logical
+    or physical plan, nor in the Spark configuration."""
+    from dpnoise.session.spark_noise import make_noise_function, noise_input, output_schema
+
+    path = write(tmp_path, "parquet", ["k"], [[0.0], [1.0]])
+    schema = {"columns": {"k": {"integer": True, "lower": 0, "upper": 3}}}
+    key = bytes(range(32))
+    with Session(str(path), Budget(1.0), schema=schema, engine="spark") as s:
+        q = s.parse("histogram k")
+        plan = compile_query(q, s.schema)
+        df, _ = noise_input(s.engine, plan)
+        fn = make_noise_function(q, s.schema, plan, s.plans(q, 1.0), key, 4)
+        out = df.mapInPandas(fn, schema=output_schema(q, s.schema))
+        text = out._jdf.queryExecution().toString()
+        conf = repr(spark.sparkContext.getConf().getAll())
+        assert out.count() == 4
+    for needle in (key.hex(), repr(key), key.hex().upper(), str(list(key))):
+        assert needle not in text and needle not in conf
+    assert "dpnoise_executor_noise" in text  # the function is named, its closure is not
+
+
+def test_cli_engine_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "parquet", ["x"], [[1.0], [2.0], [3.0]])
+    code = main(["release", "--engine", "spark", "--data", str(path), "--bounds", "x=0:5",
+                 "--query", "count", "--epsilon", "0.5", "--budget", "1",
+                 "--ledger", str(tmp_path / "l.sqlite"), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and '"count"' in out
+
+
+def test_plan_encoding_parts() -> None:
+    schema = Schema.from_dict(SCHEMA)
+    plan = compile_query(parse_query("mean x by g, k").validate(schema), schema)
+    assert encoding_parts(plan) == ("k0", "k1", "tok")
+    assert plan.shape == (2, 3) and plan.strides == (3, 1)
