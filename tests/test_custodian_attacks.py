@@ -322,7 +322,7 @@ def test_attack8_huge_bounds_sum_stays_finite() -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("agg", ["MEDIAN", "MIN", "MAX", "quantile"])
+@pytest.mark.parametrize("agg", ["MODE", "MIN", "MAX", "percentile_disc"])
 def test_attack8_unsupported_aggregates_named(tmp_path: Path, fmt: str, agg: str) -> None:
     path = write(tmp_path, fmt, ["x"], [[1.0]])
     with session(path, {"columns": {"x": {"lower": 0, "upper": 10}}}) as s:

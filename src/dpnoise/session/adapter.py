@@ -13,13 +13,16 @@ Calibration (add/remove-one-individual neighbours, all k rows at once):
 
 * scalar: the answer moves by at most ``k·unit``, so the mechanism gets
   ``sensitivity = k·unit`` and the full epsilon;
-* cells: one individual's k rows move cells by ``d_i·unit`` with ``Σ d_i <= k``.  Each cell
+* cells: one individual's k rows move cells by ``d_i·unit`` with ``Σ d_i <= k`` (with
+  two-dimensional bounding -- at most G groups, at most R rows in each -- ``k = G·R`` is
+  the L1 bound, ``d_i <= R`` and at most G cells change).  Each cell
   gets a mechanism with ``sensitivity = unit`` and ``epsilon / k``; a shift of ``d·unit`` is
   d shifts of ``unit`` and the privacy loss obeys the triangle inequality, so the total
   loss is ``<= Σ d_i·epsilon/k <= epsilon``.  (For k = 1 this is plain parallel
   composition over disjoint cells.)  For an (epsilon, delta) mechanism the triangle
-  argument does not carry delta, so each cell gets ``sensitivity = k·unit`` and
-  ``(epsilon/k, delta/k)``: at most k cells change, basic composition over them.
+  argument does not carry delta, so each cell gets ``sensitivity = R·unit`` and
+  ``(epsilon/G, delta/G)``: at most G cells change, each by at most R units, basic
+  composition over them (``R = G = k`` under the single bound k).
 
 The true value is clamped into the declared range first (a 1-Lipschitz map of the data, so
 the sensitivity is unchanged), and the mechanism's output is post-processed into the range
@@ -69,10 +72,20 @@ class Target:
     cells: bool
     lower: float
     upper: float
+    per_cell: int | None = None  # rows one person adds to one cell (L-inf); default rows
+    changed: int | None = None  # cells one person can touch (L0); default rows
 
     @property
     def integer(self) -> bool:
         return self.kind == "count"
+
+    @property
+    def cell_rows(self) -> int:
+        return self.rows if self.per_cell is None else self.per_cell
+
+    @property
+    def cells_changed(self) -> int:
+        return self.rows if self.changed is None else self.changed
 
     @property
     def bounded(self) -> bool:
@@ -371,10 +384,16 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
         raise ParameterError(f"mechanism {name!r} is pure epsilon-DP: pass delta=0")
     k = target.rows
     if target.cells:
-        # pure DP: unit steps + triangle inequality; (epsilon, delta): at most k cells
-        # change, each by <= k units, and basic composition over those k cells.
-        unit = k * target.unit if info.needs_delta else target.unit
-        spec = Spec(epsilon / k, delta / k, unit, target.lower, target.upper, target.integer)
+        # pure DP: unit steps + triangle inequality (one person adds at most L1 = k rows,
+        # i.e. k unit steps in total); (epsilon, delta): at most L0 cells change, each by
+        # at most L-inf units, and basic composition over those cells.
+        if info.needs_delta:
+            g = target.cells_changed
+            spec = Spec(epsilon / g, delta / g, target.cell_rows * target.unit,
+                        target.lower, target.upper, target.integer)
+        else:
+            spec = Spec(epsilon / k, delta / k, target.unit, target.lower, target.upper,
+                        target.integer)
     else:
         spec = Spec(epsilon, delta, k * target.unit, target.lower, target.upper, target.integer)
     mech = info.build(spec)

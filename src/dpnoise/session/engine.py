@@ -28,10 +28,12 @@ from typing import Any
 from .plan import (
     DEFAULT_ROW_CAP,
     ENCODING_TAG,
+    GROUP_TAG,
     AggregatePlan,
     Aggregates,
     CentredSum,
     CodeIn,
+    CountPersons,
     CountRows,
     CountValues,
     ExactSum,
@@ -42,12 +44,16 @@ from .plan import (
     NumBetween,
     NumCompare,
     NumIn,
+    PowerSum,
     Token,
     TypedPredicate,
     compile_query,
     encoding_parts,
     exact_sum,
+    merge_persons,
+    persons_plan,
     scatter,
+    text_parts,
 )
 from .query import Query
 from .schema import Schema, quote_identifier
@@ -110,11 +116,23 @@ class _SQL:
         clamped = f"(CASE WHEN {c} < {lo} THEN {lo} WHEN {c} > {hi} THEN {hi} ELSE {c} END)"
         return f"CAST(floor({clamped} * {self.lit(t.fixed.scale)}) AS BIGINT)"
 
-    def aggregate(self, a: Any) -> str:
+    def aggregate(self, a: Any, persons: bool = False) -> str:
         if isinstance(a, CountRows):
             return "count(*)"
         if isinstance(a, CountValues):
             return "count(tok)"
+        if isinstance(a, CountPersons):
+            return "count(DISTINCT __dp_uid)" if persons else "count(*)"
+        if isinstance(a, PowerSum):
+            pf = a.fixed
+            lo_q = a.token.fixed.lo_q
+            c = f"(2 * ((tok - {int(lo_q)}) >> {pf.shift}) - {pf.width})"
+            term = c if a.power == 1 else f"CAST({c} AS HUGEINT) * CAST({c} AS HUGEINT)"
+            total = f"CAST(coalesce(sum(CAST({term} AS HUGEINT)), 0) AS HUGEINT)"
+            if a.power == 1:
+                lim = pf.rows * pf.width
+                return _round_to_grid(_clamp(total, -lim, lim), pf.s1)
+            return _round_to_grid(_clamp(total, 0, pf.rows * pf.width ** 2), pf.s2)
         fixed = a.token.fixed
         total = "CAST(coalesce(sum(tok), 0) AS HUGEINT)"
         if isinstance(a, FixedSum):
@@ -131,27 +149,58 @@ class _SQL:
         cols = []
         for i, k in enumerate(plan.keys):
             c = quote_identifier(k.column)
-            expr = f"CAST({c} AS BIGINT)" if k.offset is None else \
-                f"CAST({c} - {self.lit(k.offset)} AS BIGINT)"
+            if k.private:
+                expr = c
+            else:
+                expr = f"CAST({c} AS BIGINT)" if k.offset is None else \
+                    f"CAST({c} - {self.lit(k.offset)} AS BIGINT)"
             cols.append(f"{expr} AS k{i}")
             where += f" AND {c} IS NOT NULL"
         if plan.token is not None:
             cols.append(f"{self.token(plan.token)} AS tok")
+            if plan.values_only:
+                where += f" AND {quote_identifier(plan.token.column)} IS NOT NULL"
         if plan.bounding is not None:
             cols.append(f"{UID} AS __dp_uid")
         base = f"SELECT {', '.join(cols) or '1 AS __dp_one'} FROM {VIEW} WHERE {where}"
         if plan.bounding is not None:
-            parts = " || ".join(f"'|' || coalesce(CAST({p} AS VARCHAR), 'N')"
-                                for p in encoding_parts(plan))
+            texts = text_parts(plan)
+
+            def part(p: str) -> str:
+                if p in texts:
+                    return f"'|' || CAST(length({p}) AS VARCHAR) || ':' || {p}"
+                return f"'|' || coalesce(CAST({p} AS VARCHAR), 'N')"
+
+            parts = " || ".join(part(p) for p in encoding_parts(plan))
             enc = f"'{ENCODING_TAG}'" + (f" || {parts}" if parts else "")
-            base = (
-                f"SELECT * EXCLUDE (__dp_enc, __dp_rn) FROM (SELECT *, row_number() OVER "
-                f"(PARTITION BY __dp_uid ORDER BY sha256(__dp_enc), __dp_enc) AS __dp_rn "
-                f"FROM (SELECT *, {enc} AS __dp_enc FROM ({base}))) "
-                f"WHERE __dp_rn <= {int(plan.bounding.k)}"
-            )
+            b = plan.bounding
+            if b.groups is None:
+                base = (
+                    f"SELECT * EXCLUDE (__dp_enc, __dp_rn) FROM (SELECT *, row_number() "
+                    f"OVER (PARTITION BY __dp_uid ORDER BY sha256(__dp_enc), __dp_enc) AS "
+                    f"__dp_rn FROM (SELECT *, {enc} AS __dp_enc FROM ({base}))) "
+                    f"WHERE __dp_rn <= {int(b.k)}"
+                )
+            else:
+                gparts = " || ".join(part(f"k{i}") for i in range(len(plan.keys)))
+                genc = f"'{GROUP_TAG}' || {gparts}"
+                base = (
+                    f"SELECT * EXCLUDE (__dp_enc, __dp_genc, __dp_rn, __dp_gr) FROM "
+                    f"(SELECT *, dense_rank() OVER (PARTITION BY __dp_uid ORDER BY "
+                    f"sha256(__dp_genc), __dp_genc) AS __dp_gr, row_number() OVER "
+                    f"(PARTITION BY __dp_uid, __dp_genc ORDER BY sha256(__dp_enc), __dp_enc)"
+                    f" AS __dp_rn FROM (SELECT *, {enc} AS __dp_enc, {genc} AS __dp_genc "
+                    f"FROM ({base}))) "
+                    f"WHERE __dp_gr <= {int(b.groups)} AND __dp_rn <= {int(b.per_group)}"  # type: ignore[arg-type]
+                )
         keys = [f"k{i}" for i in range(len(plan.keys))]
-        select = ", ".join([*keys, *(f"{self.aggregate(a)} AS {a.name}"
+        if plan.buckets is not None:
+            g = plan.buckets
+            base = (f"SELECT *, CAST((tok - {int(g.lo_q)} + {(1 << g.shift) - 1}) >> "
+                    f"{g.shift} AS BIGINT) AS kb FROM ({base})")
+            keys.append("kb")
+        persons = plan.bounding is not None
+        select = ", ".join([*keys, *(f"{self.aggregate(a, persons)} AS {a.name}"
                                      for a in plan.aggregates)])
         sql = f"SELECT {select} FROM ({base})"
         if keys:
@@ -194,7 +243,12 @@ class DuckDBEngine:
         v = _SQL()
         sql = v.plan(plan)
         res = self.con.execute(sql, v.params).fetchnumpy()
-        return scatter(plan, res)
+        agg = scatter(plan, res)
+        if plan.buckets is not None and plan.private:
+            v = _SQL()
+            sql = v.plan(persons_plan(plan))
+            agg = merge_persons(agg, self.con.execute(sql, v.params).fetchnumpy())
+        return agg
 
     def close(self) -> None:
         self.con.close()

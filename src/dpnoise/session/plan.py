@@ -64,6 +64,12 @@ from .schema import Column, Schema
 DEFAULT_ROW_CAP = 2**36
 #: version tag of the canonical row encoding hashed by contribution bounding
 ENCODING_TAG = "dpnoise-bound-v1"
+#: version tag of the canonical group encoding (which groups a person keeps)
+GROUP_TAG = "dpnoise-group-v1"
+#: the centred values of a variance are kept to at most this many bits (|c| <= 2^25)
+VARIANCE_BITS = 25
+#: at most about this many candidate points of a quantile's public grid (2^10 + 1)
+QUANTILE_BITS = 10
 
 
 # ------------------------------------------------------------------ exact sums
@@ -107,6 +113,72 @@ def _shift_and_unit(u: int, rows: int) -> tuple[int, int]:
     # the finest grid on which rows * u units is still an exact double (< 2^53 steps)
     shift = max(0, u.bit_length() + rows.bit_length() - 53)
     return shift, max(1, -(-u >> shift)) << shift  # ceil(u / 2^shift) grid steps, >= 1
+
+
+@dataclass(frozen=True)
+class PowerFixed:
+    """The fixed-point plan of a variance's centred values.
+
+    Each clamped value enters as ``c = 2·((q - lo_q) >> r) - W`` with ``W = (hi_q - lo_q)
+    >> r`` (``q`` the exact sum's integer, ``r`` chosen so that ``W <= 2^25``): an
+    integer in ``[-W, W]`` whose real value is ``c · 2^(r - scale_exp - 1)``, i.e. ``x -
+    mid`` rounded down to ``2^(r - scale_exp)`` (a resolution of ``(hi - lo)/2^25``; the
+    variance is that of the values on this grid).  ``Σc`` and ``Σc²`` are exact integer
+    sums, clamped to what ``rows`` rows reach and rounded once to grids of ``2^s1`` and
+    ``2^s2`` units, as for sums."""
+
+    shift: int  # r
+    width: int  # W
+    rows: int
+    s1: int
+    unit1: int  # per-row bound of Σc on its grid, in units of c (a multiple of 2^s1)
+    s2: int
+    unit2: int  # per-row bound of Σc² on its grid, in units of c²
+    value_unit: float  # real value of one unit of c
+
+    @property
+    def grid1(self) -> float:
+        return math.ldexp(self.value_unit, self.s1)
+
+    @property
+    def grid2(self) -> float:
+        return math.ldexp(self.value_unit ** 2, self.s2)  # value_unit is a power of two
+
+
+def power_fixed(fixed: ExactSum) -> PowerFixed:
+    span = fixed.hi_q - fixed.lo_q
+    r = max(0, span.bit_length() - VARIANCE_BITS)
+    w = span >> r
+    s1, u1 = _shift_and_unit(max(w, 1), fixed.rows)
+    s2, u2 = _shift_and_unit(max(w * w, 1), fixed.rows)
+    return PowerFixed(r, w, fixed.rows, s1, u1, s2, u2,
+                      math.ldexp(1.0, r - fixed.scale_exp - 1))
+
+
+@dataclass(frozen=True)
+class QuantileGrid:
+    """The public candidate points of a quantile: ``c_j = min(lo_q + j·2^p, hi_q)`` (in
+    units of ``2^-scale_exp``) for ``j = 0..m-1``, ``m <= 2^QUANTILE_BITS + 1``.  A row's
+    *bucket* is ``b = ceil((q - lo_q) / 2^p) = (q - lo_q + 2^p - 1) >> p``, the first
+    candidate at or above its value: the data snapped UP onto the grid."""
+
+    shift: int  # p
+    size: int  # m
+    lo_q: int
+    hi_q: int
+    scale_exp: int
+
+    def points(self) -> NDArray[np.float64]:
+        j = np.arange(self.size, dtype=object)
+        q = [min(self.lo_q + int(i) * (1 << self.shift), self.hi_q) for i in j]
+        return np.array([math.ldexp(float(v), -self.scale_exp) for v in q])
+
+
+def quantile_grid(fixed: ExactSum) -> QuantileGrid:
+    span = fixed.hi_q - fixed.lo_q
+    p = max(0, span.bit_length() - QUANTILE_BITS)
+    m = ((span + (1 << p) - 1) >> p) + 1
+    return QuantileGrid(p, m, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
 
 
 def exact_sum(col: Column, max_rows: int | None = None) -> ExactSum:
@@ -224,11 +296,14 @@ def typed_predicate(p: Predicate, schema: Schema) -> TypedPredicate:
 @dataclass(frozen=True)
 class GroupKey:
     """A GROUP BY column as an integer index in ``[0, size)``: a category code
-    (``offset`` None) or ``x - offset`` for an integer key."""
+    (``offset`` None) or ``x - offset`` for an integer key; or (``private``) the text
+    of a column whose keys are not public (``size`` 0: the groups come from the data and
+    are released only through DP partition selection)."""
 
     column: str
     size: int
     offset: float | None = None
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -275,14 +350,44 @@ class CentredSum:
     name: str = "c"
 
 
-Aggregate = CountRows | CountValues | FixedSum | CentredSum
+@dataclass(frozen=True)
+class CountPersons:
+    """Distinct persons per cell after bounding (rows without a user_id).  Output ``u``:
+    the count DP partition selection thresholds."""
+
+    name: str = "u"
+
+
+@dataclass(frozen=True)
+class PowerSum:
+    """``Σ c^power`` (power 1 or 2) of a variance's centred values (:class:`PowerFixed`)
+    exactly, clamped to what ``rows`` rows reach, rounded half up onto its grid.  Output
+    ``c1`` / ``c2``."""
+
+    token: Token
+    fixed: PowerFixed
+    power: int
+    name: str = "c1"
+
+
+Aggregate = CountRows | CountValues | FixedSum | CentredSum | CountPersons | PowerSum
 
 
 @dataclass(frozen=True)
 class Bounding:
-    """Keep at most ``k`` rows per person (see the module docstring, step 3)."""
+    """Keep at most ``k`` rows per person (see the module docstring, step 3); or, with
+    ``groups`` G and ``per_group`` R (grouped queries whose schema declares
+    ``max_groups`` / ``max_rows_per_group``), at most R rows in each of at most G groups:
+    the person's groups with the smallest ``(SHA-256(g), g)`` -- ``g`` the canonical
+    text of the group's key indices (:data:`GROUP_TAG`) -- then in each kept group the R
+    rows with the smallest ``(SHA-256(e), e)`` as above.  Both choices depend only on
+    that person's selected rows (Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo and
+    Gipson, "Differentially private SQL with bounded user contribution", PETS 2020, §3:
+    per-partition and cross-partition contribution bounding)."""
 
     k: int
+    groups: int | None = None
+    per_group: int | None = None
 
 
 @dataclass(frozen=True)
@@ -295,9 +400,18 @@ class AggregatePlan:
     token: Token | None  # the measured column, if any
     bounding: Bounding | None
     aggregates: tuple[Aggregate, ...]
+    buckets: QuantileGrid | None = None  # quantiles: counts per (cell, candidate bucket)
+    values_only: bool = False  # only rows whose measured value is present (quantiles)
+
+    @property
+    def private(self) -> bool:
+        """Grouped by a column whose keys are not public (one key, its text)."""
+        return any(k.private for k in self.keys)
 
     @property
     def shape(self) -> tuple[int, ...]:
+        if self.private:
+            raise ParameterError("a query over keys that are not public has no dense shape")
         return tuple(k.size for k in self.keys)
 
     @property
@@ -326,9 +440,13 @@ def compile_query(q: Query, schema: Schema) -> AggregatePlan:
     keys = []
     for g in q.group_by:
         col = schema.column(g)
+        if col.private_keys:
+            keys.append(GroupKey(g, 0, None, private=True))
+            continue
         keys.append(GroupKey(g, col.n_keys(),
                              None if col.categories is not None else float(col.lower)))  # type: ignore[arg-type]
     token = None
+    buckets = None
     aggs: list[Aggregate] = [CountRows()]
     if q.column is not None:
         col = schema.column(q.column)
@@ -339,22 +457,56 @@ def compile_query(q: Query, schema: Schema) -> AggregatePlan:
             aggs.append(FixedSum(token))
         elif q.stat == "mean":
             aggs.append(CentredSum(token))
-    bounding = Bounding(schema.max_contributions) if schema.user_id else None
+        elif q.stat in ("variance", "stddev"):
+            pf = power_fixed(fixed)  # type: ignore[arg-type]
+            aggs += [PowerSum(token, pf, 1, "c1"), PowerSum(token, pf, 2, "c2")]
+        elif q.stat == "quantile":
+            buckets = quantile_grid(fixed)  # type: ignore[arg-type]
+            aggs = [CountValues(token)]
+    if any(k.private for k in keys):
+        aggs.append(CountPersons())
+    bounding = None
+    if schema.user_id:
+        _, per_cell, cells = schema.bounds(bool(keys))
+        two_d = bool(keys) and schema.max_groups is not None
+        bounding = Bounding(schema.max_contributions, cells if two_d else None,
+                            per_cell if two_d else None)
     return AggregatePlan(tuple(sorted(q.columns())), where, tuple(keys), token, bounding,
-                         tuple(aggs))
+                         tuple(aggs), buckets, values_only=buckets is not None)
 
 
 def encoding_parts(plan: AggregatePlan) -> tuple[str, ...]:
-    """The per-row integer columns the bounding encoding is made of, in order: the key
-    indices ``k0, k1, ...`` then the measured column's token ``tok`` (if any)."""
+    """The per-row columns the bounding encoding is made of, in order: the key indices
+    ``k0, k1, ...`` (a private key: its text) then the measured column's token ``tok``."""
     return (*(f"k{i}" for i in range(len(plan.keys))), *(("tok",) if plan.token else ()))
 
 
-def encoding_text(values: tuple[int | None, ...]) -> str:
+def text_parts(plan: AggregatePlan) -> frozenset[str]:
+    """The encoding parts that are text (private keys): encoded as ``<length>:<text>``
+    (length in characters) so that no two different rows share an encoding."""
+    return frozenset(f"k{i}" for i, k in enumerate(plan.keys) if k.private)
+
+
+def _part(v: int | str | None) -> str:
+    if v is None:
+        return "|N"
+    if isinstance(v, str):
+        return f"|{len(v)}:{v}"
+    return "|" + str(int(v))
+
+
+def encoding_text(values: tuple[int | str | None, ...]) -> str:
     """Reference implementation of the canonical row encoding: the tag, then for each
-    part ``|`` and its decimal integer text (``N`` when missing).  Engines build the
-    same text with their own string functions (tested to agree)."""
-    return ENCODING_TAG + "".join("|" + ("N" if v is None else str(int(v))) for v in values)
+    part ``|`` and its decimal integer text (``N`` when missing; a text part as
+    ``<length>:<text>``).  Engines build the same text with their own string functions
+    (tested to agree)."""
+    return ENCODING_TAG + "".join(_part(v) for v in values)
+
+
+def group_encoding_text(values: tuple[int | str | None, ...]) -> str:
+    """The canonical text of a group (its key parts only), ordered by SHA-256 to choose
+    the ``max_groups`` groups a person keeps."""
+    return GROUP_TAG + "".join(_part(v) for v in values)
 
 
 # ----------------------------------------------------------------- results
@@ -367,11 +519,29 @@ class Aggregates:
     values: NDArray[np.int64]  # non-missing values of the column per cell (= rows without)
     sums: NDArray[np.float64]  # exact sum of clamped values, on its grid (0 without column)
     centred: NDArray[np.float64]  # exact Σ(x - mid) of clamped values, on its grid
+    persons: NDArray[np.int64] | None = None  # distinct persons per cell (private keys)
+    power1: NDArray[np.float64] | None = None  # Σc (variance), real units
+    power2: NDArray[np.float64] | None = None  # Σc², real units
+    buckets: NDArray[np.int64] | None = None  # (cells, m) counts per quantile bucket
+    labels: NDArray[Any] | None = None  # private keys: the groups' texts (sorted)
+
+
+def _power_grids(plan: AggregatePlan) -> tuple[float, float]:
+    for a in plan.aggregates:
+        if isinstance(a, PowerSum):
+            return a.fixed.grid1, a.fixed.grid2
+    return 1.0, 1.0
 
 
 def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
     """Scatter per-group results (columns ``k0..``, ``n`` and the aggregates' outputs, as
-    arrays) onto every public cell; a cell no row reached is 0."""
+    arrays) onto every public cell; a cell no row reached is 0.  A quantile's rows are
+    per (group, bucket ``kb``); a private key's groups are the ones present, sorted by
+    their text."""
+    if plan.buckets is not None:
+        return _scatter_buckets(plan, groups)
+    if plan.private:
+        return _private_groups(plan, groups)
     shape = plan.shape
     n = np.asarray(groups["n"], dtype=np.int64)
     nv = np.asarray(groups["nv"], dtype=np.int64) if "nv" in groups else n
@@ -388,7 +558,84 @@ def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
     sum_grid, mean_grid = plan.grids()
     rows[idx], vals[idx] = n, nv
     sums[idx], cent[idx] = s * sum_grid, c * mean_grid  # powers of two: exact
-    return Aggregates(shape, rows, vals, sums, cent)
+    p1 = p2 = None
+    if "c1" in groups:
+        g1, g2 = _power_grids(plan)
+        p1, p2 = np.zeros(size), np.zeros(size)
+        p1[idx] = np.asarray(groups["c1"], dtype=np.float64) * g1
+        p2[idx] = np.asarray(groups["c2"], dtype=np.float64) * g2
+    return Aggregates(shape, rows, vals, sums, cent, power1=p1, power2=p2)
+
+
+def _private_groups(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
+    labels = np.asarray([str(v) for v in groups["k0"]], dtype=object)
+    order = np.argsort(labels.astype(str), kind="stable")
+    labels = labels[order]
+    n = np.asarray(groups["n"], dtype=np.int64)[order]
+    nv = np.asarray(groups["nv"], dtype=np.int64)[order] if "nv" in groups else n
+    u = np.asarray(groups["u"], dtype=np.int64)[order]
+    sum_grid, mean_grid = plan.grids()
+
+    def real(name: str, grid: float) -> NDArray[np.float64]:
+        if name not in groups:
+            return np.zeros(n.size)
+        return np.asarray(groups[name], dtype=np.float64)[order] * grid
+
+    g1, g2 = _power_grids(plan)
+    p1 = real("c1", g1) if "c1" in groups else None
+    p2 = real("c2", g2) if "c2" in groups else None
+    return Aggregates((n.size,), n, nv, real("s", sum_grid), real("c", mean_grid),
+                      persons=u, power1=p1, power2=p2, labels=labels)
+
+
+def persons_plan(plan: AggregatePlan) -> AggregatePlan:
+    """For a quantile over keys that are not public: the same selected, bounded rows
+    without the bucket split, counting distinct persons per group (a person's count in
+    ONE bucket would undercount the group)."""
+    from dataclasses import replace
+
+    assert plan.token is not None
+    return replace(plan, buckets=None, aggregates=(CountValues(plan.token), CountPersons()),
+                   values_only=True)
+
+
+def merge_persons(agg: Aggregates, groups: Mapping[str, Any]) -> Aggregates:
+    """Attach the distinct persons of :func:`persons_plan`'s groups (by label)."""
+    from dataclasses import replace
+
+    pos = {str(v): int(u) for v, u in zip(groups["k0"], groups["u"], strict=True)}
+    persons = np.asarray([pos.get(str(v), 0) for v in agg.labels.tolist()],  # type: ignore[union-attr]
+                         dtype=np.int64)
+    return replace(agg, persons=persons)
+
+
+def _scatter_buckets(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
+    grid = plan.buckets
+    assert grid is not None
+    b = np.asarray(groups["kb"], dtype=np.int64)
+    nv = np.asarray(groups["nv"], dtype=np.int64)
+    if plan.private:
+        labels_all = np.asarray([str(v) for v in groups["k0"]], dtype=object)
+        labels = np.asarray(sorted(set(labels_all.tolist())), dtype=object)
+        pos = {v: i for i, v in enumerate(labels.tolist())}
+        idx = np.asarray([pos[v] for v in labels_all.tolist()], dtype=np.int64)
+        size = labels.size
+        persons = np.zeros(size, dtype=np.int64)
+        np.maximum.at(persons, idx, np.asarray(groups["u"], dtype=np.int64))
+        shape: tuple[int, ...] = (size,)
+    else:
+        labels, persons = None, None
+        shape = plan.shape
+        size = plan.n_cells
+        idx = np.zeros(b.size, dtype=np.int64)
+        for i, stride in enumerate(plan.strides):
+            idx += np.asarray(groups[f"k{i}"], dtype=np.int64) * stride
+    counts = np.zeros((size, grid.size), dtype=np.int64)
+    np.add.at(counts, (idx, b), nv)
+    vals = counts.sum(axis=1)
+    zero = np.zeros(size)
+    return Aggregates(shape, vals.copy(), vals, zero, zero, persons=persons,
+                      buckets=counts, labels=labels)
 
 
 def combine(stat: str, parts: Mapping[str, Any], lower: float | None = None,

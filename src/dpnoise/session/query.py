@@ -37,7 +37,9 @@ from typing import Any, Literal
 from ..errors import ParameterError
 from .schema import MAX_CELLS, Schema, check_identifier
 
-Stat = Literal["count", "sum", "mean"]
+Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile"]
+#: statistics of a bounded numeric column
+NUMERIC_STATS = ("sum", "mean", "variance", "stddev", "quantile")
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -52,13 +54,16 @@ _TOKEN = re.compile(
 _KEYWORDS = {
     "select", "from", "where", "group", "by", "and", "or", "not", "in", "between", "is",
     "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
+    "median", "quantile", "quantile_cont", "variance", "var_samp", "stddev", "stddev_samp",
 }
-_AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean"}
+_AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean", "median": "quantile",
+        "quantile": "quantile", "quantile_cont": "quantile", "variance": "variance",
+        "var_samp": "variance", "stddev": "stddev", "stddev_samp": "stddev"}
 #: aggregates people ask for that have no honest bounded-sensitivity release here
 UNSUPPORTED_AGGREGATES = {
-    "median", "min", "max", "quantile", "quantile_cont", "quantile_disc", "percentile",
-    "percentile_cont", "percentile_disc", "mode", "stddev", "stddev_pop", "stddev_samp",
-    "variance", "var_pop", "var_samp", "var", "std", "first", "last", "any_value",
+    "min", "max", "quantile_disc", "percentile",
+    "percentile_cont", "percentile_disc", "mode", "stddev_pop",
+    "var_pop", "var", "std", "first", "last", "any_value",
     "arg_max", "arg_min", "string_agg", "list", "array_agg", "product", "range",
 }
 #: deepest nesting of parentheses / NOT a predicate may have
@@ -229,9 +234,11 @@ class Query:
     group_by: tuple[str, ...] = ()
     text: str = ""
     source: str | None = None  # the FROM table of the SQL form
+    quantile: float | None = None  # the level q of a quantile (median: 0.5)
 
     def canonical(self) -> str:
-        s = self.stat + (f" {self.column}" if self.column else "")
+        s = self.stat + (f" {self.quantile!r}" if self.stat == "quantile" else "") + \
+            (f" {self.column}" if self.column else "")
         if self.group_by:
             s += " by " + ", ".join(self.group_by)
         if self.where is not None:
@@ -251,15 +258,26 @@ class Query:
         numeric one) are refused with a ParameterError naming the column and its type."""
         for name in sorted(self.columns()):
             schema.column(name)
-        if self.stat in ("sum", "mean"):
+        if self.stat in NUMERIC_STATS:
             if self.column is None:
                 raise ParameterError(f"{self.stat.upper()} needs a column, e.g. {self.stat} age")
             schema.numeric(self.column)
+        if self.stat == "quantile":
+            q = self.quantile
+            if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:
+                raise ParameterError(f"a quantile's level must be in (0, 1), got {q!r}")
+        private = [g for g in self.group_by if schema.column(g).private_keys]
+        if private and len(self.group_by) > 1:
+            raise ParameterError(
+                f"grouping by {private[0]!r} (keys not public: DP partition selection) is "
+                "supported for one GROUP BY column alone")
         if len(set(self.group_by)) != len(self.group_by):
             raise ParameterError("GROUP BY lists a column twice")
         cells = 1
         for g in self.group_by:
             col = schema.column(g)
+            if col.private_keys:
+                continue
             if not col.can_group:
                 raise ParameterError(
                     f"cannot group by {g!r}: its keys are not declared public (declare "
@@ -373,16 +391,23 @@ class _Parser:
     def small(self) -> Query:
         self.unsupported()
         t = self.take()
-        if t.kind != "kw" or t.value not in ("count", "sum", "mean", "avg", "histogram"):
+        if t.kind != "kw" or t.value not in ("count", "sum", "mean", "avg", "histogram",
+                                             "median", "quantile", "variance", "stddev"):
             self.i -= 1
-            self.fail("a query starts with count, sum, mean, histogram or SELECT")
+            self.fail("a query starts with count, sum, mean, variance, stddev, median, "
+                      "quantile, histogram or SELECT")
         column: str | None = None
         group: tuple[str, ...] = ()
+        level: float | None = 0.5 if t.value == "median" else None
         if t.value == "histogram":
             stat: Stat = "count"
             group = self.ident_list()
         else:
             stat = _AGG[t.value]  # type: ignore[assignment]
+            if t.value == "quantile":
+                if self.tok.kind != "num":
+                    self.fail("expected the level, e.g. quantile 0.9 income")
+                level = float(self.take().value)
             if self.tok.kind == "ident":
                 column = self.ident()
             elif self.tok.kind == "punct" and self.tok.value == "*":
@@ -397,7 +422,7 @@ class _Parser:
                 group = self.ident_list()
             else:
                 self.fail("expected WHERE or BY")
-        return Query(stat, column, where, group, self.text)
+        return Query(stat, column, where, group, self.text, quantile=level)
 
     def ident_list(self) -> tuple[str, ...]:
         names = [self.ident()]
@@ -409,14 +434,14 @@ class _Parser:
     def sql(self) -> Query:
         self.expect_kw("select")
         keys: list[str] = []
-        agg: tuple[Stat, str | None] | None = None
+        agg: tuple[Stat, str | None, float | None] | None = None
         while True:
             nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else self.tok
             if nxt.kind == "punct" and nxt.value == "(":
                 self.unsupported()
             if self.tok.kind == "ident":
                 keys.append(self.ident())
-            elif self.is_kw("count", "sum", "mean", "avg"):
+            elif self.is_kw(*_AGG):
                 if agg is not None:
                     self.fail("only one aggregate per query")
                 agg = self.aggregate()
@@ -448,10 +473,11 @@ class _Parser:
                 f"query: selected keys {keys} must be exactly the GROUP BY columns {list(group)}"
             )
         assert agg is not None
-        return Query(agg[0], agg[1], where, tuple(group), self.text, source)
+        return Query(agg[0], agg[1], where, tuple(group), self.text, source, agg[2])
 
-    def aggregate(self) -> tuple[Stat, str | None]:
-        name = _AGG[self.take().value]
+    def aggregate(self) -> tuple[Stat, str | None, float | None]:
+        word = self.take().value
+        name = _AGG[word]
         self.expect_punct("(")
         column: str | None = None
         if self.tok.kind == "punct" and self.tok.value == "*":
@@ -460,8 +486,14 @@ class _Parser:
             self.i += 1
         else:
             column = self.ident()
+        level: float | None = 0.5 if word == "median" else None
+        if word in ("quantile", "quantile_cont"):
+            self.expect_punct(",")
+            if self.tok.kind != "num":
+                self.fail("expected the level, e.g. QUANTILE_CONT(income, 0.9)")
+            level = float(self.take().value)
         self.expect_punct(")")
-        return name, column  # type: ignore[return-value]
+        return name, column, level  # type: ignore[return-value]
 
     def predicate(self) -> Predicate:
         args = [self.conjunction()]

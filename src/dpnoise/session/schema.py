@@ -116,9 +116,23 @@ class Column:
     categories: tuple[Any, ...] | None = None
     integer: bool = False
     source: str | None = None  # header in the file, if not the declared name
+    text: bool = False  # keys NOT public: grouped by only through DP partition selection
 
     def __post_init__(self) -> None:
         check_identifier(self.name)
+        if not isinstance(self.text, bool):
+            raise ParameterError(
+                f"column {self.name!r}: text must be a boolean (true or false), got "
+                f"{type(self.text).__name__} {self.text!r}")
+        if self.text:
+            if self.categories is not None or self.lower is not None or \
+                    self.upper is not None or self.integer:
+                raise ParameterError(
+                    f"column {self.name!r}: a text column (keys not public) takes no "
+                    "categories, bounds or integer flag")
+            if self.source is not None:
+                quote_identifier(self.source)
+            return
         if not isinstance(self.integer, bool):
             raise ParameterError(
                 f"column {self.name!r}: integer must be a boolean (true or false), got "
@@ -184,7 +198,7 @@ class Column:
 
     @property
     def is_numeric(self) -> bool:
-        return self.categories is None
+        return self.categories is None and not self.text
 
     @property
     def header(self) -> str:
@@ -196,12 +210,20 @@ class Column:
         """``categorical``, ``integer key`` or ``numeric`` (used in error messages)."""
         if self.categories is not None:
             return "categorical"
+        if self.text:
+            return "text"
         return "integer key" if self.integer else "numeric"
 
     @property
     def can_group(self) -> bool:
         """Public keys exist: declared categories or an integer key range."""
         return self.categories is not None or self.integer
+
+    @property
+    def private_keys(self) -> bool:
+        """Keys not public (``text = true``): GROUP BY it releases only the groups that
+        survive DP partition selection."""
+        return self.text
 
     def keys(self) -> tuple[Any, ...] | range:
         """The public group keys (categories, or every integer in [lower, upper])."""
@@ -220,7 +242,9 @@ class Column:
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any]
-        if self.categories is not None:
+        if self.text:
+            d = {"text": True}
+        elif self.categories is not None:
             d = {"categories": list(self.categories)}
         else:
             d = {"lower": self.lower, "upper": self.upper}
@@ -240,6 +264,8 @@ class Schema:
     max_contributions: int = 1
     max_rows: int | None = None
     table: str | None = None
+    max_groups: int | None = None
+    max_rows_per_group: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -263,6 +289,18 @@ class Schema:
                 "max_contributions > 1 needs a user_id column (without it each row is one "
                 "individual)"
             )
+        if (self.max_groups is None) != (self.max_rows_per_group is None):
+            raise ParameterError("declare max_groups and max_rows_per_group together")
+        if self.max_groups is not None:
+            for name in ("max_groups", "max_rows_per_group"):
+                v = getattr(self, name)
+                if isinstance(v, bool):
+                    raise ParameterError(f"{name} must be an integer, got a boolean")
+                object.__setattr__(self, name, check_int(name, v, lower=1, upper=1_000_000))
+            if self.user_id is None:
+                raise ParameterError(
+                    "max_groups / max_rows_per_group need a user_id column (without it "
+                    "each row is one individual: one group, one row)")
         if self.max_rows is not None:
             n = check_int("max_rows", self.max_rows, lower=1, upper=2**50)
             object.__setattr__(self, "max_rows", n)
@@ -277,7 +315,8 @@ class Schema:
             raise ParameterError(f"schema: unknown sections {sorted(unknown)}; use [dataset] "
                                  "and [columns.NAME]")
         ds = dict(doc.get("dataset", {}))
-        allowed = {"user_id", "max_contributions", "max_rows", "table", "name", "description"}
+        allowed = {"user_id", "max_contributions", "max_rows", "table", "name", "description",
+                   "max_groups", "max_rows_per_group"}
         bad = set(ds) - allowed
         if bad:
             raise ParameterError(f"schema [dataset]: unknown keys {sorted(bad)}; allowed "
@@ -287,7 +326,7 @@ class Schema:
             if not isinstance(spec, Mapping):
                 raise ParameterError(f"schema column {name!r} must be a table of settings")
             bad = set(spec) - {"lower", "upper", "categories", "integer", "description",
-                               "source"}
+                               "source", "text"}
             if bad:
                 raise ParameterError(f"schema column {name!r}: unknown keys {sorted(bad)}")
             cats = spec.get("categories")
@@ -304,6 +343,7 @@ class Schema:
                 categories=None if cats is None else tuple(cats),
                 integer=spec.get("integer", False),
                 source=source,
+                text=spec.get("text", False),
             )
         return cls(
             columns=columns,
@@ -311,6 +351,8 @@ class Schema:
             max_contributions=ds.get("max_contributions", 1),
             max_rows=ds.get("max_rows"),
             table=ds.get("table"),
+            max_groups=ds.get("max_groups"),
+            max_rows_per_group=ds.get("max_rows_per_group"),
             extra={k: ds[k] for k in ("name", "description") if k in ds},
         )
 
@@ -337,6 +379,9 @@ class Schema:
         max_rows: int | None = None,
         table: str | None = None,
         base: Schema | None = None,
+        texts: Iterable[str] = (),
+        max_groups: int | None = None,
+        max_rows_per_group: int | None = None,
     ) -> Schema:
         """``bounds``: ``col=lo:hi``; ``categories``: ``col=a,b,c``; ``keys``: ``col=lo:hi``
         integer keys.  Flags override the same columns of ``base`` (a schema file)."""
@@ -351,6 +396,8 @@ class Schema:
         for spec in keys:
             name, lo, hi = _split_range(spec, "--keys")
             cols[name] = Column(name, lower=lo, upper=hi, integer=True, source=source(name))
+        for name in texts:
+            cols[name.strip()] = Column(name.strip(), text=True, source=source(name.strip()))
         for spec in categories:
             name, _, rest = spec.partition("=")
             if not rest:
@@ -366,6 +413,10 @@ class Schema:
                                else base.max_contributions),
             max_rows=max_rows if max_rows is not None else (base.max_rows if base else None),
             table=table if table is not None else (base.table if base else None),
+            max_groups=max_groups if max_groups is not None else (
+                base.max_groups if base else None),
+            max_rows_per_group=max_rows_per_group if max_rows_per_group is not None else (
+                base.max_rows_per_group if base else None),
         )
 
     # ------------------------------------------------------------------ lookups
@@ -379,11 +430,23 @@ class Schema:
                 f"(declared: {', '.join(sorted(self.columns)) or 'none'})"
             ) from None
 
+    def bounds(self, grouped: bool) -> tuple[int, int, int]:
+        """Per-person contribution bounds ``(L1, Linf, cells)`` of a statistic: rows one
+        person can add in total, rows one person can add to ONE cell, cells one person
+        can touch.  Grouped queries with ``max_groups`` G and ``max_rows_per_group`` R
+        declared use ``(G·R, R, G)`` (Tumult-style L0 / L-infinity bounding); otherwise
+        ``(k, k, k)`` with ``k = max_contributions`` (1 without a user_id)."""
+        if grouped and self.max_groups is not None:
+            g, r = int(self.max_groups), int(self.max_rows_per_group)  # type: ignore[arg-type]
+            return g * r, r, g
+        k = int(self.max_contributions)
+        return k, k, k
+
     def numeric(self, name: str) -> Column:
         col = self.column(name)
         if not col.is_numeric:
             raise ParameterError(
-                f"column {name!r} is categorical: it has no numeric bounds to sum or average"
+                f"column {name!r} is {col.kind}: it has no numeric bounds to sum or average"
             )
         return col
 
@@ -400,6 +463,8 @@ class Schema:
             "dataset": {k: v for k, v in (("user_id", self.user_id),
                                           ("max_contributions", self.max_contributions),
                                           ("max_rows", self.max_rows),
+                                          ("max_groups", self.max_groups),
+                                          ("max_rows_per_group", self.max_rows_per_group),
                                           ("table", self.table)) if v is not None},
             "columns": {n: c.as_dict() for n, c in sorted(self.columns.items())},
         }

@@ -43,7 +43,7 @@ import hashlib
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,14 @@ from numpy.typing import NDArray
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
-from .adapter import Plan, Target, plan
+from .adapter import RANGE_LAPLACE_MAX_CELLS, Plan, Target, plan
 from .engine import Aggregates, DuckDBEngine, exact_sum
+from .intervals import component_interval, ratio_interval, variance_interval
 from .ledger import Budget, Entry, Ledger
-from .plan import combine
+from .plan import combine, power_fixed, quantile_grid
 from .query import Query, parse_query
 from .schema import Schema
+from .stats import RankPlan, SelectionPlan
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,27 @@ class Release:
     ledger_id: int | None
     replayed: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+    confidence: float = 0.95
+    _intervals: Any = field(default=None, compare=False, repr=False)
 
+    @property
+    def interval_kind(self) -> str:
+        """``value`` (the interval holds the true value), or ``level`` for a quantile
+        (the released value is an empirical p-quantile for p in the interval)."""
+        return "level" if self.stat == "quantile" else "value"
+
+    def interval(self, confidence: float | None = None) -> tuple[NDArray[Any], NDArray[Any]]:
+        """``(low, high)`` arrays shaped like ``values``: a confidence set for each cell's
+        true value at ``confidence`` (default: the release's), computed from the
+        released output and public parameters only (:mod:`dpnoise.session.intervals`);
+        conservative.  For a quantile: an interval of quantile levels."""
+        from ..laws.base import check_level
+
+        if self._intervals is None:
+            raise ParameterError("this release carries no error bars (replayed from the "
+                                 "ledger or written by the executors)")
+        conf = self.confidence if confidence is None else check_level(confidence)
+        return self._intervals(conf)  # type: ignore[no-any-return]
     @property
     def value(self) -> Any:
         """The scalar answer (queries without GROUP BY)."""
@@ -95,24 +117,60 @@ class Release:
                               for k in self.group_keys], indexing="ij")
         return {g: a.ravel() for g, a in zip(self.group_by, grids, strict=True)}
 
-    def rows(self, limit: int | None = None) -> list[tuple[Any, ...]]:
+    def rows(self, limit: int | None = None, intervals: bool = False
+             ) -> list[tuple[Any, ...]]:
         flat = self.values.ravel()
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
-        return [(*tuple(keys[g][i].item() for g in self.group_by), flat[i].item())
+        lo = hi = None
+        if intervals and self._intervals is not None:
+            lo, hi = (np.asarray(a).ravel() for a in self.interval())
+        return [(*tuple(_item(keys[g][i]) for g in self.group_by), flat[i].item(),
+                 *((lo[i].item(), hi[i].item()) if lo is not None else ()))  # type: ignore[index]
                 for i in range(n)]
 
+    def columns(self, intervals: bool = True) -> list[str]:
+        extra = []
+        if intervals and self._intervals is not None:
+            extra = ["level_low", "level_high"] if self.interval_kind == "level" else \
+                ["low", "high"]
+        return [*self.group_by, self.stat, *extra]
+
     def table(self, limit: int = 20) -> str:
-        head = [*self.group_by, self.stat]
+        with_iv = self._intervals is not None
+        head = self.columns(with_iv)
         body = [[format(c, ".10g") if isinstance(c, float) else str(c) for c in r]
-                for r in self.rows(limit)]
-        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+                for r in self.rows(limit, intervals=with_iv)]
+        widths = [max([len(h), *(len(r[i]) for r in body)]) for i, h in enumerate(head)]
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
         lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in body]
         if self.values.size > limit:
             lines.append(f"... ({self.values.size} cells)")
+        if with_iv:
+            lines.append(f"({self.confidence:g} confidence; {self.interval_note()})")
         return "\n".join(lines)
 
+    def interval_note(self) -> str:
+        """How the error bars were obtained (one line, public)."""
+        note = ("intervals from the released output and public parameters only, by "
+                "inverting each component's test, union bound; conservative")
+        if self.interval_kind == "level":
+            note = ("level_low/level_high: the released value is an empirical p-quantile "
+                    "(data snapped to the public grid) for p in [level_low, level_high]; "
+                    + note)
+        sel = self.details.get("selection")
+        if sel:
+            note += (f"; groups selected by DP partition selection (threshold "
+                     f"{sel['threshold']} persons): which groups appear is itself noisy -- "
+                     f"groups near the threshold appear only when their selection noise was "
+                     f"high, so the released set over-represents them and totals over it "
+                     f"undercount; a group not shown has at most {sel['suppressed_bound']} "
+                     f"persons at this confidence")
+        return note
+
+
+def _item(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
 
 def _key(*parts: Any) -> str:
     h = hashlib.sha256()
@@ -204,15 +262,21 @@ class Session:
     def _targets(self, q: Query, with_rows: bool = True) -> list[tuple[str, Target]]:
         s = self.schema
         n = self.row_bound() if with_rows else None
-        k = s.max_contributions
         cells = bool(q.group_by)
+        l1, per_cell, changed = s.bounds(cells)
         count_hi = float(n) if n is not None else math.inf
-        count = Target("count", 1.0, k, cells, 0.0, count_hi)
+
+        def target(kind: str, unit: float, lo: float, hi: float) -> Target:
+            return Target(kind, unit, l1, cells, lo, hi, per_cell, changed)  # type: ignore[arg-type]
+
+        count = target("count", 1.0, 0.0, count_hi)
         if q.stat == "count":
             return [("count", count)]
         col = s.numeric(q.column)  # type: ignore[arg-type]
         lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
         exact = exact_sum(col, s.max_rows)
+        if q.stat == "quantile":
+            return [("count", count)]  # plus the rank component (_plans)
         if q.stat == "sum":
             unit = exact.sum_unit
             if n is not None:
@@ -220,20 +284,56 @@ class Session:
             else:
                 a = -math.inf if lo < 0 else 0.0
                 b = math.inf if hi > 0 else 0.0
-            return [("sum", Target("sum", unit, k, cells, a, b))]
+            return [("sum", target("sum", unit, a, b))]
+        if q.stat in ("variance", "stddev"):
+            pf = power_fixed(exact)
+            u1 = pf.unit1 * pf.value_unit  # W · 2^(r-s-1), rounded up to Σc's grid
+            u2 = math.ldexp(float(pf.unit2), 0) * pf.value_unit ** 2
+            if n is not None:
+                r1 = (-n * pf.width * pf.value_unit, n * pf.width * pf.value_unit)
+                r2 = (0.0, n * float(pf.width) ** 2 * pf.value_unit ** 2)
+            else:
+                r1, r2 = (-math.inf, math.inf), (0.0, math.inf)
+            return [("count", count), ("power1", target("sum", u1, *r1)),
+                    ("power2", target("sum", u2, *r2))]
         half = exact.mean_unit  # (hi - lo) / 2 rounded up to the centred sum's grid
         a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
-        return [("count", count), ("centred_sum", Target("sum", half, k, cells, a, b))]
+        return [("count", count), ("centred_sum", target("sum", half, a, b))]
 
     def _plans(self, q: Query, epsilon: float, delta: float,
-               mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Plan]]:
+               mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Any]]:
+        """The calibrated components of ``q`` at total (epsilon, delta).
+
+        Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
+        its rank); with keys that are not public, half of epsilon and ALL of delta go to
+        partition selection first and the statistic's components are pure."""
         targets = self._targets(q, with_rows)
-        share = len(targets)
+        out: list[tuple[str, Any]] = []
+        private = any(self.schema.column(g).private_keys for g in q.group_by)
+        if private:
+            _, _, changed = self.schema.bounds(True)
+            out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
+            epsilon, delta = epsilon / 2, 0.0
         n_cells = 1
         for g in q.group_by:
-            n_cells *= self.schema.column(g).n_keys()
-        return [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
+            col = self.schema.column(g)
+            n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
+        if q.stat == "quantile":
+            if delta:
+                raise ParameterError("a quantile is pure epsilon-DP: pass delta=0")
+            cells = bool(q.group_by)
+            l1, per_cell, changed = self.schema.bounds(cells)
+            col = self.schema.numeric(q.column)  # type: ignore[arg-type]
+            grid = quantile_grid(exact_sum(col, self.schema.max_rows))
+            out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
+                                      mechanism=mechanism, n_cells=n_cells)))
+            out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
+                                         per_cell, changed)))
+            return out
+        share = len(targets)
+        out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
                             mechanism=mechanism, n_cells=n_cells)) for role, t in targets]
+        return out
 
     def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
         """Spend the exact remainder when a request exceeds it by binary rounding only.
@@ -253,7 +353,7 @@ class Session:
         return eps, dl
 
     def plans(self, query: str | Query, epsilon: float, delta: float = 0.0,
-              mechanism: str | None = None) -> list[tuple[str, Plan]]:
+              mechanism: str | None = None) -> list[tuple[str, Any]]:
         """The calibrated plan of each component (role, Plan) a release of ``query`` at
         (epsilon, delta) would use -- public facts only; nothing is read or spent."""
         q = self.parse(query)
@@ -263,26 +363,46 @@ class Session:
     def true_components(self, query: str | Query) -> dict[str, NDArray[Any]]:
         """CUSTODIAN ONLY (not private, never release it): the exact true value of each
         component a release of ``query`` adds noise to, keyed by the role of its plan
-        (``count``, ``sum``, ``centred_sum``), shaped like the release.  For tests and
+        (``count``, ``sum``, ``centred_sum``, ``power1``, ``power2``; a quantile's
+        ``rank``: the utility of every candidate; ``selection``: distinct persons per
+        group, with ``labels`` their keys), shaped like the release.  For tests and
         audits of the sensitivity; reads the data, spends nothing."""
         q = self.parse(query)
-        return _components(q, self.engine.aggregate(q))
+        agg = self.engine.aggregate(q)
+        comps = _components(q, agg)
+        if q.stat == "quantile":
+            rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
+            comps["rank"] = rank.utilities(agg.buckets).reshape(  # type: ignore[arg-type]
+                (*agg.shape, -1))
+        if agg.labels is not None:
+            comps["selection"] = agg.persons  # type: ignore[assignment]
+            comps["labels"] = agg.labels
+        return comps
 
     def true_answer(self, query: str | Query) -> NDArray[Any]:
         """The exact (NOT private) answer -- for the custodian's own checks only."""
         q = self.parse(query)
-        return _combine(q, self.schema, _components(q, self.engine.aggregate(q)))
+        agg = self.engine.aggregate(q)
+        if q.stat == "quantile":
+            return _true_quantile(q, self.schema, agg)
+        return _combine(q, self.schema, _components(q, agg))
 
     def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
                 mechanism: str | None = None, replay: bool | None = None,
-                output: str | None = None) -> Release:
+                output: str | None = None, confidence: float = 0.95) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps.
+
+        ``confidence``: the level of the error bars carried by the release
+        (``Release.interval``; the ``low``/``high`` columns).
 
         ``output``: where a release noised on the Spark executors is written (parquet);
         required exactly when the engine noises this query there (more cells than its
         ``driver_cells``, or ``noise="executors"``)."""
+        from ..laws.base import check_level
+
         q = self.parse(query)
         epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+        confidence = check_level(confidence)
         if self._rows is None and self.schema.max_rows is None and self.rows_epsilon:
             left = self.ledger.remaining()
             if self.rows_epsilon + epsilon > left.epsilon:  # do not release N in vain
@@ -293,10 +413,11 @@ class Session:
                 )
         self.row_bound()  # may release N first (its own ledger entry, replayed later)
         return self._release(q, epsilon, delta, mechanism, replay, with_rows=True,
-                             output=output)
+                             output=output, confidence=confidence)
 
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
-                 replay: bool | None, with_rows: bool, output: str | None = None) -> Release:
+                 replay: bool | None, with_rows: bool, output: str | None = None,
+                 confidence: float = 0.95) -> Release:
         executors = self._check_output(q, output)
         epsilon, delta = self._snap(epsilon, delta)
         plans = self._plans(q, epsilon, delta, mechanism, with_rows)
@@ -308,9 +429,11 @@ class Session:
         canonical = q.canonical()
         key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
                    float(eps).hex(), float(dl).hex(), self.row_bound() if with_rows else None)
-        group_keys = tuple(self.schema.column(g).keys() for g in q.group_by)
+        private = any(self.schema.column(g).private_keys for g in q.group_by)
+        group_keys: tuple[Any, ...] = () if private else tuple(
+            self.schema.column(g).keys() for g in q.group_by)
         guarantee = _composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
-        use_replay = self.replay if replay is None else bool(replay)
+        use_replay = (self.replay if replay is None else bool(replay)) and not private
         if use_replay:
             hit = self.ledger.find(key)
             if hit is not None and hit.answer is not None:
@@ -331,7 +454,10 @@ class Session:
             epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
             dataset=self.engine.fingerprint, mechanism=mech_name,
             parameters={"plans": {role: p.parameters() for role, p in plans},
-                        "schema": self.schema.fingerprint()},
+                        "schema": self.schema.fingerprint(),
+                        "interval": {"confidence": confidence,
+                                     "method": "test inversion per component, union bound",
+                                     "kind": "level" if q.stat == "quantile" else "value"}},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         )
@@ -340,8 +466,19 @@ class Session:
                 written = self._release_on_executors(q, plans, output, rng)  # type: ignore[arg-type]
                 answer = np.zeros(0)
             else:
-                truth = _components(q, self.engine.aggregate(q))
-                noisy = {role: p.release(truth[role], rng) for role, p in plans}
+                agg = self.engine.aggregate(q)
+                truth = _components(q, agg)
+                pl = dict(plans)
+                if "selection" in pl:
+                    keep = pl["selection"].release(agg.persons, rng)
+                    truth = {r: np.asarray(v)[keep] for r, v in truth.items()}
+                    group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
+                    if q.stat == "quantile":
+                        agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
+                if q.stat == "quantile":
+                    truth["rank"] = agg.buckets  # type: ignore[assignment]
+                noisy = {role: p.release(truth[role], rng) for role, p in plans
+                         if role != "selection"}
                 answer = _combine(q, self.schema, noisy)
         except Exception:
             # a fixed reason code and a fixed message: the exception's text could
@@ -359,10 +496,19 @@ class Session:
             np.array2string(answer.ravel()[:8], precision=6, separator=", ")
         self.ledger.complete(rid, answer, preview)
         details: dict[str, Any] = {role: p.parameters() for role, p in plans}
+        intervals = None
         if executors:
             details["written"] = written
+        else:
+            intervals = _interval_function(q, self.schema, plans, noisy, answer.shape)
+            if "selection" in dict(plans):
+                sel = dict(plans)["selection"]
+                details["selection"] = {
+                    "threshold": sel.threshold, "delta_exact": sel.delta_exact,
+                    "suppressed_bound": sel.suppressed_bound(1 - confidence)}
         return Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
-                       mech_name, eps, dl, guarantee, rid, details=details)
+                       mech_name, eps, dl, guarantee, rid, details=details,
+                       confidence=confidence, _intervals=intervals)
 
     def _check_output(self, q: Query, output: str | None) -> bool:
         """Whether ``q`` is noised on the executors; ``output`` checked before any spend."""
@@ -404,6 +550,12 @@ class Session:
 def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
     """The true value of each component, keyed by role (see the module docstring)."""
     shape = agg.shape
+    if q.stat in ("variance", "stddev"):
+        return {"count": agg.values.reshape(shape),
+                "power1": agg.power1.reshape(shape),  # type: ignore[union-attr]
+                "power2": agg.power2.reshape(shape)}  # type: ignore[union-attr]
+    if q.stat == "quantile":
+        return {"count": agg.values.reshape(shape)}
     if q.stat == "count":
         counts = agg.values if q.column is not None else agg.rows
         return {"count": counts.reshape(shape)}
@@ -413,7 +565,74 @@ def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
     return {"count": agg.values.reshape(shape), "centred_sum": agg.centred.reshape(shape)}
 
 
+def _true_quantile(q: Query, schema: Schema, agg: Aggregates) -> NDArray[Any]:
+    """The exact q-quantile of the data snapped up to the public grid, per cell: the
+    first candidate with ``D·R_j >= Q·n`` (utility 0).  NOT private."""
+    from fractions import Fraction
+
+    from .stats import LEVEL_DENOMINATOR
+
+    frac = Fraction(q.quantile).limit_denominator(LEVEL_DENOMINATOR)  # type: ignore[arg-type]
+    grid = quantile_grid(exact_sum(schema.numeric(q.column), schema.max_rows))  # type: ignore[arg-type]
+    r = np.cumsum(np.asarray(agg.buckets), axis=1).astype(object)
+    n = r[:, -1:]
+    idx = np.argmax(frac.denominator * r >= frac.numerator * n, axis=1)
+    return grid.points()[idx.astype(np.int64)].reshape(agg.shape)
+
+
+def combine_variance(parts: Mapping[str, Any], lower: float, upper: float) -> NDArray[Any]:
+    """The sample variance ``(Q - S²/C)/(C - 1)`` from (noisy or true) count C, centred
+    sum S and centred sum of squares Q -- post-processing into ``[0, h²·C/(C-1)]``
+    (``h = (upper - lower)/2``, the largest sample variance of C values in the range);
+    0 when C < 2."""
+    c = np.asarray(parts["count"], dtype=np.float64)
+    s1 = np.asarray(parts["power1"], dtype=np.float64)
+    s2 = np.maximum(np.asarray(parts["power2"], dtype=np.float64), 0.0)
+    cc = np.maximum(c, 2.0)
+    v = (s2 - s1 * s1 / cc) / (cc - 1)
+    h = (upper - lower) / 2
+    v = np.clip(v, 0.0, h * h * cc / (cc - 1))
+    return np.where(c < 2, 0.0, v)
+
+
+def _interval_function(q: Query, schema: Schema, plans: list[tuple[str, Any]],
+                       noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
+    """``confidence -> (low, high)`` from the NOISY components and public plans only."""
+    pl = {r: p for r, p in plans if r != "selection"}
+    col = schema.columns.get(q.column) if q.column else None
+
+    def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
+        alpha = 1 - confidence
+        if q.stat in ("count", "sum"):
+            role = next(iter(pl))
+            lo, hi = component_interval(pl[role], noisy[role], alpha)
+        elif q.stat == "mean":
+            c = component_interval(pl["count"], noisy["count"], alpha / 2)
+            s = component_interval(pl["centred_sum"], noisy["centred_sum"], alpha / 2)
+            lo, hi = ratio_interval(c, s, float(col.lower), float(col.upper))  # type: ignore[union-attr, arg-type]
+        elif q.stat in ("variance", "stddev"):
+            c = component_interval(pl["count"], noisy["count"], alpha / 3)
+            s1 = component_interval(pl["power1"], noisy["power1"], alpha / 3)
+            s2 = component_interval(pl["power2"], noisy["power2"], alpha / 3)
+            h = (float(col.upper) - float(col.lower)) / 2  # type: ignore[union-attr, arg-type]
+            lo, hi = variance_interval(c, s1, s2, h)
+            if q.stat == "stddev":
+                lo, hi = np.sqrt(lo), np.sqrt(hi)
+        else:  # quantile: levels
+            c = component_interval(pl["count"], noisy["count"], alpha / 2)
+            lo, hi = pl["rank"].level_interval(c[0], alpha / 2)
+        return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
+
+    return ivs
+
+
 def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
+    if q.stat == "quantile":
+        return np.asarray(parts["rank"], dtype=np.float64)
+    if q.stat in ("variance", "stddev"):
+        col = schema.numeric(q.column)  # type: ignore[arg-type]
+        v = combine_variance(parts, float(col.lower), float(col.upper))  # type: ignore[arg-type]
+        return np.sqrt(v) if q.stat == "stddev" else v
     if q.stat == "mean":
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         return combine(q.stat, parts, col.lower, col.upper)

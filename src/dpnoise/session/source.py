@@ -23,6 +23,7 @@ a result that is not finite (``1e400``) is missing.
 
 * numeric with bounds: the number (finite; NOT clamped here -- sums clamp);
 * integer key ``[lower, upper]``: the number, if it is an integer inside the range;
+* text (``text = true``, keys not public): the stripped text; missing if empty;
 * categorical: the index of the declared category it equals -- text equal to a string
   category, or (numeric categories) a number equal to the category's value;
 * person id (``user_id``): the stripped text; missing if NULL, empty, or one of
@@ -103,6 +104,8 @@ def number_sql(text: str) -> str:
 
 
 def _typed_sql(col: Column, text: str, number: str) -> str:
+    if col.text:  # a private key: the stripped text, missing when empty
+        return f"nullif({text}, '')"
     if col.categories is not None:
         arms = []
         for i, c in enumerate(col.categories):

@@ -56,10 +56,12 @@ from typing import Any
 from ..errors import ParameterError
 from .plan import (
     ENCODING_TAG,
+    GROUP_TAG,
     AggregatePlan,
     Aggregates,
     CentredSum,
     CodeIn,
+    CountPersons,
     CountRows,
     CountValues,
     FixedSum,
@@ -69,11 +71,15 @@ from .plan import (
     NumBetween,
     NumCompare,
     NumIn,
+    PowerSum,
     Token,
     TypedPredicate,
     compile_query,
     encoding_parts,
+    merge_persons,
+    persons_plan,
     scatter,
+    text_parts,
 )
 from .query import Query
 from .schema import Column, Schema
@@ -191,12 +197,24 @@ class _Expr:
     def clamp(self, x: Any, lo: int, hi: int) -> Any:
         return self.F.greatest(self.F.least(x, self.dec(hi)), self.dec(lo))
 
-    def aggregate(self, a: Any) -> Any:
+    def aggregate(self, a: Any, persons: bool = False) -> Any:
         F = self.F
         if isinstance(a, CountRows):
             return F.count(F.lit(1))
         if isinstance(a, CountValues):
             return F.count(F.col("tok"))
+        if isinstance(a, CountPersons):
+            return F.countDistinct(F.col("__dp_uid")) if persons else F.count(F.lit(1))
+        if isinstance(a, PowerSum):
+            pf = a.fixed
+            w = F.shiftright(F.col("tok") - F.lit(int(a.token.fixed.lo_q)), pf.shift)
+            c = (F.lit(2) * w - F.lit(int(pf.width))).cast("decimal(38,0)")
+            term = c if a.power == 1 else (c * c).cast("decimal(38,0)")
+            total = F.coalesce(F.sum(term), self.dec(0)).cast("decimal(38,0)")
+            if a.power == 1:
+                lim = pf.rows * pf.width
+                return self.round_to_grid(self.clamp(total, -lim, lim), pf.s1)
+            return self.round_to_grid(self.clamp(total, 0, pf.rows * pf.width ** 2), pf.s2)
         fixed = a.token.fixed
         total = F.coalesce(F.sum(F.col("tok").cast("decimal(38,0)")), self.dec(0)) \
             .cast("decimal(38,0)")
@@ -223,31 +241,63 @@ class _Expr:
         for i, k in enumerate(plan.keys):
             c = F.col(_backtick(k.column))
             df = df.filter(c.isNotNull())
-            expr = c.cast("bigint") if k.offset is None else (c - self.lit(k.offset)) \
-                .cast("bigint")
+            if k.private:
+                expr = c
+            else:
+                expr = c.cast("bigint") if k.offset is None else (c - self.lit(k.offset)) \
+                    .cast("bigint")
             cols.append(expr.alias(f"k{i}"))
         if plan.token is not None:
             cols.append(self.token(plan.token).alias("tok"))
+            if plan.values_only:
+                df = df.filter(F.col(_backtick(plan.token.column)).isNotNull())
         if plan.bounding is not None:
             cols.append(F.col("__dp_uid"))
         df = df.select(*cols) if cols else df.select(F.lit(1).alias("__dp_one"))
         if plan.bounding is not None:
-            enc = F.concat(F.lit(ENCODING_TAG), *[
-                F.concat(F.lit("|"), F.coalesce(F.col(p).cast("string"), F.lit("N")))
-                for p in encoding_parts(plan)])
+            texts = text_parts(plan)
+
+            def part(p: str) -> Any:
+                if p in texts:
+                    return F.concat(F.lit("|"), F.length(F.col(p)).cast("string"),
+                                    F.lit(":"), F.col(p))
+                return F.concat(F.lit("|"), F.coalesce(F.col(p).cast("string"), F.lit("N")))
+
+            enc = F.concat(F.lit(ENCODING_TAG), *[part(p) for p in encoding_parts(plan)])
             df = df.withColumn("__dp_enc", enc)
-            w = Window.partitionBy("__dp_uid").orderBy(F.sha2(F.col("__dp_enc"), 256),
-                                                        F.col("__dp_enc"))
-            df = df.withColumn("__dp_rn", F.row_number().over(w)) \
-                .filter(F.col("__dp_rn") <= int(plan.bounding.k)) \
-                .drop("__dp_rn", "__dp_enc", "__dp_uid")
+            b = plan.bounding
+            if b.groups is None:
+                w = Window.partitionBy("__dp_uid").orderBy(
+                    F.sha2(F.col("__dp_enc"), 256), F.col("__dp_enc"))
+                df = df.withColumn("__dp_rn", F.row_number().over(w)) \
+                    .filter(F.col("__dp_rn") <= int(b.k)).drop("__dp_rn", "__dp_enc")
+            else:
+                genc = F.concat(F.lit(GROUP_TAG),
+                                *[part(f"k{i}") for i in range(len(plan.keys))])
+                df = df.withColumn("__dp_genc", genc)
+                wg = Window.partitionBy("__dp_uid").orderBy(
+                    F.sha2(F.col("__dp_genc"), 256), F.col("__dp_genc"))
+                wr = Window.partitionBy("__dp_uid", "__dp_genc").orderBy(
+                    F.sha2(F.col("__dp_enc"), 256), F.col("__dp_enc"))
+                df = df.withColumn("__dp_gr", F.dense_rank().over(wg)) \
+                    .withColumn("__dp_rn", F.row_number().over(wr)) \
+                    .filter((F.col("__dp_gr") <= int(b.groups))
+                            & (F.col("__dp_rn") <= int(b.per_group)))  # type: ignore[arg-type]
+                df = df.drop("__dp_rn", "__dp_gr", "__dp_enc", "__dp_genc")
+        if plan.buckets is not None:
+            g = plan.buckets
+            df = df.withColumn("kb", F.shiftright(
+                F.col("tok") - F.lit(int(g.lo_q)) + F.lit((1 << g.shift) - 1), g.shift))
         return df
 
     def groups(self, view: Any, plan: AggregatePlan) -> Any:
         """One row per non-empty group: ``k0..`` and the aggregates' outputs."""
         df = self.rows(view, plan)
-        aggs = [self.aggregate(a).alias(a.name) for a in plan.aggregates]
+        persons = plan.bounding is not None
+        aggs = [self.aggregate(a, persons).alias(a.name) for a in plan.aggregates]
         keys = [f"k{i}" for i in range(len(plan.keys))]
+        if plan.buckets is not None:
+            keys.append("kb")
         return df.groupBy(*keys).agg(*aggs) if keys else df.agg(*aggs)
 
 
@@ -410,6 +460,8 @@ class SparkEngine:
 
     @staticmethod
     def _typed(col: Column, text: Any, number: Any, F: Any) -> Any:
+        if col.text:  # a private key: the stripped text, missing when empty
+            return F.when(text != F.lit(""), text)
         if col.categories is not None:
             out = None
             for i, c in enumerate(col.categories):
@@ -435,13 +487,24 @@ class SparkEngine:
         """Run ``q`` and scatter its groups onto the public cells, on the driver."""
         plan = self.plan(q)
         table = _Expr().groups(self.view, plan).toArrow()
-        return scatter(plan, {n: table.column(n).to_numpy() for n in table.column_names})
+        agg = scatter(plan, {n: table.column(n).to_numpy() for n in table.column_names})
+        if plan.buckets is not None and plan.private:
+            t2 = _Expr().groups(self.view, persons_plan(plan)).toArrow()
+            agg = merge_persons(agg, {n: t2.column(n).to_numpy() for n in t2.column_names})
+        return agg
 
     def noise_on_executors(self, q: Query) -> bool:
         """Whether a release of ``q`` is noised on the executors (public facts only)."""
+        plan = self.plan(q)
+        if plan.private or q.stat not in ("count", "sum", "mean"):
+            if self.noise == "executors":
+                raise ParameterError(
+                    f"{q.stat} releases and groups whose keys are not public are noised on "
+                    "the driver only (their aggregates are collected): use noise=\"auto\"")
+            return False
         if self.noise != "auto":
             return self.noise == "executors"
-        return self.plan(q).n_cells > self.driver_cells
+        return plan.n_cells > self.driver_cells
 
     def release_to(self, q: Query, plans: Mapping[str, Any], output: str,
                    driver_key: bytes) -> dict[str, Any]:

@@ -1,0 +1,216 @@
+"""Components that are not a noisy vector: DP quantiles and DP partition selection.
+
+:class:`RankPlan` -- a quantile by **report noisy max with exact two-sided geometric
+noise** over a public grid of candidates.  The exponential mechanism for quantiles
+(McSherry & Talwar, "Mechanism design via differential privacy", FOCS 2007; Smith,
+"Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011)
+scores candidate ``c_j`` with ``u_j = -max(0, D·L_j - Q·n, Q·n - D·R_j)`` where
+``L_j``/``R_j`` count the (bounded, non-missing) values whose bucket is ``< j`` /
+``<= j`` -- the values snapped UP onto the grid (:class:`~dpnoise.session.plan.QuantileGrid`)
+-- ``n`` their number, and ``q = Q/D`` the level as a fraction with ``D <= 2^16``.  Some
+candidate has ``u = 0`` (the snapped q-quantile is on the grid).  Removing a person with
+at most ``k`` rows in the cell moves every ``L_j``, ``R_j`` and ``n`` by at most ``k``,
+so each ``u_j`` by at most ``Δ = k·max(Q, D - Q)``.
+
+Rather than sampling ``exp(ε u / 2Δ)`` with floating point, dpnoise adds independent
+exact two-sided geometric noise ``Z_j`` (``P(z) ∝ e^{-a|z|}``, ``a = s/t <= ε/(2Δ)``
+rational, sampled exactly by Canonne, Kamath & Steinke's Algorithm 2, NeurIPS 2020) and
+releases the first index maximising ``u_j + Z_j`` ("report noisy max", Dwork & Roth,
+*The Algorithmic Foundations of Differential Privacy*, 2014, Claim 3.9, here with
+discrete noise).  Proof: fix the other noises; index ``i`` wins iff ``Z_i >= T`` with
+``T = max(max_{j<i}(u_j + Z_j) + 1, max_{j>i}(u_j + Z_j)) - u_i``, an integer that a
+neighbour moves by at most ``2Δ``; ``P(Z >= T) <= e^{a·2Δ} P(Z >= T + 2Δ)`` for the
+geometric law; integrating over the other noises gives ``ε``-DP.  Checked by
+:func:`dpnoise.verify.verify_neighbours` on small data sets (tests).
+
+Error bar (rank-based, from the output only): with probability ``>= 1 - β`` every
+``|Z_j| < h`` (``h`` the smallest integer with ``m · 2 e^{-a h}/(1 + e^{-a}) <= β``), so
+the winner has ``u >= -2(h - 1) =: -E``: the released value is an empirical p-quantile
+of the data snapped up to the grid for some ``p`` within ``E/(D·n)`` of ``q``.  The
+interval of levels uses the release's noisy count ``n`` (its lower confidence end, union
+bound).
+
+:class:`SelectionPlan` -- groups whose keys are not public are released only when a
+noisy count of their distinct persons clears a threshold (Korolova, Kenthapadi, Mishra
+& Ntoulas, "Releasing search queries and clicks privately", WWW 2009; Wilson et al.,
+"Differentially private SQL with bounded user contribution", PETS 2020; Desfontaines,
+Voss, Gipson & Mandayam, "Differentially private partition selection", PoPETs 2022).
+Each person is in at most ``G`` groups (``max_groups``, else ``max_contributions``), so
+the vector of person counts has L1 sensitivity ``G``; each count gets exact two-sided
+geometric noise of decay ``a <= ε_sel/G`` and the group is kept iff ``u + Z >= τ``.
+A group that exists only because of the removed person has ``u = 1`` and survives with
+probability ``P(Z >= τ - 1) = e^{-a(τ-1)}/(1 + e^{-a})`` -- computed for the SAMPLED law
+(the rational ``a``) in 50-digit arithmetic and rounded up; ``τ`` is the smallest
+threshold with ``δ = G · P(Z >= τ - 1) <= δ_requested``: (ε_sel, δ)-DP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ParameterError
+from ..exact.discrete_laplace import discrete_laplace
+from ..exact.words import WordStream
+from ..mechanisms.base import Guarantee
+from ..mechanisms.geometric import _rational_below
+from .plan import QuantileGrid
+
+#: largest denominator of a quantile's level
+LEVEL_DENOMINATOR = 1 << 16
+
+
+def _decay(epsilon: float) -> tuple[int, int]:
+    s, t = _rational_below(epsilon)
+    if t > 1 << 56:
+        raise ParameterError(
+            "epsilon too small for the exact geometric sampler of this statistic (the "
+            "per-unit decay would be below 2^-32): raise epsilon or lower the bounds")
+    return s, t
+
+
+def geometric_tail(s: int, t: int, m: int) -> float:
+    """``P(Z >= m)`` (``m >= 0``) for ``P(z) ∝ e^{-|z| s/t}``, rounded UP to a double."""
+    with mpmath.workdps(50):
+        r = mpmath.exp(-mpmath.mpf(s) / t)
+        v = r ** m / (1 + r)
+        out = float(v)
+    return math.nextafter(out, math.inf)
+
+
+def tail_index(s: int, t: int, target: float) -> int:
+    """The smallest ``m >= 0`` with ``P(Z >= m) <= target`` (exact check, rounded up)."""
+    a = s / t
+    guess = max(0, math.ceil(math.log(target * (1 + math.exp(-a))) / -a)) if target < 1 else 0
+    m = max(0, guess - 2)
+    while geometric_tail(s, t, m) > target:
+        m += 1
+    while m > 0 and geometric_tail(s, t, m - 1) <= target:
+        m -= 1
+    return m
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    epsilon: float
+    delta: float
+    sensitivity: float
+
+
+class RankPlan:
+    """A calibrated DP quantile (see the module docstring)."""
+
+    name = "noisy-max-quantile"
+
+    def __init__(self, grid: QuantileGrid, level: float, epsilon: float, cells: bool,
+                 l1: int, per_cell: int, changed: int) -> None:
+        frac = Fraction(level).limit_denominator(LEVEL_DENOMINATOR)
+        if not 0 < frac < 1:
+            raise ParameterError(f"quantile level {level!r} rounds to {frac} (needs 0 < q < 1)")
+        self.grid = grid
+        self.Q, self.D = frac.numerator, frac.denominator
+        rows = per_cell if cells else l1
+        self.delta_u = rows * max(self.Q, self.D - self.Q)
+        self.epsilon = float(epsilon)
+        self.delta = 0.0
+        self.cell_epsilon = self.epsilon / changed if cells else self.epsilon
+        self.s, self.t = _decay(self.cell_epsilon / (2 * self.delta_u))
+        self.spec = RankSpec(self.cell_epsilon, 0.0, float(self.delta_u))
+        self.points = grid.points()
+
+    @property
+    def level(self) -> float:
+        return self.Q / self.D
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(epsilon=self.cell_epsilon, delta=0.0, notion="pure",
+                         note="report noisy max, exact two-sided geometric noise")
+
+    def utilities(self, counts: NDArray[np.int64]) -> NDArray[Any]:
+        """``u_j`` per cell (rows) and candidate (columns), exact integers."""
+        c = np.asarray(counts, dtype=np.int64).reshape(-1, self.grid.size)
+        r = np.cumsum(c, axis=1)
+        left = r - c
+        n = r[:, -1:]
+        big = int(n.max(initial=0)) * self.D >= 1 << 62
+        if big:  # exact Python integers
+            r, left, n = r.astype(object), left.astype(object), n.astype(object)
+        a = self.D * left - self.Q * n
+        b = self.Q * n - self.D * r
+        return -np.maximum(np.maximum(a, b), 0)
+
+    def choose(self, counts: NDArray[np.int64], rng: Any) -> NDArray[np.int64]:
+        u = self.utilities(counts)
+        z = discrete_laplace(WordStream(rng), self.s, self.t, u.size).reshape(u.shape)
+        return np.argmax(u + z, axis=1)  # the first maximum: smallest index on ties
+
+    def release(self, counts: NDArray[np.int64], rng: Any) -> NDArray[np.float64]:
+        shape = np.shape(counts)[:-1]
+        return self.points[self.choose(counts, rng)].reshape(shape)
+
+    def rank_error(self, beta: float) -> int:
+        """``E``: with probability ``>= 1 - beta``, ``u(released) >= -E``."""
+        h = max(1, tail_index(self.s, self.t, beta / (2 * self.grid.size)))
+        return 2 * (h - 1)
+
+    def level_interval(self, n_low: NDArray[Any], beta: float
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        e = self.rank_error(beta) / (self.D * np.maximum(np.asarray(n_low, float), 1.0))
+        return np.clip(self.level - e, 0.0, 1.0), np.clip(self.level + e, 0.0, 1.0)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"mechanism": self.name, "kind": "quantile", "epsilon": self.epsilon,
+                "delta": 0.0, "cell_epsilon": self.cell_epsilon,
+                "level": [self.Q, self.D], "utility_sensitivity": self.delta_u,
+                "decay": [self.s, self.t], "candidates": self.grid.size,
+                "range": [float(self.points[0]), float(self.points[-1])]}
+
+
+class SelectionPlan:
+    """DP partition selection over groups whose keys are not public."""
+
+    name = "partition-selection"
+
+    def __init__(self, epsilon: float, delta: float, groups: int) -> None:
+        if not delta > 0:
+            raise ParameterError(
+                "grouping by a column whose keys are not public releases only the groups "
+                "that survive DP partition selection, which needs delta > 0 (e.g. delta="
+                "1e-6); or declare its keys (categories / integer) in the schema")
+        self.epsilon, self.delta_requested, self.groups = float(epsilon), float(delta), groups
+        self.s, self.t = _decay(self.epsilon / groups)
+        m = tail_index(self.s, self.t, delta / groups)
+        self.threshold = m + 1
+        self.delta_exact = min(1.0, math.nextafter(
+            groups * geometric_tail(self.s, self.t, m), math.inf))
+        self.delta = max(self.delta_requested, self.delta_exact)  # charged
+        self.spec = RankSpec(self.epsilon / groups, self.delta_exact / groups, 1.0)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(epsilon=self.epsilon, delta=self.delta_exact, notion="approximate",
+                         note=f"partition selection: threshold {self.threshold}")
+
+    def release(self, persons: NDArray[np.int64], rng: Any) -> NDArray[np.bool_]:
+        u = np.asarray(persons, dtype=np.int64).reshape(-1)
+        z = discrete_laplace(WordStream(rng), self.s, self.t, u.size)
+        return (u + z) >= self.threshold
+
+    def suppressed_bound(self, alpha: float) -> int:
+        """With probability ``>= 1 - alpha``, a group NOT released has at most this many
+        distinct persons: ``u <= τ - 1 - Z`` and ``P(Z <= -m) <= alpha``."""
+        m = max(1, tail_index(self.s, self.t, alpha))
+        return self.threshold - 1 + (m - 1)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"mechanism": self.name, "kind": "selection", "epsilon": self.epsilon,
+                "delta": self.delta, "delta_exact": self.delta_exact,
+                "threshold": self.threshold, "max_groups": self.groups,
+                "decay": [self.s, self.t]}
