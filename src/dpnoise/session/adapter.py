@@ -259,7 +259,7 @@ if _has("range_laplace"):
         "range-laplace", _range_laplace,
         "truncated and normalised Laplace on the derived range (paper 000, issue 3)",
         max_cells=RANGE_LAPLACE_MAX_CELLS)
-if _has("counts"):
+if _has("geometric"):  # (was "counts", renamed to count_noise: geometric was unregistered)
     MECHANISMS["geometric"] = MechanismInfo(
         "geometric", _geometric, "two-sided geometric integer noise, clamped into [0, N]",
         integer_only=True)

@@ -373,7 +373,7 @@ class Session:
         if q.stat == "quantile":
             rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
             comps["rank"] = rank.utilities(agg.buckets).reshape(  # type: ignore[arg-type]
-                (*agg.shape, -1))
+                (*agg.shape, rank.grid.size))
         if agg.labels is not None:
             comps["selection"] = agg.persons  # type: ignore[assignment]
             comps["labels"] = agg.labels
@@ -476,7 +476,8 @@ class Session:
                     if q.stat == "quantile":
                         agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
                 if q.stat == "quantile":
-                    truth["rank"] = agg.buckets  # type: ignore[assignment]
+                    truth["rank"] = np.asarray(agg.buckets).reshape(
+                        (*np.shape(truth["count"]), -1))
                 noisy = {role: p.release(truth[role], rng) for role, p in plans
                          if role != "selection"}
                 answer = _combine(q, self.schema, noisy)
