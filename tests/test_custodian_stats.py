@@ -13,6 +13,7 @@ partition selection) and error bars on every cell.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -186,7 +187,6 @@ def test_quantile_report_noisy_max_is_verified() -> None:
         out = np.array(out)
         return np.arange(len(u)), np.log(out / out.sum())
 
-    import itertools
     sets = [c for c in itertools.product(range(3), repeat=4) if sum(c) <= 5]
     pairs = []
     for c in sets:
@@ -324,4 +324,4 @@ def test_range_laplace_family_is_stochastically_increasing() -> None:
     ts = np.linspace(0, 4, 9)
     for y in (0.0, 1.3, 4.0):
         cdfs = [float(np.asarray(p.mechanism.noise(t).cdf(y)).reshape(-1)[0]) for t in ts]
-        assert all(a >= b - 1e-12 for a, b in zip(cdfs, cdfs[1:], strict=False))
+        assert all(a >= b - 1e-12 for a, b in itertools.pairwise(cdfs))
