@@ -567,7 +567,7 @@ class Ledger:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Ledger({self.path!r}, budget={self.budget})"
+        return f"Ledger({self.path!r}, budget={getattr(self, 'budget', None)})"
 
 
 # ------------------------------------------------------------------ helpers
