@@ -272,14 +272,19 @@ def migrate(path: str | Path, *, timeout: float = 30.0) -> Path:
         if meta.get("version") != V1 or not {"releases", "answers"} <= tables:
             raise LedgerError(f"ledger {name!r} has format version {meta.get('version')!r}, "
                               f"not {V1!r}: nothing to migrate")
+        con.execute("PRAGMA secure_delete=ON")  # the dropped format-1 rows are zeroed
         con.execute("BEGIN IMMEDIATE")
         try:
             head = v1_check(con, name)
+            # copy what is committed through a second connection (a reader: WAL lets it
+            # read while this one holds the write lock, so nothing can change meanwhile)
+            reader = sqlite3.connect(name, timeout=timeout)
             bak = sqlite3.connect(str(backup))
             try:
-                con.backup(bak)
+                reader.backup(bak)
             finally:
                 bak.close()
+                reader.close()
             with open(backup, "rb+") as fh:
                 os.fsync(fh.fileno())
             _convert(con, name, head)
