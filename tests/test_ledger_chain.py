@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpnoise import Budget, BudgetExceededError, LedgerError, ParameterError, Session
+from dpnoise import Budget, LedgerError, ParameterError, Session
 from dpnoise.cli import main
 from dpnoise.randomness import CryptoRandom, SeededRandom
 from dpnoise.session import Ledger
@@ -60,7 +60,7 @@ def _sql(p: Path, *statements: str) -> None:
 # -------------------------------------------------------------------- lifecycle
 def test_a_ledger_is_created_only_explicitly(tmp_path: Path) -> None:
     p = tmp_path / "l.sqlite"
-    with pytest.raises(LedgerError, match="does not exist.*dpnoise ledger init"):
+    with pytest.raises(LedgerError, match=r"does not exist.*dpnoise ledger init"):
         Ledger(p, budget=Budget(1.0))
     with pytest.raises(LedgerError, match="does not exist"):
         Session(DATA, Budget(1.0), p, schema=SCHEMA)
@@ -250,7 +250,7 @@ def test_anchor_detects_truncation_and_rollback(tmp_path: Path) -> None:
         f.unlink()
     shutil.copy(old, p)  # the older copy restored: 0.5 of budget "refunded"
     assert Ledger(p).spent().epsilon == 0.5  # a shorter chain is valid on its own ...
-    with pytest.raises(LedgerError, match="ends at event 3 but anchor .* records event 5"):
+    with pytest.raises(LedgerError, match=r"ends at event 3 but anchor .* records event 5"):
         Ledger(p, anchor=anchor)  # ... but behind the anchor
     rep = verify_ledger(p, anchor=anchor)
     assert not rep.ok and "older copy" in str(rep.problem)
@@ -358,7 +358,7 @@ def test_format_1_opens_read_only_and_migrates(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "old.sqlite"
     _v1_ledger(p)
-    with pytest.warns(UserWarning, match="read-only.*dpnoise ledger migrate"):
+    with pytest.warns(UserWarning, match=r"read-only.*dpnoise ledger migrate"):
         led = Ledger(p)
     assert led.read_only and led.version == "1" and led.head is None
     before = [(e.id, e.status, e.epsilon, None if e.answer is None else e.answer.tolist())
@@ -366,7 +366,7 @@ def test_format_1_opens_read_only_and_migrates(tmp_path: Path,
     assert [b[1] for b in before] == ["released", "aborted", "reserved", "released"]
     assert led.spent().epsilon == 1.375 and led.remaining().epsilon == 0.625
     assert led.find("k1") is not None and led.find("k1").id == 4  # type: ignore[union-attr]
-    with pytest.raises(LedgerError, match="read-only.*dpnoise ledger migrate"):
+    with pytest.raises(LedgerError, match=r"read-only.*dpnoise ledger migrate"):
         led.reserve(epsilon=0.1, delta=0, **KW)
     led.close()
     with pytest.warns(UserWarning), \

@@ -70,7 +70,7 @@ from .ledger_chain import (
     Anchor,
     ChainError,
     ChainState,
-    check_anchor as _check_anchor,
+    check_anchor,
     read_anchor,
     sha256_hex,
     verify_rows,
@@ -232,7 +232,7 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open ledger {self.path!r}: {exc}") from exc
         try:
-            self._open(budget, check_anchor=not create)
+            self._open(budget, compare_anchor=not create)
         except BaseException:
             self.close()
             raise
@@ -254,7 +254,7 @@ class Ledger:
                 f"if it really is new, delete it and {_create_hint(self.path)}"
             )
 
-    def _open(self, budget: Budget | None, check_anchor: bool) -> None:
+    def _open(self, budget: Budget | None, compare_anchor: bool) -> None:
         with self._errors("open"):
             if self.durable and Path(self.path).stat().st_size <= QUICK_CHECK_LIMIT:
                 row = self._con.execute("PRAGMA quick_check").fetchone()
@@ -286,13 +286,13 @@ class Ledger:
                         f"not {budget}; a ledger's total cannot change (omit the budget to "
                         "use the stored one)"
                     )
-                if self.anchor is None or not check_anchor:
+                if self.anchor is None or not compare_anchor:
                     return
                 if Path(self.anchor).exists():
                     a = read_anchor(self.anchor)
                     at = con.execute("SELECT hash FROM events WHERE seq = ?",
                                      (a.seq,)).fetchone()
-                    _check_anchor(self.path, a, self.anchor, at and at[0], self._state)
+                    check_anchor(self.path, a, self.anchor, at and at[0], self._state)
                 else:
                     raise LedgerError(
                         f"anchor file {self.anchor!r} does not exist; it is written when a "
@@ -756,7 +756,7 @@ def verify_ledger(path: str | Path, *, anchor: str | Path | None = None) -> Veri
         if anchor is not None:
             a = read_anchor(anchor)
             at = con.execute("SELECT hash FROM events WHERE seq = ?", (a.seq,)).fetchone()
-            _check_anchor(name, a, anchor, at and at[0], st)
+            check_anchor(name, a, anchor, at and at[0], st)
         return VerifyReport(name, True, version, st.seq, st.releases, st.head, st.ledger_id,
                             anchor=None if anchor is None else str(anchor))
     except ChainError as exc:
