@@ -63,7 +63,7 @@ from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..exact.words import WordStream
-from ..params import check_delta, check_epsilon, check_quantiles
+from ..params import check_delta, check_epsilon, check_quantiles, real_array
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -109,9 +109,7 @@ def _check_sensitivity(v: Any) -> int:
 def check_counts(values: ArrayLike, lower: int | None, upper: int | None
                  ) -> NDArray[np.int64]:
     """True counts as int64: integers (integer-valued floats accepted), inside [lower, upper]."""
-    arr = np.asarray(values)
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise ParameterError(f"true_value must be integer counts, got dtype {arr.dtype}")
+    arr = real_array("true_value", values)  # refuses bool, str, bytes, complex, ragged
     if arr.dtype.kind == "f":
         if arr.size and not np.all(np.isfinite(arr)):
             raise ParameterError("true_value must be finite integers (no NaN or infinity)")

@@ -48,7 +48,13 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
-from ..lattice import grid_sensitivity, power_of_two_at_most, to_index
+from ..lattice import (
+    check_representable,
+    grid_sensitivity,
+    power_of_two_at_most,
+    round_half_up_inplace,
+    to_index,
+)
 from ..params import check_delta, check_epsilon, check_quantiles, check_sensitivity, check_values
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output
@@ -301,10 +307,7 @@ class _LatticeGaussian(Mechanism):
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
-            with np.errstate(over="ignore"):
-                idx = np.floor(flat / self.grid + 0.5)
-            if max(-float(idx.min()), float(idx.max())) >= float(1 << 51):
-                raise PrecisionError(f"true value too large for grid step {self.grid!r}")
+            check_representable(flat, self.grid)
         source = resolve_rng(rng)
         out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
@@ -352,6 +355,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
     thr = np.empty(chunk, dtype=np.uint64)
     z = np.empty(chunk, dtype=np.int64)
     x = np.empty(chunk, dtype=np.float64)
+    work = np.empty(chunk, dtype=np.float64)
     ci = np.empty(chunk, dtype=np.int64)
     shift = np.uint64(64 - table.bits)
     mask = np.uint64(table.mass - 1)
@@ -373,8 +377,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
         np.bitwise_or(lo, cl, out=lo)
         np.take(pick, lo.view(np.int64), out=Z, mode="wrap")
         np.divide(centre[start : start + c], grid, out=X)
-        np.add(X, 0.5, out=X)
-        np.floor(X, out=X)
+        round_half_up_inplace(X, work[:c])  # exact index floor(x/L + 1/2)
         if max(-float(X.min()), float(X.max())) >= float(1 << 51):
             raise PrecisionError(f"true value too large for grid step {grid!r}")
         C[:] = X

@@ -55,7 +55,7 @@ from ..exact.range_lattice import (
     LossBound,
     loss_bound,
 )
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most
+from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..params import check_epsilon, check_quantiles, check_sensitivity
 from ..randomness import RngLike, resolve_rng
 from ..range_calibration.truncated_laplace import (
@@ -217,7 +217,7 @@ class RangeLaplace(Mechanism):
         scaled = flat / self.grid
         if scaled.size and np.max(np.abs(scaled)) >= 2.0**50:
             raise PrecisionError("true value too large for the grid step; pass a coarser grid")
-        return np.floor(scaled + 0.5).astype(np.int64)
+        return round_half_up(scaled).astype(np.int64)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         values = self.domain.check_values(true_value)

@@ -62,7 +62,13 @@ from ..exact.ratio_geometric import (
     RatioGeometric,
     ratio_candidates,
 )
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..lattice import (
+    check_grid,
+    grid_sensitivity,
+    power_of_two_at_most,
+    round_half_up_inplace,
+    to_index,
+)
 from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
 from ..params import check_epsilon, check_sensitivity, check_values
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
@@ -349,6 +355,7 @@ class LatticeStaircase:
         fl = np.empty(chunk, dtype=bool)
         f1 = np.empty(chunk, dtype=np.float64)
         xs = np.empty(chunk, dtype=np.float64)
+        work = np.empty(chunk, dtype=np.float64)
         one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
         inv = 1.0 / grid  # exact: L is a power of two
         for start in range(0, n, chunk):
@@ -388,8 +395,7 @@ class LatticeStaircase:
             np.bitwise_or(ov, t1, out=ov)
             x = xs[:c]
             np.multiply(centre[start : start + c], inv, out=x)  # exact
-            np.add(x, 0.5, out=x)  # exact while |x| < 2^51
-            np.floor(x, out=x)
+            round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
