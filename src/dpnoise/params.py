@@ -12,6 +12,7 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,11 @@ class Interval:
 # (2^-k times the sensitivity), scales (sensitivity / epsilon) and outputs never under- or
 # overflow and every grid index is exact.
 SENSITIVITY_RANGE = Interval(1e-100, 1e100)
+
+
+def supported(ranges: Mapping[str, Interval]) -> Mapping[str, Interval]:
+    """A mechanism's read-only ``SUPPORTED`` table: parameter name -> :class:`Interval`."""
+    return MappingProxyType(dict(ranges))
 
 
 def check_supported(owner: str, supported: Mapping[str, Interval], name: str, value: Any,

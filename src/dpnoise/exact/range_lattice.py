@@ -273,6 +273,12 @@ def _windows(gd: GridDomain, radius: int) -> list[tuple[int, int]]:
     return ivs
 
 
+def window_cells(gd: GridDomain, M: int, shift: int) -> int:
+    """Number of centre cells :func:`loss_bound` scans for block length ``M`` (its cost)."""
+    radius = math.ceil(WINDOW_SCALES * M / LN2) + 2 * shift + 2
+    return sum(b - a + 1 for a, b in _windows(gd, radius))
+
+
 def loss_bound(gd: GridDomain, M: int, shift: int, *, metric_cells: float | None = None,
                n_decisions: int = 0) -> LossBound:
     """Upper bound on the worst-case loss of the sampled pmf for centres <= ``shift`` apart.

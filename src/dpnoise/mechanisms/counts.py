@@ -63,7 +63,14 @@ from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..exact.words import WordStream
-from ..params import check_delta, check_epsilon, check_quantiles, real_array
+from ..params import (
+    Interval,
+    check_delta,
+    check_epsilon,
+    check_quantiles,
+    real_array,
+    supported,
+)
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -137,6 +144,16 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
                 f"got values in [{lo_v}, {hi_v}]"
             )
     return out
+
+
+def _one_count(true_value: Any, lower: int | None, upper: int | None) -> int:
+    """ONE true count for noise(): an array is refused (call noise() once per value)."""
+    arr = check_counts(true_value, lower, upper)
+    if arr.ndim:
+        raise ParameterError(
+            f"true_value must be a single count for noise() (the law of one release); got an "
+            f"array of shape {arr.shape}: call noise() once per value")
+    return int(arr)
 
 
 def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
@@ -242,7 +259,7 @@ def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int |
     """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
     if true_value is None:
         return IntegerLaw(z, p)
-    n = int(check_counts(true_value, lower, upper).reshape(-1)[0])
+    n = _one_count(true_value, lower, upper)
     clip_out = (lower, upper) if boundary == "clamp" else (None, None)
     return _push_forward(z, p, n, (None, None), clip_out)
 
@@ -300,12 +317,16 @@ def _boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[i
 class CountNoise(Mechanism):
     """Finite-support integer noise for counts (paper 002) with exact (ε, δ) accounting.
 
+    Supported: epsilon in [0.001, 100], D an integer in [1, 256], eta in (0, 1) (as a float,
+    Fraction or "p/q" string); true counts |n| < 2^53.
+
     >>> m = CountNoise(epsilon=2.18, D=6, eta=0.8)
     >>> m.k, round(float(m.delta_tilde), 7)      # the paper's Fig. 1: type I, k = 3
     (3, 0.0049478)
     """
 
     sensitivity = 1.0
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 100.0)})
 
     def __init__(
         self,
@@ -318,7 +339,7 @@ class CountNoise(Mechanism):
         upper: int | None = None,
         boundary: Boundary = "clamp",
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.D = _check_d(D)
         self.eta = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         if method not in ("paper", "optimal", "geometric"):
@@ -372,7 +393,7 @@ class CountNoise(Mechanism):
     def from_delta(cls, *, epsilon: float, delta: float, D: int, method: Method = "paper",
                    **kw: Any) -> CountNoise:
         """The largest η (to 2^-40, rounded down) whose exact δ at ε is <= delta, for this D."""
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         D = _check_d(D)
         eta = _max_eta(eps, target, D, method)
@@ -395,7 +416,7 @@ class CountNoise(Mechanism):
                          method: Method = "paper", max_D: int = 256, **kw: Any
                          ) -> CountNoise:
         """Smallest D meeting delta: for the given η, or (eta=None) with the largest η there."""
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         max_D = _check_d(max_D)
         for D in range(1, max_D + 1):
@@ -425,7 +446,7 @@ class CountNoise(Mechanism):
         if delta is not None:
             return cls.smallest_support(epsilon=epsilon, delta=delta, eta=eta, method=method,
                                         max_D=max_D, **kw)
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         e = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         E = exp_lower(eps)
         if e <= (E - 1) / (E + 1):
@@ -526,7 +547,7 @@ class CountNoise(Mechanism):
         p = np.array([w / 2.0**64 for w in self.weights])
         if true_value is None:
             return IntegerLaw(z, p)
-        n = int(check_counts(true_value, self.lower, self.upper).reshape(-1)[0])
+        n = _one_count(true_value, self.lower, self.upper)
         clip_in, clip_out = self._clips()
         return _push_forward(z, p, n, clip_in, clip_out)
 
@@ -619,13 +640,21 @@ class Geometric(Mechanism):
     p(z) = (1 − r)/(1 + r) · r^{|z|},  r = e^{−ε_r/Δ},  ε_r = s/t <= ε rational
     (relative gap <= 2^-24), sampled exactly (CKS Algorithm 2).  The exact privacy loss
     of a shift by Δ is ε_r <= ε.
+
+    Supported: epsilon in [0.001, 1000], sensitivity an integer in [1, 2^20], and
+    epsilon / sensitivity >= 0.001 (noise() tabulates 1500/(ε/Δ) points); true counts
+    |n| < 2^53.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
+                           "epsilon/sensitivity": Interval(1e-3, 1000.0)})
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1, lower: int | None = 0,
                  upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp"
                  ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
+        self._supported("epsilon/sensitivity", self.epsilon / self.sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         s, t = _rational_below(self.epsilon / self.sensitivity)
@@ -689,20 +718,27 @@ class DiscreteGaussian(Mechanism):
     δ(ε), or ``epsilon`` and ``delta`` to get the smallest σ² meeting δ.  σ² is rounded up
     to the exact sampler's grid σ² = t·m/2^j (relative step <= 2^-20); the reported δ is
     that of the rounded σ².
+
+    Supported: epsilon in [0.01, 1000], delta in [1e-300, 1) (combinations needing
+    σ² > 1e10 are refused), sigma2 in (0, 1e10], sensitivity an integer in [1, 2^20];
+    true counts |n| < 2^53.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
+                           "delta": Interval(1e-300, 1.0, hi_open=True)})
 
     def __init__(self, *, epsilon: float, delta: float | None = None,
                  sigma2: float | Fraction | None = None, sensitivity: int = 1,
                  lower: int | None = 0, upper: int | None = None,
                  boundary: Literal["clamp", "none"] = "clamp") -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         if (delta is None) == (sigma2 is None):
             raise ParameterError("give exactly one of delta= (calibrate) or sigma2= (scale)")
         if delta is not None:
-            target = check_delta(delta)
+            target = self._supported("delta", delta)
             s2 = Fraction(dga.calibrate_sigma2(self.epsilon, target, self.sensitivity))
         else:
             s2 = as_fraction("sigma2", sigma2, low=Fraction(0), high=Fraction(10**10),
@@ -713,7 +749,7 @@ class DiscreteGaussian(Mechanism):
         self.sigma2 = self.params.sigma2
         self.delta = dga.delta(float(self.sigma2),
                                self.epsilon, self.sensitivity)
-        if delta is not None and self.delta > float(delta):
+        if delta is not None and self.delta > target:
             raise AssertionError("calibration missed delta")  # pragma: no cover
         self._freeze()
 

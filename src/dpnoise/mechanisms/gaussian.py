@@ -55,7 +55,17 @@ from ..lattice import (
     round_half_up_inplace,
     to_index,
 )
-from ..params import check_delta, check_epsilon, check_quantiles, check_sensitivity, check_values
+from ..params import (
+    SENSITIVITY_RANGE,
+    Interval,
+    check_delta,
+    check_epsilon,
+    check_quantiles,
+    check_sensitivity,
+    check_true_scalar,
+    check_values,
+    supported,
+)
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -315,8 +325,8 @@ class _LatticeGaussian(Mechanism):
     def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
         if true_value is None:
             return LatticeGaussianNoise(self.weights, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
+        x = check_true_scalar("true_value", true_value)
+        c = float(to_index(np.array([x]), self.grid)[0]) * self.grid
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
@@ -389,20 +399,25 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
 class AnalyticGaussian(_LatticeGaussian):
     """(ε, δ)-DP Gaussian with the smallest σ (Balle & Wang 2018), exact on a grid.
 
+    Supported: epsilon in [0.001, 1000], delta in [1e-12, 1), sensitivity in
+    [1e-100, 1e+100] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
+    seconds); true values |x| < 2^51·grid.
+
     >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> m.guarantee.delta
     1e-05
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
+                           "delta": Interval(MIN_DELTA, 1.0, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
+
     kind = "analytic Gaussian (Balle & Wang 2018)"
 
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.sensitivity = check_sensitivity(sensitivity)
-        if self.delta < MIN_DELTA:
-            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
-                                 f"Gaussian, got {self.delta!r}")
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.delta = self._supported("delta", delta)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         self.ideal_sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         self._build(self.ideal_sigma, search=True)
         self._freeze()
@@ -418,18 +433,24 @@ class AnalyticGaussian(_LatticeGaussian):
 
 
 class Gaussian(_LatticeGaussian):
-    """Classic Gaussian mechanism σ = Δ·sqrt(2 ln(1.25/δ))/ε (ε < 1), exact on a grid."""
+    """Classic Gaussian mechanism σ = Δ·sqrt(2 ln(1.25/δ))/ε (ε < 1), exact on a grid.
+
+    Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", Foundations and
+    Trends in TCS 2014, Theorem A.1.  Supported: epsilon in [0.001, 1), delta in
+    [1e-12, 1), sensitivity in [1e-100, 1e+100]; true values |x| < 2^51·grid.
+    """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1.0, hi_open=True),
+                           "delta": Interval(MIN_DELTA, 1.0, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
 
     kind = "classic Gaussian (Dwork & Roth Thm A.1)"
 
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
-        self.ideal_sigma = classic_gaussian_sigma(epsilon, delta, sensitivity)
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.sensitivity = float(sensitivity)
-        if self.delta < MIN_DELTA:
-            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
-                                 f"Gaussian, got {self.delta!r}")
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.delta = self._supported("delta", delta)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
+        self.ideal_sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         self._build(self.ideal_sigma, search=False)
         self._freeze()
 

@@ -43,13 +43,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
-from ..calibration import calibrate_block
+from ..calibration import calibrate_block, check_block_length
 from ..calibration import default_grid as shared_default_grid
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import LN2, BlockGeometric
 from ..lattice import check_grid, grid_sensitivity
 from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
-from ..params import check_quantiles
+from ..params import SENSITIVITY_RANGE, Interval, check_quantiles, supported
 from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
@@ -187,13 +187,24 @@ class LatticeTLapNoise(HalfLatticeLaw):
 class TruncatedLaplace(HalfLatticeMechanism):
     """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
 
+    Supported: epsilon in [1e-05, 1000], delta in [1e-300, 0.5), sensitivity in
+    [1e-100, 1e+100] (block tables <= 2^18 entries, as :class:`Laplace`); true values
+    |x| < 2^51·grid.
+
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     >>> m.guarantee.delta <= 1e-3
     True
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0),
+                           "delta": Interval(1e-300, 0.5, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
+
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float,
                  grid: float | None = None) -> None:
+        for name, value in (("epsilon", epsilon), ("delta", delta),
+                            ("sensitivity", sensitivity)):
+            self._supported(name, value)
         self.ideal = tlap_params(epsilon, delta, sensitivity)  # validates (0 < δ < 1/2)
         self.epsilon = self.ideal.epsilon
         self.delta = self.ideal.delta
@@ -201,6 +212,7 @@ class TruncatedLaplace(HalfLatticeMechanism):
         self.grid = (default_grid(self.sensitivity, self.epsilon) if grid is None
                      else check_grid(grid))
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
+        check_block_length(self.epsilon, self.shift_steps, self.grid)
         self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)
         self.law, self.exact_delta = calibrate_support(self.block, self.shift_steps, self.delta)
         self._freeze()
