@@ -27,10 +27,9 @@ MAX_INDEX = 1 << 51
 
 def check_grid(grid: float, *, name: str = "grid") -> float:
     """A grid step must be a power of two 2^j with -1000 < j < 1000."""
-    try:
-        g = float(grid)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be a power of two, got {grid!r}") from exc
+    from .params import _as_real
+
+    g = _as_real(name, grid)  # numbers only (no str, bool, None, complex)
     if not (math.isfinite(g) and g > 0):
         raise ParameterError(f"{name} must be a positive power of two, got {grid!r}")
     mant, exp = math.frexp(g)

@@ -199,7 +199,7 @@ class PlanarLaplace(Mechanism):
                 f"{MIN_GRID_OVER_DT * self.delta_t:.3g} (centre the coordinates or use a "
                 "coarser grid)"
             )
-        if self.epsilon * L / self.sensitivity > 1.0:  # the overhead would exceed ε (or e^x overflow)
+        if self.epsilon * L / self.sensitivity > 1.0:  # overhead > ε (and e^x overflows)
             raise ParameterError(
                 f"grid={L!r} is too coarse: epsilon * grid / sensitivity must be <= 1 (the "
                 f"finite-precision overhead grows like e^(ε·grid/Δ)), got "
