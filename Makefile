@@ -1,12 +1,13 @@
 # Two commands do everything on a fresh machine; each builds .venv from nothing if absent.
 #   make demo   -- the main job: a short private release of a bundled data set
 #   make test   -- ruff + the whole test suite
+#   make test-quick -- the inner loop: skips tests marked slow (never a privacy check)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench reproduce clean
+.PHONY: demo test test-quick lint bench reproduce clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +23,9 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+test-quick: $(STAMP) lint
+	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"

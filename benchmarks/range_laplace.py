@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from dpnoise import ClampedLaplace, CryptoRandom, RangeLaplace
-from dpnoise.range_calibration.truncated_laplace import sigma_std
+from dpnoise.laws.range_laplace import sigma_std
 
 INF = math.inf
 

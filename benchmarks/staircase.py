@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import dpnoise
 from _common import print_table, rate
-from dpnoise.staircase_law import laplace_interval_size, laplace_variance
+from dpnoise.laws.staircase import laplace_interval_size, laplace_variance
 
 
 def paired(fn, ref, n: int, repeats: int = 9) -> tuple[float, float]:

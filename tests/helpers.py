@@ -28,9 +28,8 @@ def assert_removal_within_plan(q: Any, plans: dict[str, Any], full: dict[str, An
     calibrated bound: loss <= Σ_i ceil(diff_i / sens)·cell_eps must be <= the role's epsilon
     (the loss the triangle inequality charges)."""
     s2 = Session({k: v[keep] for k, v in data.items()}, Budget(1.0), schema=schema)
-    part = s2._truth(q, s2.schema, s2.engine.aggregate(q))
+    part = s2.true_components(q)
     for role, p in plans.items():
-        key = {"count": "count", "sum": "sum", "centred_sum": "sums"}[role]
-        diff = np.abs(np.asarray(full[key], float) - np.asarray(part[key], float))
+        diff = np.abs(np.asarray(full[role], float) - np.asarray(part[role], float))
         steps = np.ceil(diff / p.spec.sensitivity - 1e-12).sum()
         assert steps * p.spec.epsilon <= p.epsilon * (1 + 1e-12), (*where, role, diff)

@@ -117,7 +117,8 @@ CASES += [
 
 def _laplace_one_block_less(**kw: Any) -> Any:
     """The lattice Laplace with block length M - 1 (about 0.9996x the calibrated scale)."""
-    from dpnoise.exact.geometric import LN2, BlockGeometric
+    from dpnoise.exact.geometric import BlockGeometric
+    from dpnoise.params import LN2
     from dpnoise.verify import AdditiveLattice
 
     m = Laplace(**kw)

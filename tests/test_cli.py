@@ -67,6 +67,7 @@ def test_bad_input_exits_nonzero(args: list[str], needle: str) -> None:
     assert needle in out.stderr and out.stdout == ""
 
 
+@pytest.mark.slow  # runs the whole demo: no privacy check here
 def test_demo_runs() -> None:
     out = run("demo", "--seed", "1")
     assert out.returncode == 0, out.stderr

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dpnoise import CountNoise, ParameterError, SeededRandom, verify
-from dpnoise import count_family as cf
 from dpnoise.exact.rational import exp_lower
+from dpnoise.laws import count_noise as cf
 
 # spec 002 §5: (eta, D, eps) -> (k, delta_tilde, HS(alpha*), LPhs, sigma2); None = Thm-3 "!"
 GRID = [

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpnoise import DiscreteGaussian, Geometric, ParameterError, SeededRandom, verify
-from dpnoise import dg_accounting as dga
+from dpnoise.laws import discrete_gaussian as dga
 
 
 def test_dg_delta_reference_values() -> None:

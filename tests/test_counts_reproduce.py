@@ -5,9 +5,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
+
 from dpnoise.cli import main
 
 
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_reproduce_count_noise_quick(tmp_path: Path, capsys) -> None:
     assert main(["reproduce", "count-noise", "--quick", "--out", str(tmp_path)]) == 0
     out = tmp_path / "count-noise"

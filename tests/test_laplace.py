@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpnoise import ClampedLaplace, Laplace, ParameterError, PrecisionError, SeededRandom, verify
-from dpnoise.exact.geometric import LN2, BlockGeometric
-from dpnoise.lattice import grid_sensitivity
+from dpnoise.exact.geometric import BlockGeometric
+from dpnoise.laws.grid import grid_sensitivity
 from dpnoise.mechanisms.laplace import naive_float_laplace
+from dpnoise.params import LN2
 
 
 @given(eps=st.floats(0.05, 20.0), sens=st.floats(1e-3, 1e3))

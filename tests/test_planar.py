@@ -10,13 +10,13 @@ import pytest
 from scipy import stats
 
 from dpnoise import ParameterError, SeededRandom, verify
+from dpnoise.laws.finite_precision import delta_t_recommended, eps_prime
 from dpnoise.mechanisms.planar import (
     WORDS_PER_DRAW,
     PlanarLaplace,
     RegionExitError,
     radius_for_exit_probability,
 )
-from dpnoise.precision import delta_t_recommended, eps_prime
 from dpnoise.verify import DiscreteFamily
 
 SMALL = dict(epsilon=1.0, grid=0.25, region=((-3.0, 3.0), (-3.0, 3.0)))

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dpnoise import ParameterError, PrecisionError
-from dpnoise.precision import (
+from dpnoise.laws.finite_precision import (
     aligned_interval,
     analyse,
     delta_t_for,

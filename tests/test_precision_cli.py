@@ -92,7 +92,7 @@ def test_spec_table_rows_are_close() -> None:
         assert math.isfinite(row[6])
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_reproduce_quick(tmp_path) -> None:
     paths = fp.run(tmp_path, quick=True)
     names = {p.name for p in paths}

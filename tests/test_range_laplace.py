@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
-from dpnoise.exact.range_lattice import CentreSampler, block_weights, distortion_bound
-from dpnoise.range_calibration.truncated_laplace import eps_std_union, sigma_std
+from dpnoise.exact.range_centre import CentreSampler
+from dpnoise.exact.range_lattice import block_weights, distortion_bound
+from dpnoise.laws.range_laplace import eps_std_union, sigma_std
 
 from .helpers import CountingSource
 
@@ -284,7 +285,7 @@ def test_per_value_sampler_verified_and_minimal(name):
 
 
 def test_per_value_sampler_chi_square_and_domain():
-    from dpnoise.exact.range_lattice import ConvexSampler
+    from dpnoise.exact.range_convex import ConvexSampler
 
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
     cs = ConvexSampler(m._gd, m.block)

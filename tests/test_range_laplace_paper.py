@@ -9,12 +9,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from dpnoise.mechanisms.range_laplace import (
-    PaperHalfLineLaplaceUnsafe,
-    RangeLaplace,
-    continuous_family,
-)
-from dpnoise.range_calibration.truncated_laplace import (
+from dpnoise.laws.range_laplace import (
     W0_HALF_E,
     eps_metric,
     eps_std_union,
@@ -24,7 +19,12 @@ from dpnoise.range_calibration.truncated_laplace import (
     sigma_metric,
     sigma_std,
 )
-from dpnoise.range_calibration.truncated_law import TruncatedLaplaceLaw
+from dpnoise.laws.range_laplace_law import TruncatedLaplaceLaw
+from dpnoise.mechanisms.range_laplace import (
+    PaperHalfLineLaplaceUnsafe,
+    RangeLaplace,
+    continuous_family,
+)
 from dpnoise.verify import ContinuousFamily, verify
 
 INF = math.inf
@@ -160,7 +160,7 @@ def test_metric_is_two_delta_over_eps_when_bounded_and_v4_proof_gap():
         assert sigma_metric(S, 1.5, 0.7) == 2 * 1.5 / 0.7
     from scipy import optimize
 
-    from dpnoise.range_calibration.truncated_laplace import log_mass
+    from dpnoise.laws.range_laplace import log_mass
 
     F2 = [(-INF, 0), (1, 3), (3.5, INF)]
 
@@ -196,7 +196,7 @@ def test_reproduction_rows_match_spec():
     assert all(r[-1] for r in v1_rows())
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_reproduce_command_writes_files(tmp_path):
     from dpnoise.cli import main
 

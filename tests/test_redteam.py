@@ -17,19 +17,7 @@ import pytest
 import dpnoise as dp
 from dpnoise import Budget, ParameterError, Session
 
-from .helpers import assert_removal_within_plan
-
-
-class _CountingRandom:
-    """Wraps SeededRandom and counts the words drawn."""
-
-    def __init__(self) -> None:
-        self.inner = dp.SeededRandom(0)
-        self.drawn = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.drawn += n
-        return self.inner.words(n)
+from .helpers import CountingSource, assert_removal_within_plan
 
 
 @pytest.mark.parametrize("method", ["paper", "geometric"])
@@ -43,11 +31,20 @@ def test_count_noise_from_delta_huge_epsilon_refuses_cleanly(method: str) -> Non
     assert dp.verify(m).delta_at(35.0) <= 1e-12
 
 
+@pytest.mark.parametrize("method", ["paper", "geometric"])
+def test_count_noise_from_delta_feasible_control(method: str) -> None:
+    """Positive control for the test above: from_delta does calibrate (it does not simply
+    always refuse) where the target is feasible, and the verifier confirms the delta."""
+    m = dp.CountNoise.from_delta(epsilon=3.0, delta=1e-6, D=10, method=method)
+    assert 0 < m.eta < 1
+    assert dp.verify(m).delta_at(3.0) <= 1e-6
+
+
 @pytest.mark.parametrize("cls", [dp.AnalyticGaussian, dp.Gaussian])
 @pytest.mark.parametrize("x", [1e300, -1e300])
 def test_gaussian_refuses_huge_value_before_drawing(cls: type, x: float) -> None:
     m = cls(epsilon=0.5, delta=1e-6, sensitivity=1.0)
-    rng = _CountingRandom()
+    rng = CountingSource()
     with pytest.raises(dp.PrecisionError):
         m.release(x, rng=rng)
     assert rng.drawn == 0, "random words drawn before the refusal"
@@ -88,7 +85,7 @@ def test_null_user_ids_do_not_break_the_sensitivity(query: str) -> None:
     s = Session(data, Budget(1.0), schema=_SCHEMA)
     q = s.parse(query)
     plans = dict(s._plans(q, 1.0, 0.0, None))
-    full = s._truth(q, s.schema, s.engine.aggregate(q))
+    full = s.true_components(q)
     n = data["x"].size
     for i in range(n):
         own = data["uid"][i]

@@ -87,7 +87,7 @@ def test_sensitivity_is_honest_for_removing_any_individual(query: str) -> None:
     s = Session(data, Budget(1.0), schema=SCHEMA_K)
     q = s.parse(query)
     plans = dict(s._plans(q, 1.0, 0.0, None))
-    full = s._truth(q, s.schema, s.engine.aggregate(q))
+    full = s.true_components(q)
     for who in np.unique(data["uid"]):
         keep = data["uid"] != who
         assert_removal_within_plan(q, plans, full, data, keep, SCHEMA_K, (query, who))
@@ -98,10 +98,10 @@ def test_sensitivity_test_would_catch_unbounded_contributions() -> None:
     unbounded = {"columns": SCHEMA_K["columns"]}  # forgetting user_id: 1 row = 1 person
     s = Session(data, Budget(1.0), schema=unbounded)
     q = s.parse("count")
-    full = s._truth(q, s.schema, s.engine.aggregate(q))["count"]
+    full = s.true_components(q)["count"]
     keep = data["uid"] != 3
     s2 = Session({k: v[keep] for k, v in data.items()}, Budget(1.0), schema=unbounded)
-    part = s2._truth(q, s2.schema, s2.engine.aggregate(q))["count"]
+    part = s2.true_components(q)["count"]
     assert full - part == 6 > dict(s._plans(q, 1.0, 0.0, None))["count"].spec.sensitivity
 
 
@@ -224,11 +224,15 @@ def test_duckdb_table_is_named_in_sql(tmp_path: Path) -> None:
 
 
 def test_missing_column_in_data_costs_nothing(tmp_path: Path) -> None:
+    """A declared column absent from the file's header is refused when the session opens
+    (the header is metadata, checked before any query), so nothing can be spent."""
     schema = {"columns": {"height": {"lower": 0, "upper": 3}}}
-    with Session(_write_formats(tmp_path)[0], Budget(1.0), schema=schema) as s:
-        with pytest.raises(ParameterError, match="absent from the data"):
-            s.release("sum height", epsilon=0.5)
-        assert s.spent.epsilon == 0
+    led = tmp_path / "l.sqlite"
+    for path in _write_formats(tmp_path):
+        with pytest.raises(ParameterError, match=r"\['height'\] are declared in the schema "
+                                                 "but absent"):
+            Session(path, Budget(1.0), led, schema=schema)
+    assert Session(path, None, led, schema={"columns": {}}).spent.epsilon == 0
 
 
 def test_seeded_sessions_reproduce() -> None:

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from dpnoise import ParameterError, SeededRandom, verify
+from dpnoise.laws.staircase import StaircaseDensity, min_variance, optimal_gamma
 from dpnoise.mechanisms.staircase import Staircase
-from dpnoise.staircase_law import StaircaseDensity, min_variance, optimal_gamma
 
 # spec 004 §3 reference table (Δ = 1): ε -> (d_var, Var_min, d_abs, E|X|_min, d_CI95, CI95 size)
 REF = {
@@ -156,7 +156,8 @@ def test_bad_true_value() -> None:
 def test_both_samplers_exact_and_verified(joint: bool) -> None:
     """The 3-word (product) and 2-word (joint table) samplers: exact loss = verifier, KS."""
     from dpnoise.exact.ratio_geometric import RatioGeometric
-    from dpnoise.mechanisms.staircase import LatticeStaircase, LatticeStaircaseNoise
+    from dpnoise.exact.staircase import LatticeStaircase
+    from dpnoise.mechanisms.staircase import LatticeStaircaseNoise
     from dpnoise.verify import AdditiveLattice
 
     law = LatticeStaircase(RatioGeometric(23, 16, 0.999), 48, 20, joint=joint)
@@ -192,7 +193,7 @@ def test_block_table_offsets_are_uniform_inside_blocks() -> None:
     """Joint table: cells grouped in aligned blocks; the block's low word bits pick the
     cell.  The exact per-cell law is flat inside a block and sums to the block's weight."""
     from dpnoise.exact.ratio_geometric import RatioGeometric
-    from dpnoise.mechanisms.staircase import LatticeStaircase
+    from dpnoise.exact.staircase import LatticeStaircase
 
     law = LatticeStaircase(RatioGeometric(23, 16, 0.999), 3000, 1234, joint=True)
     assert law.table_size < 16 * 40

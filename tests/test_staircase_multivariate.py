@@ -8,20 +8,16 @@ import numpy as np
 import pytest
 
 from dpnoise import ParameterError, PrecisionError, SeededRandom, verify
+from dpnoise.exact.nested_levels import NestedLevels
 from dpnoise.exact.ratio_geometric import RatioGeometric
-from dpnoise.mechanisms.staircase import (
-    L1Staircase,
-    MultivariateStaircase,
-    NestedLevels,
-    index_probability,
-    mulhi64,
-)
-from dpnoise.staircase_law import (
+from dpnoise.exact.words import index_probability, mulhi64
+from dpnoise.laws.staircase import (
     BoxStaircaseDensity,
     L1StaircaseDensity,
     laplace_l1_region,
     optimal_lambda,
 )
+from dpnoise.mechanisms.staircase import L1Staircase, MultivariateStaircase
 
 
 def test_example2_reference_values() -> None:

@@ -14,6 +14,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(path.open()))
 
 
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_reproduce_staircase_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reproduce", "staircase", "--quick", "--out", str(tmp_path)]) == 0
     out = tmp_path / "staircase"

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpnoise import ParameterError, SeededRandom, TruncatedLaplace, verify
-from dpnoise.bounds import (
+from dpnoise.exact.folded import FoldedBlockGeometric
+from dpnoise.laws.truncated_laplacian import (
     EQUAL_LIMIT_AMPLITUDE,
     EQUAL_LIMIT_POWER,
     lower_bounds,
@@ -21,7 +22,6 @@ from dpnoise.bounds import (
     tightness_limits,
     tlap_params,
 )
-from dpnoise.exact.folded import FoldedBlockGeometric
 from dpnoise.mechanisms.truncated import TLapDistribution
 from dpnoise.reproduce.truncated_laplacian import CASES, SPEC_REFERENCE, case_values
 from dpnoise.verify import ContinuousFamily, FiniteLattice

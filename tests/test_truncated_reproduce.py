@@ -11,6 +11,7 @@ from dpnoise.cli import main
 from dpnoise.reproduce.truncated_laplacian import crossover, ratios
 
 
+@pytest.mark.slow  # regenerates tables/figures: no privacy check here
 def test_quick_reproduction(tmp_path: Path) -> None:
     assert main(["reproduce", "truncated-laplacian", "--quick", "--out", str(tmp_path)]) == 0
     out = tmp_path / "truncated-laplacian"

@@ -2,7 +2,6 @@
 real floating point.  This module only re-exports the public API."""
 
 from .audit import AuditReport, audit
-from .bounds import lower_bounds, rigorous_lower_bounds, tlap_params
 from .domain import Domain, HalfLine, Interval, Union, as_domain
 from .errors import (
     BudgetExceededError,
@@ -11,6 +10,8 @@ from .errors import (
     ParameterError,
     PrecisionError,
 )
+from .laws.finite_precision import eps_prime, grid_for_tolerance
+from .laws.truncated_laplacian import lower_bounds, rigorous_lower_bounds, tlap_params
 from .mechanisms.base import Guarantee, Mechanism
 from .mechanisms.counts import CountNoise, DiscreteGaussian, Geometric
 from .mechanisms.gaussian import (
@@ -25,7 +26,6 @@ from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
 from .mechanisms.range_laplace import RangeLaplace
 from .mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
 from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
-from .precision import eps_prime, grid_for_tolerance
 from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
 from .session import Budget, Session
 from .verify import VerificationReport, verify

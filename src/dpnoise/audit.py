@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from .errors import ParameterError
 from .params import check_delta, check_epsilon
@@ -196,11 +195,15 @@ def _mask(labels: dict[str, NDArray[Any]], ev: Event) -> NDArray[np.bool_]:
 
 
 def _cp_low(k: NDArray[Any], n: int, a: float) -> NDArray[np.float64]:
+    from scipy import stats  # scipy.stats takes ~1 s to import: only when auditing
+
     k = np.asarray(k, dtype=np.float64)
     return np.where(k > 0, stats.beta.ppf(a, np.maximum(k, 1e-300), n - k + 1), 0.0)
 
 
 def _cp_high(k: NDArray[Any], n: int, a: float) -> NDArray[np.float64]:
+    from scipy import stats
+
     k = np.asarray(k, dtype=np.float64)
     return np.where(k < n, stats.beta.ppf(1 - a, k + 1, np.maximum(n - k, 1e-300)), 1.0)
 

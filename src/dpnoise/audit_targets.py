@@ -1,7 +1,9 @@
 """Named samplers for ``dpnoise audit``: dpnoise's releases, numpy, diffprivlib and OpenDP.
 
-Each builder returns an :class:`AuditTarget`: a sampler ``f(x, n)``, the ε it claims for
-neighbours at distance ``sensitivity`` and, when one exists, an exact support oracle.
+dpnoise's own scalar mechanisms come from the one registry
+(:mod:`dpnoise.mechanisms.registry`); the planar Laplace (two-dimensional, its own command)
+is built here.  Each builder returns an :class:`AuditTarget`: a sampler ``f(x, n)``, the ε
+it claims for neighbours at distance ``sensitivity`` and, when one exists, an exact support oracle.
 Peer libraries are imported lazily; a missing or broken peer gives ``TargetUnavailableError``
 (reported, never faked).
 """
@@ -20,6 +22,7 @@ import numpy as np
 
 from .audit import Sampler, Support, numpy_laplace_reachable
 from .errors import DpnoiseError
+from .mechanisms import registry
 from .randomness import SeededRandom
 
 
@@ -53,18 +56,15 @@ def _numpy(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
 
 
 def _dpnoise(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
-    from .mechanisms.laplace import Laplace
-
-    m = Laplace(epsilon=eps, sensitivity=sens)
+    m = registry.build("laplace", registry.Request(epsilon=eps, sensitivity=sens))
     rng = SeededRandom(seed)
     return AuditTarget("dpnoise", repr(m), lambda v, n: m.release(_full(v, n), rng=rng),
                        m.guarantee.epsilon, x, x + sens)
 
 
 def _dpnoise_clamped(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
-    from .mechanisms.laplace import ClampedLaplace
-
-    m = ClampedLaplace(epsilon=eps, sensitivity=sens, lower=x - sens, upper=x + 2 * sens)
+    m = registry.build("clamped-laplace", registry.Request(
+        epsilon=eps, sensitivity=sens, lower=x - sens, upper=x + 2 * sens))
     rng = SeededRandom(seed)
     return AuditTarget("dpnoise-clamped", repr(m),
                        lambda v, n: m.release(_full(v, n), rng=rng),

@@ -10,12 +10,11 @@ law of the noise it releases (``mechanism.noise()``) gives
 Values are those of the lattice laws dpnoise actually samples, not of idealised
 continuous noise.  The best value of each column is marked.
 
-Adding a mechanism (e.g. the staircase mechanism of paper 004) is one entry in
-:data:`CANDIDATES`::
+The candidates are entries of the one mechanism registry
+(:mod:`dpnoise.mechanisms.registry`); comparing one more is one line in :data:`CANDIDATES`::
 
     Candidate("staircase", "pure ε-DP staircase (paper 004)",
-              applies=lambda e, d: None,
-              build=lambda e, d, s: Staircase(epsilon=e, sensitivity=s))
+              applies=lambda e, d: None, build=from_registry("staircase"))
 
 ``applies(epsilon, delta)`` returns None when the candidate can be used, else the reason
 it is skipped; ``build`` may also raise ParameterError (the row is then skipped with that
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ParameterError
+from .mechanisms import registry
 from .mechanisms.base import Mechanism
 from .params import check_delta, check_epsilon, check_sensitivity
 
@@ -59,34 +59,13 @@ class Row:
                 "skipped": self.skipped, "best": self.best}
 
 
-def _laplace(e: float, d: float, s: float) -> Mechanism:
-    from .mechanisms.laplace import Laplace
+def from_registry(name: str) -> Callable[[float, float, float], Mechanism]:
+    """The builder of registry entry ``name`` at (ε, δ, Δ), every other setting default."""
 
-    return Laplace(epsilon=e, sensitivity=s)
+    def build(e: float, d: float, s: float) -> Mechanism:
+        return registry.build(name, registry.Request(epsilon=e, delta=d, sensitivity=s))
 
-
-def _truncated(e: float, d: float, s: float) -> Mechanism:
-    from .mechanisms.truncated import TruncatedLaplace
-
-    return TruncatedLaplace(epsilon=e, delta=d, sensitivity=s)
-
-
-def _gaussian(e: float, d: float, s: float) -> Mechanism:
-    from .mechanisms.gaussian import Gaussian
-
-    return Gaussian(epsilon=e, delta=d, sensitivity=s)
-
-
-def _analytic(e: float, d: float, s: float) -> Mechanism:
-    from .mechanisms.gaussian import AnalyticGaussian
-
-    return AnalyticGaussian(epsilon=e, delta=d, sensitivity=s)
-
-
-def _staircase(e: float, d: float, s: float) -> Mechanism:
-    from .mechanisms.staircase import Staircase
-
-    return Staircase(epsilon=e, sensitivity=s)
+    return build
 
 
 def _needs_delta(e: float, d: float) -> str | None:
@@ -94,15 +73,18 @@ def _needs_delta(e: float, d: float) -> str | None:
 
 
 CANDIDATES: list[Candidate] = [
-    Candidate("laplace", "pure ε-DP Laplace (uses no δ)", lambda e, d: None, _laplace),
+    Candidate("laplace", "pure ε-DP Laplace (uses no δ)", lambda e, d: None,
+              from_registry("laplace")),
     Candidate("staircase", "pure ε-DP optimal staircase, min variance (paper 004; no δ)",
-              lambda e, d: None, _staircase),
+              lambda e, d: None, from_registry("staircase")),
     Candidate("truncated-laplace", "truncated Laplacian (paper 001)",
-              lambda e, d: None if 0 < d < 0.5 else "needs 0 < delta < 1/2", _truncated),
+              lambda e, d: None if 0 < d < 0.5 else "needs 0 < delta < 1/2",
+              from_registry("truncated-laplace")),
     Candidate("gaussian", "classic Gaussian",
               lambda e, d: (None if e < 1 else "classic bound needs epsilon < 1")
-              if d > 0 else "needs delta > 0", _gaussian),
-    Candidate("analytic-gaussian", "analytic Gaussian (Balle & Wang)", _needs_delta, _analytic),
+              if d > 0 else "needs delta > 0", from_registry("gaussian")),
+    Candidate("analytic-gaussian", "analytic Gaussian (Balle & Wang)", _needs_delta,
+              from_registry("analytic-gaussian")),
 ]
 
 

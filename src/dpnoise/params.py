@@ -20,6 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError
 
+LN2 = math.log(2.0)  # ln 2: defined here once, imported by every module that needs it
+
 
 def _short(value: Any) -> str:
     text = repr(value)

@@ -35,9 +35,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
-from ..lattice import round_half_up_inplace
+from ..laws.grid import round_half_up_inplace
+from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .geometric import LN2, BlockGeometric
+from .geometric import BlockGeometric
 
 _TOP = np.uint64(1 << 63)
 _U63 = np.uint64(63)
@@ -189,7 +190,7 @@ class FoldedBlockGeometric:
         return np.where(j <= 0, 1.0, np.where(j >= self.n, 0.0, val))
 
     def half_moments(self) -> tuple[float, float]:
-        """(E[K + 1/2], E[(K + 1/2)²]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        """(E[K + 1/2], E[(K + 1/2)²]) for :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
         return self.moments_half()
 
     def moments_half(self) -> tuple[float, float]:

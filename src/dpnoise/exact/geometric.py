@@ -15,7 +15,6 @@ more with probability 2^-63), so the time taken does not depend on the noise.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property, lru_cache
 
 import mpmath
@@ -23,11 +22,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
-from ..lattice import round_half_up_inplace
+from ..laws.grid import round_half_up_inplace
+from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights
 
-LN2 = math.log(2.0)
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)
 _ONE = np.uint64(1)
@@ -255,7 +254,7 @@ class BlockGeometric:
         return 3 * M * M + 2 * M * (er + 0.5) + (er2 + er + 0.25)
 
     def half_moments(self) -> tuple[float, float]:
-        """(E[K + 1/2], E[(K + 1/2)^2]) for :class:`~dpnoise.lattice_law.HalfLatticeLaw`."""
+        """(E[K + 1/2], E[(K + 1/2)^2]) for :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
         return self.mean() + 0.5, self.second_moment_half()
 
     def sf(self, k: ArrayLike) -> NDArray[np.float64]:

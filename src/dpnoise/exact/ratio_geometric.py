@@ -26,10 +26,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights
 
-LN2 = math.log(2.0)
 MAX_SPAN_BITS = 52
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)

@@ -1,4 +1,8 @@
-"""A buffered supply of uniform 64-bit words for samplers that consume a random number of them.
+"""Uniform 64-bit words: a buffered supply, and exact multiply-high index draws.
+
+:func:`mulhi64` maps a word w to the index floor(w·n/2^64) of [0, n); each index u has
+the exactly known probability :func:`index_probability` (⌊2^64/n⌋ or ⌈2^64/n⌉ over 2^64).
+
 
 Rejection samplers (Bernoulli(exp(−x)), discrete Laplace/Gaussian) ask for many small,
 data-dependent batches.  Calling ``rng.words(k)`` for each batch costs an allocation and a
@@ -41,3 +45,32 @@ class WordStream:
         out = self._buf[self._pos : self._pos + n]
         self._pos += n
         return out
+
+
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+def mulhi64(w: NDArray[np.uint64], n: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """floor(w·n / 2^64) exactly, elementwise (32-bit limbs, no overflow)."""
+    wh, wl = w >> _S32, w & _M32
+    nh, nl = n >> _S32, n & _M32
+    ll, lh, hl, hh = wl * nl, wl * nh, wh * nl, wh * nh
+    mid = (ll >> _S32) + (lh & _M32) + (hl & _M32)
+    return hh + (lh >> _S32) + (hl >> _S32) + (mid >> _S32)
+
+
+def index_probability(u: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.float64]:
+    """P(mulhi64(word, n) = u) = (⌈(u+1)2^64/n⌉ − ⌈u·2^64/n⌉)/2^64, exactly then rounded.
+
+    With 2^64 = q·n + rem: count = q + ⌈(u+1)rem/n⌉ − ⌈u·rem/n⌉ (u·rem < n² <= 2^64 ...
+    computed in Python integers for safety; vectorised via numpy object arrays).
+    """
+    u = np.asarray(u, dtype=object)
+    n = np.asarray(n, dtype=object)
+    two64 = 1 << 64
+    q, rem = two64 // n, two64 % n
+    up = -((-(u + 1) * rem) // n)
+    lo = -((-u * rem) // n)
+    cnt = q + up - lo
+    return (cnt / float(two64)).astype(np.float64) if cnt.ndim else np.float64(cnt / two64)

@@ -126,10 +126,11 @@ class HalfLatticeMechanism(Mechanism):
 
     @abstractmethod
     def _law(self, center: float) -> Any:
-        """The exact law (a :class:`~dpnoise.lattice_law.HalfLatticeLaw`) around ``center``."""
+        """The exact law around ``center``: a
+        :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
 
     def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
-        from ..lattice import check_representable
+        from ..laws.grid import check_representable
         from ..params import check_values
         from ..randomness import resolve_rng
 
@@ -142,7 +143,7 @@ class HalfLatticeMechanism(Mechanism):
 
     def noise(self, true_value: float | None = None) -> Any:
         """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""
-        from ..lattice import to_index
+        from ..laws.grid import to_index
         from ..params import check_true_scalar
 
         if true_value is None:

@@ -55,22 +55,15 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import count_family as cf
-from .. import dg_accounting as dga
 from ..errors import ParameterError
 from ..exact.discrete_gaussian import DGParams, discrete_gaussian, grid_sigma2
 from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..exact.words import WordStream
-from ..params import (
-    Interval,
-    check_delta,
-    check_epsilon,
-    check_quantiles,
-    real_array,
-    supported,
-)
+from ..laws import count_noise as cf
+from ..laws import discrete_gaussian as dga
+from ..params import Interval, check_delta, check_epsilon, check_quantiles, real_array, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 

@@ -48,7 +48,7 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
-from ..lattice import (
+from ..laws.grid import (
     check_representable,
     grid_sensitivity,
     power_of_two_at_most,

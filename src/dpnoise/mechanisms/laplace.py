@@ -34,15 +34,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..calibration import calibrate_block, check_block_length, default_grid
-from ..exact.geometric import LN2, BlockGeometric
-from ..lattice import (
+from ..exact.geometric import BlockGeometric
+from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
+from ..laws.grid import (
     check_grid,
     check_representable,
     grid_sensitivity,
 )
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..params import (
+    LN2,
     SENSITIVITY_RANGE,
     Interval,
     check_interval,

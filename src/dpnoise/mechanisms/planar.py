@@ -22,7 +22,7 @@ Each draw reads five 64-bit words (two for e1, e2, two for f1, f2, one for θ), 
 more per exponent with probability 2^-64 when a word is all zero -- an event that does
 not depend on the true point.
 
-Guarantee (GMP Thm 4.5 with the spec's corrections, :mod:`dpnoise.precision`): with
+Guarantee (GMP Thm 4.5 with the spec's corrections, :mod:`dpnoise.laws.finite_precision`): with
 δt = 2^-46·(b + D + A) (D = Euclidean diameter of M_r, A = max |coordinate| of M_r),
 for all true points x, x' in the domain and every set S of outputs (cells and the
 exception)::
@@ -48,11 +48,18 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize
 
 from ..errors import DpnoiseError, ParameterError
-from ..lattice import check_grid
+from ..laws.finite_precision import (
+    MIN_GRID_OVER_DT,
+    aligned_interval,
+    delta_t_recommended,
+    eps_prime_overhead,
+)
+from ..laws.grid import check_grid
 from ..params import (
+    LN2,
     SENSITIVITY_RANGE,
     Interval,
     _as_real,
@@ -60,16 +67,9 @@ from ..params import (
     check_interval,
     supported,
 )
-from ..precision import (
-    MIN_GRID_OVER_DT,
-    aligned_interval,
-    delta_t_recommended,
-    eps_prime_overhead,
-)
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 
-LN2 = math.log(2.0)
 TWO_PI_ULP = 2.0 * math.pi * 2.0**-53
 F_ULP = 2.0**-52
 WORDS_PER_DRAW = 5
@@ -443,6 +443,8 @@ class PlanarLaplaceNoise:
         self.scale = scale
         self.centre = centre
         self.grid = grid
+        from scipy import stats  # ~1 s to import: only when this law is used
+
         self._radius = stats.gamma(a=2.0, scale=scale)
 
     def pdf(self, points: ArrayLike) -> NDArray[np.float64]:

@@ -48,17 +48,19 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
-from ..exact.range_lattice import (
-    LN2,
-    CentreSampler,
-    ConvexSampler,
-    GridDomain,
-    LossBound,
-    loss_bound,
-    window_cells,
+from ..exact.range_centre import CentreSampler
+from ..exact.range_convex import ConvexSampler
+from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
+from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
+from ..laws.range_laplace import (
+    log_mass,
+    paper_half_line_scale_unsafe,
+    sigma_metric,
+    sigma_std,
 )
-from ..lattice import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
+from ..laws.range_laplace_law import TruncatedLaplaceLaw
 from ..params import (
+    LN2,
     SENSITIVITY_RANGE,
     Interval,
     check_epsilon,
@@ -68,13 +70,6 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike, resolve_rng
-from ..range_calibration.truncated_laplace import (
-    log_mass,
-    paper_half_line_scale_unsafe,
-    sigma_metric,
-    sigma_std,
-)
-from ..range_calibration.truncated_law import TruncatedLaplaceLaw
 from .base import Guarantee, Mechanism, as_output
 
 MODES = ("dp", "metric")
@@ -90,9 +85,11 @@ __all__ = [
 ]
 
 
-def default_grid(sensitivity: float, scale: float, domain: Domain) -> float:
-    """Power-of-two step: ~Δ/1024, coarse enough that M = scale·ln2/L stays <= ~2^15, fine
-    enough that the smallest piece holds >= 8 cells."""
+def range_laplace_grid(sensitivity: float, scale: float, domain: Domain) -> float:
+    """RangeLaplace's default grid (it depends on the scale and the domain, unlike the shared
+    lattice rule :func:`dpnoise.calibration.default_grid`).  Power-of-two step: ~Δ/1024,
+    coarse enough that M = scale·ln2/L stays <= ~2^15, fine enough that the smallest piece
+    holds >= 8 cells."""
     step = max(sensitivity / 1024, scale * LN2 / 2**15)
     step = min(step, domain.min_piece_length / 8)
     return power_of_two_at_most(step)
@@ -138,7 +135,7 @@ class RangeLaplace(Mechanism):
             return
         calib = sigma_std if mode == "dp" else sigma_metric
         self.continuous_scale = calib(pieces, self.sensitivity, self.epsilon)
-        self.grid = (default_grid(self.sensitivity, self.continuous_scale, self.domain)
+        self.grid = (range_laplace_grid(self.sensitivity, self.continuous_scale, self.domain)
                      if grid is None else check_grid(grid))
         M0 = math.ceil(self.continuous_scale * LN2 / self.grid)
         if M0 > MAX_M:

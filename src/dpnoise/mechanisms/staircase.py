@@ -1,6 +1,6 @@
 """Optimal data-independent noise (paper 004): the staircase mechanism, exact on a grid.
 
-The ideal law (:mod:`dpnoise.staircase_law`, corrected Theorem 9 of paper 004, spec §3)
+The ideal law (:mod:`dpnoise.laws.staircase`, corrected Theorem 9 of paper 004, spec §3)
 has density M0 on the plateau |x| <= d and M0·e^(−ε(k+1)) on the k-th step of width Δ.
 It is a mixture: step index k ~ Geometric (ratio e^(−ε)), then a position inside the
 period [kΔ, (k+1)Δ) whose inner part [kΔ, kΔ + d) has weight 1 and outer part weight
@@ -50,35 +50,26 @@ import math
 from functools import cached_property
 from typing import Any
 
-import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
-from ..exact.alias import AliasTable, quantize_weights
-from ..exact.ratio_geometric import (
-    LN2,
-    MAX_SPAN_BITS,
-    RatioGeometric,
-    ratio_candidates,
-)
-from ..lattice import (
-    check_grid,
-    grid_sensitivity,
-    power_of_two_at_most,
-    round_half_up_inplace,
-    to_index,
-)
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
+from ..exact.nested_levels import NestedLevels
+from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
+from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
+from ..exact.words import index_probability, mulhi64
+from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, to_index
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.staircase import CRITERIA, StaircaseDensity, check_level, optimal_gamma
 from ..params import (
+    LN2,
     SENSITIVITY_RANGE,
     Interval,
     _as_real,
     check_values,
     supported,
 )
-from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
-from ..staircase_law import CRITERIA, StaircaseDensity, check_level, optimal_gamma
+from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import Guarantee, HalfLatticeMechanism, Mechanism
 
 ROUNDING_ALLOWANCE = 1e-12
@@ -105,8 +96,11 @@ def _joint_fits(S: int, epsilon: float) -> bool:
             <= MAX_PERIOD_CELLS)
 
 
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """Power-of-two step L = 2^j <= Δ/2^k.
+def staircase_grid(sensitivity: float, epsilon: float) -> float:
+    """The staircase's default grid (not the shared lattice rule
+    :func:`dpnoise.calibration.default_grid`: it is chosen so the block tables fit).
+
+    Power-of-two step L = 2^j <= Δ/2^k.
 
     Preferred: k = 12 if the fast one-word period table fits there (<= 2^13 blocks for a
     block of >= 14/ε steps), else the finest coarser k whose grid is exact for Δ
@@ -124,322 +118,6 @@ def default_grid(sensitivity: float, epsilon: float) -> float:
     while k > 2 and (2 << k) * max(1.0, 32 * LN2 / epsilon) > MAX_PERIOD_CELLS:
         k -= 1
     return base / 2.0**k
-
-
-class LatticeStaircase:
-    """The exact sampled law: magnitude cell K = Q·P + o, with period P = M·S.
-
-    Q = floor(T/a) is exactly Geometric with ratio 2^-a per period (trailing zeros of a
-    random word); o ∈ [0, P) is the position inside the period, o = R·S + j (R: step of
-    the block, j: cell of the step).  Two samplers for o, both with known integer weights:
-
-    * ``joint``: one alias table over aligned blocks of up to 2^10 cells of the period
-      (one word: top 54 bits pick the block, low 10 bits the cell; <= 2^13 blocks);
-    * product: R from the block table of :class:`RatioGeometric` and j from a table over
-      the S cells (two words; any ε).
-
-    Levels: j < G is the plateau/inner part of a step (weight 1), j >= G the outer part
-    (weight e^(−inner)).  A shift of <= S cells changes the level by at most one.
-    """
-
-    def __init__(self, geo: RatioGeometric, S: int, G: int, *, joint: bool = False) -> None:
-        if not (isinstance(S, int) and S >= 1 and 0 <= G <= S):
-            raise ParameterError(f"need S >= 1 and 0 <= G <= S, got S={S}, G={G}")
-        self.geo = geo
-        self.S = S
-        self.G = G
-        self.joint = joint
-        self.period = geo.M * S
-        if joint:
-            starts, widths, weights = [], [], []
-            for R in range(geo.M):
-                for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
-                    for start, width in _aligned_blocks(lo, hi, 1 << BLOCK_BITS):
-                        starts.append(R * S + start)
-                        widths.append(width)
-                        weights.append(math.exp(-geo.inner * R - extra) * width)
-            # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
-            # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
-            # BLOCK_BITS bits are an independent uniform offset inside the block
-            q = quantize_weights(np.array(weights) / max(weights))
-            scaled = [(x >> BLOCK_BITS) for x in q]
-            rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
-            order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
-                           reverse=True)
-            for i in order[:rest]:
-                scaled[i] += 1
-            self.period_table = AliasTable([x << BLOCK_BITS for x in scaled])
-            self.block_start = np.array(starts, dtype=np.int64)
-            self.block_width = np.array(widths, dtype=np.int64)
-        else:
-            cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
-            self.cell_table = AliasTable(quantize_weights(cellw))
-
-    @property
-    def words_per_draw(self) -> int:
-        return 2 if self.joint else 3
-
-    @property
-    def table_size(self) -> int:
-        """Outcomes of the joint period table (blocks), or block + cell table sizes."""
-        if self.joint:
-            return int(self.block_start.size)
-        return self.geo.M + self.S
-
-    # ------------------------------------------------------------ exact pmf
-    @cached_property
-    def period_log(self) -> NDArray[np.float64]:
-        """ln P(o) for o = 0..P−1 (from the exact integer weights)."""
-        if self.joint:  # each block's probability spread evenly over its cells
-            w = self.period_table.exact_weights()
-            lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
-            lw -= np.log(self.block_width.astype(np.float64))
-            return np.repeat(lw, self.block_width)  # blocks are listed in cell order
-        cw = self.cell_table.exact_weights()
-        cl = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in cw])
-        return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
-
-    @cached_property
-    def period_prob(self) -> NDArray[np.float64]:
-        return np.exp(self.period_log)
-
-    @cached_property
-    def period_tail(self) -> NDArray[np.float64]:
-        """P(o' >= o) for o = 0..P (summed from the small end for accuracy)."""
-        p = self.period_prob
-        tail = np.cumsum(p[::-1])[::-1]
-        return np.append(tail / tail[0], 0.0)
-
-    def log_magnitude(self, K: ArrayLike) -> NDArray[np.float64]:
-        """ln P(|Z| = K + 1/2) (both signs together)."""
-        K = np.asarray(K, dtype=np.int64)
-        q, o = np.divmod(np.maximum(K, 0), self.period)
-        out = -(q * self.geo.a) * LN2 + self.geo.log_block + self.period_log[o]
-        return np.where(K < 0, -np.inf, out)
-
-    def magnitude_sf(self, K: ArrayLike) -> NDArray[np.float64]:
-        """P(K' >= K) = 2^(-a(q+1)) + 2^(-aq)(1 − 2^-a) P(o' >= o), K = qP + o."""
-        K = np.asarray(K, dtype=np.int64)
-        q, o = np.divmod(np.maximum(K, 0), self.period)
-        rho = 2.0 ** -self.geo.a
-        base = np.exp2(-(q * self.geo.a).astype(np.float64))
-        out = base * (rho + (1 - rho) * self.period_tail[o])
-        return np.where(K <= 0, 1.0, out)
-
-    @cached_property
-    def _moments(self) -> tuple[float, float]:
-        """(E[K + 1/2], E[(K + 1/2)^2]) in cells."""
-        if self.joint:
-            p = self.period_prob / self.period_prob.sum()
-            o = np.arange(self.period, dtype=np.float64) + 0.5
-            m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
-        else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
-            pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
-            pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
-            R = np.arange(self.geo.M, dtype=np.float64)
-            jj = np.arange(self.S, dtype=np.float64) + 0.5
-            er, er2 = float(np.dot(pr, R)), float(np.dot(pr, R * R))
-            ej, ej2 = float(np.dot(pj, jj)), float(np.dot(pj, jj * jj))
-            S = self.S
-            m1 = S * er + ej
-            m2 = S * S * er2 + 2 * S * er * ej + ej2
-        rho = 2.0 ** -self.geo.a
-        eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
-        P = self.period
-        return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
-
-    def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
-        """ln P(K) of the magnitude (the :class:`~dpnoise.lattice_law.MagnitudeLaw` view)."""
-        return self.log_magnitude(K)
-
-    def sf(self, K: ArrayLike) -> NDArray[np.float64]:
-        return self.magnitude_sf(K)
-
-    def half_moments(self) -> tuple[float, float]:
-        return self._moments
-
-    def first_moment(self) -> float:
-        return self._moments[0]
-
-    def second_moment(self) -> float:
-        return self._moments[1]
-
-    # --------------------------------------------------------- exact loss
-    @cached_property
-    def exact_loss(self) -> float:
-        """max over lattice points at distance <= S of |ln p − ln p'|, from the tables.
-
-        Joint table: sliding-window extremes over every window of S+1 consecutive lattice
-        points in [−(P + 2S), P + 2S]; beyond, the log-ratios repeat with period P
-        exactly (the period ratio is the exact dyadic 2^-a), so every pair is covered.
-
-        Product tables (p(K) = P_k(k)·P_j(j), K = kS + j): pairs on one step, or across
-        zero (both in step 0), are any two cells j, j' -> A = max ln P_j − min ln P_j;
-        pairs on consecutive steps are K = kS + j, K' = (k+1)S + j' with j' <= j, where k
-        and (j, j') vary independently -> max_k D_k + max_{j'<=j}(ln P_j(j) − ln P_j(j'))
-        and its mirror (D_k = ln P_k(k) − ln P_k(k+1)).  Exact, O(M + S).
-        """
-        if not np.all(np.isfinite(self.period_log)):
-            return math.inf  # a zero-weight position would be an impossible output
-        if not self.joint:
-            cw = self.cell_table.exact_weights()
-            cl = np.array([math.log(x) for x in cw])
-            A = float(cl.max() - cl.min())
-            up = float(np.max(cl - np.minimum.accumulate(cl)))
-            down = float(np.max(np.maximum.accumulate(cl) - cl))
-            D = self.geo.step_log_ratios
-            return max(A, float(D.max()) + up, float(-D.min()) + down)
-        from scipy.ndimage import maximum_filter1d, minimum_filter1d
-
-        W = self.period + 2 * self.S + 2
-        m = np.arange(-W, W, dtype=np.int64)
-        lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
-        S = self.S
-        hi = maximum_filter1d(lp, size=S + 1, mode="nearest")
-        lo = minimum_filter1d(lp, size=S + 1, mode="nearest")
-        inner = slice(S, lp.size - S)
-        return float(np.max((hi - lo)[inner]))
-
-    # ------------------------------------------------------------ sampling
-    @cached_property
-    def _tables(self) -> tuple[Any, ...]:
-        """Kernel tables with the outcome values pre-scaled to floats (see ``_sample``)."""
-        qtab = np.append(self.geo.q_of_t, 64 // self.geo.a) * self.period
-        if self.joint:
-            pos = _interleaved(self.period_table, self.block_start + 0.5)
-            width2 = np.empty(2 * self.period_table.columns, dtype=np.uint64)
-            padded = np.concatenate([self.block_width - 1, np.zeros(
-                self.period_table.columns - self.block_width.size, dtype=np.int64)])
-            width2[0::2] = padded
-            width2[1::2] = padded[self.period_table._alias]
-            return qtab, pos, width2
-        r = _interleaved(self.geo.table, np.arange(self.geo.M, dtype=np.float64) * self.S)
-        j = _interleaved(self.cell_table, np.arange(self.S) + 0.5)
-        return qtab, r, j
-
-    def signed_odd(
-        self,
-        rng: RandomSource,
-        n: int,
-        *,
-        centre: NDArray[np.float64] | None = None,
-        grid: float | None = None,
-    ) -> NDArray[np.int64] | NDArray[np.float64]:
-        """n draws of 2Z = ±(2K+1); with ``centre`` and ``grid``, the release c·L + Z·L."""
-        if centre is None:
-            z = self._sample(rng, n, np.zeros(n), 2.0)  # ±(K + 1/2)·2, exact
-            return z.astype(np.int64)
-        if grid is None:
-            raise ParameterError("grid is required with centre")
-        return self._sample(rng, n, centre, grid)
-
-    def _sample(self, rng: RandomSource, n: int, centre: NDArray[np.float64], grid: float
-                ) -> NDArray[np.float64]:
-        """The release c·L ± (K + 1/2)·L for each true value (c = floor(x/L + 1/2)).
-
-        Per draw: word a -> sign (bit 63) and Q = floor(T/a), T = trailing zeros of the
-        low 63 bits; then the in-period position from one word (joint table) or step R
-        and cell j from two words.  K = Q·P + o.  Alias lookups use interleaved tables
-        (index 2·column + [u >= threshold]) whose outcomes are pre-scaled floats, so the
-        noise magnitude (K + 1/2)·L is assembled by exact float additions of multiples
-        of L/2 (all < 2^53·L/2); the sign bit is OR-ed in; no masked ufuncs, a fixed
-        number of words per draw (plus one with probability 2^-63, data-independent).
-        """
-        out = np.empty(n, dtype=np.float64)
-        if n and not float(np.max(np.abs(centre))) / grid < _MAX_INDEX:
-            raise PrecisionError(
-                f"true value too large for grid step {grid!r}: need |x| < 2^51 * grid")
-        qtab, t_a, t_b = self._tables
-        qtab_f = qtab * grid
-        width2 = t_b if self.joint else None
-        tabs = [(thr2, vals * grid, sh, mask) for thr2, vals, sh, mask in
-                ([t_a] if self.joint else [t_a, t_b])]
-        nw = 1 + len(tabs)
-        chunk = min(n, _CHUNK) if n > 0 else 1
-        words = np.empty(nw * chunk + 8, dtype=np.uint64)
-        u1 = np.empty(chunk, dtype=np.uint64)
-        u2 = np.empty(chunk, dtype=np.uint64)
-        fl = np.empty(chunk, dtype=bool)
-        f1 = np.empty(chunk, dtype=np.float64)
-        xs = np.empty(chunk, dtype=np.float64)
-        work = np.empty(chunk, dtype=np.float64)
-        one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
-        inv = 1.0 / grid  # exact: L is a power of two
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            fill_words(rng, words, nw * c)
-            a = words[:c]
-            t1, t2, g, v, o = u1[:c], u2[:c], fl[:c], f1[:c], out[start : start + c]
-            # T = trailing zeros of a (bit 63 is the sign; T >= 63 means "extend")
-            np.negative(a, out=t1)
-            np.bitwise_and(a, t1, out=t1)
-            np.subtract(t1, one, out=t1)
-            np.bitwise_count(t1, out=t1)
-            if t1.max() >= 63:  # probability 2^-63 per draw: exact extension
-                K = self.geo.q_from_words(rng, a & _LOW63_MASK) * self.period
-                if K.max() >= (1 << 51):
-                    raise PrecisionError("noise beyond the exactly representable range")
-                np.multiply(K, grid, out=o)
-            else:
-                np.take(qtab_f, t1.view(np.int64), out=o, mode="wrap")
-            for i, (thr2, vals, sh, mask) in enumerate(tabs):
-                w = words[(i + 1) * c : (i + 2) * c]
-                np.right_shift(w, sh, out=t1)  # 2·column + one extra bit ...
-                np.bitwise_and(t1, even, out=t1)  # ... cleared: 2·column
-                np.take(thr2, t1.view(np.int64), out=t2, mode="wrap")
-                np.bitwise_and(w, mask, out=w)  # uniform below the column mass
-                np.greater_equal(w, t2, out=g)  # take the alias?
-                np.add(t1, g, out=t1)
-                np.take(vals, t1.view(np.int64), out=v, mode="wrap")
-                np.add(o, v, out=o)  # (K + 1/2)·L accumulates exactly
-                if width2 is not None:  # uniform offset inside the block: low bits of w
-                    np.take(width2, t1.view(np.int64), out=t2, mode="wrap")
-                    np.bitwise_and(w, t2, out=t2)
-                    np.multiply(t2.view(np.int64), grid, out=v)  # < 2^10: exact
-                    np.add(o, v, out=o)
-            np.bitwise_and(a, top, out=t1)  # sign bit of a, OR-ed into the positive float
-            ov = o.view(np.uint64)
-            np.bitwise_or(ov, t1, out=ov)
-            x = xs[:c]
-            np.multiply(centre[start : start + c], inv, out=x)  # exact
-            round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
-            np.multiply(x, grid, out=x)
-            np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
-        return out
-
-
-_LOW63_MASK = np.uint64((1 << 63) - 1)
-BLOCK_BITS = 10  # joint table: cells grouped in aligned blocks of up to 2^10
-
-
-def _aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:
-    """[lo, hi) as aligned power-of-two blocks (start % width == 0), in order."""
-    out = []
-    a = lo
-    while a < hi:
-        w = max_width if a == 0 else min(max_width, a & -a)
-        while a + w > hi:
-            w >>= 1
-        out.append((a, w))
-        a += w
-    return out
-
-
-def _interleaved(table: AliasTable, values: NDArray[np.float64]
-                 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], np.uint64, np.uint64]:
-    """Alias table as thr2[2c] = thr2[2c+1] = threshold(c), vals[2c] = value(c),
-    vals[2c+1] = value(alias(c)): outcome = vals[2c + (u >= thr2[2c])] (exactly the
-    table's pmf: u < threshold keeps the column, as in :class:`AliasTable`)."""
-    thr = table._thr
-    alias = table._alias
-    cols = np.arange(table.columns)
-    padded = np.concatenate([np.asarray(values, dtype=np.float64),
-                             np.zeros(table.columns - len(values))])  # padding: never drawn
-    thr2 = np.repeat(thr, 2)
-    vals = np.empty(2 * table.columns, dtype=np.float64)
-    vals[0::2] = padded[cols]
-    vals[1::2] = padded[alias]
-    return (thr2, vals, np.uint64(64 - table.bits - 1), np.uint64(table.mass - 1))
 
 
 class LatticeStaircaseNoise(HalfLatticeLaw):
@@ -566,7 +244,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
                ) -> tuple[float, LatticeStaircase]:
     """Default grid and law.
 
-    Fast path: :func:`default_grid`'s grid when it gives the two-word joint table and is
+    Fast path: :func:`staircase_grid`'s grid when it gives the two-word joint table and is
     exact for Δ (S·L = Δ to 1e-6) or the finest (Δ/4096).  Otherwise every grid Δ/2^k,
     k = 12, 10, 8, 6, 4, 2, is calibrated and, among those whose criterion (variance, or
     E|noise|) is within 1e-4 of the best, a joint-table law is preferred, then the finest
@@ -574,7 +252,7 @@ def _auto_grid(epsilon: float, sensitivity: float, gamma: float, criterion: str 
     closer dyadic ratio when ε is tiny).
     """
     base = power_of_two_at_most(sensitivity)
-    first = default_grid(sensitivity, epsilon)
+    first = staircase_grid(sensitivity, epsilon)
     law = _law_for_grid(epsilon, sensitivity, gamma, first)
     exact = law.S * first / sensitivity - 1 <= 1e-6
     if law.joint and (exact or first == base / 2.0**DEFAULT_GRID_BITS):
@@ -729,84 +407,6 @@ class Staircase(HalfLatticeMechanism):
 
 N_MAX_BITS = 40
 L1_INDEX_BITS = 48
-_M32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
-
-
-def mulhi64(w: NDArray[np.uint64], n: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """floor(w·n / 2^64) exactly, elementwise (32-bit limbs, no overflow)."""
-    wh, wl = w >> _S32, w & _M32
-    nh, nl = n >> _S32, n & _M32
-    ll, lh, hl, hh = wl * nl, wl * nh, wh * nl, wh * nh
-    mid = (ll >> _S32) + (lh & _M32) + (hl & _M32)
-    return hh + (lh >> _S32) + (hl >> _S32) + (mid >> _S32)
-
-
-def index_probability(u: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.float64]:
-    """P(mulhi64(word, n) = u) = (⌈(u+1)2^64/n⌉ − ⌈u·2^64/n⌉)/2^64, exactly then rounded.
-
-    With 2^64 = q·n + rem: count = q + ⌈(u+1)rem/n⌉ − ⌈u·rem/n⌉ (u·rem < n² <= 2^64 ...
-    computed in Python integers for safety; vectorised via numpy object arrays).
-    """
-    u = np.asarray(u, dtype=object)
-    n = np.asarray(n, dtype=object)
-    two64 = 1 << 64
-    q, rem = two64 // n, two64 % n
-    up = -((-(u + 1) * rem) // n)
-    lo = -((-u * rem) // n)
-    cnt = q + up - lo
-    return (cnt / float(two64)).astype(np.float64) if cnt.ndim else np.float64(cnt / two64)
-
-
-class NestedLevels:
-    """Exact sampler and exact pmf of I with P(I = i) ∝ r^i P(i), r = 2^(-a/M)."""
-
-    def __init__(self, poly_values: list[int], geo: RatioGeometric) -> None:
-        d = len(poly_values) - 1
-        self.dim = d
-        self.geo = geo
-        h = [sum((-1) ** t * math.comb(d + 1, t) * poly_values[m - t] for t in range(m + 1))
-             for m in range(d + 1)]
-        if any(x < 0 for x in h):
-            raise ParameterError(f"level polynomial has a negative h-coefficient {h}; "
-                                 "use plateau fractions in [0, 1]")
-        self.h = h
-        r = 2.0 ** (-geo.a / geo.M)
-        w = np.array([h[m] * r**m for m in range(d + 1)], dtype=np.float64)
-        self.m_table = AliasTable(quantize_weights(w))
-        with mpmath.workdps(40):
-            ideal = [mpmath.mpf(h[m]) * mpmath.power(2, -mpmath.mpf(geo.a) * m / geo.M)
-                     for m in range(d + 1)]
-            tot = mpmath.fsum(ideal)
-            ew = self.m_table.exact_weights()
-            self.eta_m = float(max(
-                (abs(mpmath.log(mpmath.mpf(ew[m]) / 2**64 / (ideal[m] / tot)))
-                 for m in range(d + 1) if h[m] > 0), default=0))
-            if any(ew[m] == 0 and h[m] > 0 for m in range(d + 1)):
-                raise ParameterError("level table lost a weight to quantisation")
-
-    @property
-    def eta(self) -> float:
-        """Bound on |ln P̃(I=i) − ln P_ideal(I=i)| for every i."""
-        return self.eta_m + (self.dim + 1) * self.geo.quantisation_error
-
-    def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
-        """I = m + Σ_{j<=d+1} G_j: 1 + 2(d+1) words per draw."""
-        out = self.m_table.sample(rng, n)
-        for _ in range(self.dim + 1):
-            out = out + self.geo.sample(rng, n)
-        return out
-
-    def pmf(self, N: int) -> NDArray[np.float64]:
-        """Exact P(I = i) for i < N (convolution of the sampled pmfs; float64)."""
-        k = np.arange(N)
-        g = self.geo.pmf(k)
-        out = np.zeros(N)
-        ew = np.array(self.m_table.exact_weights(), dtype=np.float64) / 2.0**64
-        out[: ew.size] = ew[:N]
-        for _ in range(self.dim + 1):
-            out = np.convolve(out, g)[:N]
-        return out
 
 
 def _mv_calibrate(epsilon: float, poly: list[int], eta_u: float, max_block: int = 256
@@ -1006,7 +606,7 @@ class MultivariateStaircase(_MultivariateBase):
         self.sensitivities = s
         self.dim = int(s.size)
         self.sensitivity = float(self.sensitivities.max())
-        from ..staircase_law import optimal_lambda
+        from ..laws.staircase import optimal_lambda
 
         self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else _as_real("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
@@ -1053,7 +653,7 @@ class MultivariateStaircase(_MultivariateBase):
         return tuple(int(z + levels * s) for z, s in zip(self.Z, self.S, strict=True))
 
     def ideal(self) -> Any:
-        from ..staircase_law import BoxStaircaseDensity
+        from ..laws.staircase import BoxStaircaseDensity
 
         return BoxStaircaseDensity(epsilon=self.epsilon, sensitivities=self.sensitivities,
                                    plateau=self.lam * self.sensitivities)
@@ -1098,7 +698,7 @@ class L1Staircase(_MultivariateBase):
             raise ParameterError("L1Staircase releases 2-D vectors only (dim=2); "
                                  "use MultivariateStaircase with a box for other dimensions")
         self.dim = 2
-        from ..staircase_law import optimal_lambda
+        from ..laws.staircase import optimal_lambda
 
         self.lam = optimal_lambda(self.epsilon, 2) if lam is None else _as_real("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
@@ -1167,7 +767,7 @@ class L1Staircase(_MultivariateBase):
         return (w, w)
 
     def ideal(self) -> Any:
-        from ..staircase_law import L1StaircaseDensity
+        from ..laws.staircase import L1StaircaseDensity
 
         return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
                                   lam=self.lam)

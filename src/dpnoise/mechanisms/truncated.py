@@ -1,8 +1,8 @@
 """Truncated Laplacian mechanism for (ε, δ)-DP (paper 001, Geng–Ding–Guo–Kumar), exact on a grid.
 
 The ideal mechanism (Def. 3/4, Thm 1) adds X with density B·e^(−|x|/λ) on [−A, A],
-λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.bounds` for the overflow-safe
-calibration and exact moments).  Two facts drive the design:
+λ = Δ/ε, A = λ·ln(1 + (e^ε − 1)/(2δ)) (see :mod:`dpnoise.laws.truncated_laplacian` for the
+overflow-safe calibration and exact moments).  Two facts drive the design:
 
 * δ is *catastrophic*: the mass δ of [A − Δ, A] (each side) is reachable from x but not
   from x ± Δ, so with probability δ the output identifies the input.  The privacy
@@ -42,14 +42,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..bounds import TLapParams, g_ratio, h_ratio, log_expm1, softplus, tlap_params
-from ..calibration import calibrate_block, check_block_length
-from ..calibration import default_grid as shared_default_grid
 from ..exact.folded import FoldedBlockGeometric
-from ..exact.geometric import LN2, BlockGeometric
-from ..lattice import check_grid, grid_sensitivity
-from ..lattice_law import HalfLatticeLaw, half_lattice_logpmf
-from ..params import SENSITIVITY_RANGE, Interval, check_quantiles, supported
+from ..exact.geometric import BlockGeometric
+from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
+from ..laws.grid import check_grid, grid_sensitivity
+from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
+from ..laws.truncated_laplacian import (
+    TLapParams,
+    g_ratio,
+    h_ratio,
+    log_expm1,
+    softplus,
+    tlap_params,
+)
+from ..params import LN2, SENSITIVITY_RANGE, Interval, check_quantiles, supported
 from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
@@ -130,10 +136,9 @@ class TLapDistribution:
 
 
 # ---------------------------------------------------------------- calibration
-def default_grid(sensitivity: float, epsilon: float) -> float:
-    """The shared lattice rule, with k <= 21 so the support (~2^k·A/Δ cells per side) stays
-    small enough to verify densely."""
-    return shared_default_grid(sensitivity, epsilon, max_bits=21)
+# The shared lattice rule (calibration.default_grid) with k <= 21, so that the support
+# (~2^k·A/Δ cells per side) stays small enough to verify densely.
+GRID_BITS = 21
 
 
 def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]:
@@ -209,8 +214,8 @@ class TruncatedLaplace(HalfLatticeMechanism):
         self.epsilon = self.ideal.epsilon
         self.delta = self.ideal.delta
         self.sensitivity = self.ideal.sensitivity
-        self.grid = (default_grid(self.sensitivity, self.epsilon) if grid is None
-                     else check_grid(grid))
+        self.grid = (default_grid(self.sensitivity, self.epsilon, max_bits=GRID_BITS)
+                     if grid is None else check_grid(grid))
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
         check_block_length(self.epsilon, self.shift_steps, self.grid)
         self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)

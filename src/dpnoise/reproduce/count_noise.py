@@ -21,9 +21,9 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
-from .. import count_family as cf
-from .. import dg_accounting as dga
 from ..exact.rational import exp_lower
+from ..laws import count_noise as cf
+from ..laws import discrete_gaussian as dga
 from ..progress import progress
 from .output import md_table, save_figure
 

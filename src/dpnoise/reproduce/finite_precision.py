@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..audit import audit, numpy_laplace_reachable, numpy_laplace_value
-from ..precision import (
+from ..laws.finite_precision import (
     analyse,
     delta_t_inverse_cdf,
     eps_prime,
@@ -188,7 +188,7 @@ SPEC_ROWS: list[dict[str, Any]] = [
 
 def spec_table() -> list[list[Any]]:
     """Recompute every §3.3 row.  The spec's 2-D rows use the unsnapped square (D = √2·side)."""
-    from ..precision import delta_t_for
+    from ..laws.finite_precision import delta_t_for
 
     rows = []
     for r in SPEC_ROWS:
@@ -274,7 +274,7 @@ def enumerate_planar(q_angle: int, q_radius: int, grid: float, half: float,
     for true points (0, 0) and ``p2``; the exception is one more outcome."""
     from scipy.special import lambertw
 
-    from ..precision import aligned_interval
+    from ..laws.finite_precision import aligned_interval
 
     m, M = aligned_interval(-half, half, grid)
     jlo, jhi = round(m / grid + 0.5), round(M / grid - 0.5)
@@ -302,7 +302,7 @@ def enumerate_planar(q_angle: int, q_radius: int, grid: float, half: float,
 
 def b3_rows(quick: bool) -> list[list[Any]]:
     """2-D analogue of B2 (ε_g = 1, d = 1, L = 1): empirical <= corrected (<= printed?)."""
-    from ..precision import aligned_interval, delta_t_planar_polar
+    from ..laws.finite_precision import aligned_interval, delta_t_planar_polar
 
     configs = [(10, 14, 1.0, 2.0)] if quick else [(10, 14, 1.0, 2.0), (11, 16, 1.0, 3.0)]
     rows = []
@@ -319,7 +319,7 @@ def b3_rows(quick: bool) -> list[list[Any]]:
 
 
 def b2_rows(quick: bool) -> list[list[Any]]:
-    from ..precision import aligned_interval
+    from ..laws.finite_precision import aligned_interval
 
     configs = [(20, 1 / 16, -4.0, 5.0), (16, 1 / 64, -4.0, 5.0)]
     if not quick:

@@ -19,13 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..mechanisms.range_laplace import (
-    PaperHalfLineLaplaceUnsafe,
-    RangeLaplace,
-    continuous_family,
-)
-from ..progress import progress
-from ..range_calibration.truncated_laplace import (
+from ..laws.range_laplace import (
     eps_metric,
     eps_std_union,
     paper_boundary_scale,
@@ -33,6 +27,12 @@ from ..range_calibration.truncated_laplace import (
     sigma_metric,
     sigma_std,
 )
+from ..mechanisms.range_laplace import (
+    PaperHalfLineLaplaceUnsafe,
+    RangeLaplace,
+    continuous_family,
+)
+from ..progress import progress
 from ..verify import ContinuousFamily, verify
 from .output import md_table, save_figure, write_csv
 
@@ -155,7 +155,7 @@ def _figure(out_dir: Path) -> Path:
     axes[0].set_xlabel("released value")
     axes[0].legend(fontsize=8)
     S = [(-3, -2), (-1.5, 1), (1.5, 2.5)]
-    from ..range_calibration.truncated_law import TruncatedLaplaceLaw
+    from ..laws.range_laplace_law import TruncatedLaplaceLaw
 
     law = TruncatedLaplaceLaw(S, 0.0, 1.0)
     t = np.linspace(-4, 4, 2000)

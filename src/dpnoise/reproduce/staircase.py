@@ -14,9 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
-from ..progress import progress
-from ..staircase_law import (
+from ..laws.staircase import (
     BoxStaircaseDensity,
     StaircaseDensity,
     laplace_interval_size,
@@ -24,6 +22,8 @@ from ..staircase_law import (
     laplace_variance,
     optimal_gamma,
 )
+from ..mechanisms.staircase import L1Staircase, MultivariateStaircase, Staircase
+from ..progress import progress
 from .output import save_figure, write_csv
 
 EPS = (0.1, 0.5, 1.0)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bounds import lower_bounds, rigorous_lower_bounds, tlap_params
+from ..laws.truncated_laplacian import lower_bounds, rigorous_lower_bounds, tlap_params
 from ..mechanisms.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..mechanisms.truncated import TruncatedLaplace
 from ..progress import progress

@@ -50,10 +50,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..exact.geometric import LN2
-from ..lattice import grid_sensitivity, power_of_two_at_most
+from ..laws.grid import grid_sensitivity, power_of_two_at_most
 from ..mechanisms.base import Guarantee, Mechanism
-from ..params import check_delta, check_epsilon
+from ..mechanisms.registry import Request, build
+from ..params import LN2, check_delta, check_epsilon
 
 Kind = Literal["count", "sum"]
 RANGE_LAPLACE_MAX_CELLS = 256
@@ -115,9 +115,8 @@ def session_grid(sensitivity: float, epsilon: float) -> float:
 
 @lru_cache(maxsize=256)
 def _laplace_cached(epsilon: float, sensitivity: float) -> Mechanism:
-    from ..mechanisms.laplace import Laplace
-
-    return Laplace(epsilon=epsilon, sensitivity=sensitivity)  # default grid: builds in <= 0.1 s
+    # default grid: builds in <= 0.1 s
+    return build("laplace", Request(epsilon=epsilon, sensitivity=sensitivity))
 
 
 def _laplace(s: Spec) -> Mechanism:
@@ -126,9 +125,8 @@ def _laplace(s: Spec) -> Mechanism:
 
 @lru_cache(maxsize=256)
 def _clamped_cached(epsilon: float, sensitivity: float, lower: float, upper: float) -> Mechanism:
-    from ..mechanisms.laplace import ClampedLaplace
-
-    return ClampedLaplace(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper)
+    return build("clamped-laplace",
+                 Request(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper))
 
 
 def _clamped_laplace(s: Spec) -> Mechanism:
@@ -143,10 +141,6 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(f"dpnoise.mechanisms.{module}") is not None
 
 
-def _int_bound(x: float) -> int | None:
-    return None if math.isinf(x) else int(x)
-
-
 def _integer_sensitivity(s: Spec, name: str) -> int:
     if not float(s.sensitivity).is_integer():
         raise ParameterError(f"mechanism {name!r} needs an integer sensitivity, got "
@@ -157,13 +151,11 @@ def _integer_sensitivity(s: Spec, name: str) -> int:
 @lru_cache(maxsize=256)
 def _range_laplace_cached(epsilon: float, sensitivity: float, lower: float,
                           upper: float) -> Mechanism:
-    from ..mechanisms.range_laplace import RangeLaplace
-
     grid = session_grid(sensitivity, epsilon)  # its default (~Δ/1024, M <= 2^15) is 10x slower
     if math.isfinite(upper - lower):
         grid = min(grid, power_of_two_at_most((upper - lower) / 8))
-    return RangeLaplace(epsilon=epsilon, sensitivity=sensitivity, domain=(lower, upper),
-                        grid=grid)
+    return build("range-laplace", Request(epsilon=epsilon, sensitivity=sensitivity,
+                                          lower=lower, upper=upper, grid=grid))
 
 
 def _range_laplace(s: Spec) -> Mechanism:
@@ -173,39 +165,35 @@ def _range_laplace(s: Spec) -> Mechanism:
 
 
 @lru_cache(maxsize=256)
-def _geometric_cached(epsilon: float, sensitivity: int, lower: int | None,
-                      upper: int | None) -> Mechanism:
-    from ..mechanisms.counts import Geometric
-
-    return Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper)
+def _geometric_cached(epsilon: float, sensitivity: int, lower: float,
+                      upper: float) -> Mechanism:
+    return build("geometric", Request(epsilon=epsilon, sensitivity=sensitivity, lower=lower,
+                                      upper=upper))
 
 
 def _geometric(s: Spec) -> Mechanism:
     return _geometric_cached(s.epsilon, _integer_sensitivity(s, "geometric"),
-                             _int_bound(s.lower), _int_bound(s.upper))
+                             s.lower, s.upper)
 
 
 @lru_cache(maxsize=64)
 def _discrete_gaussian_cached(epsilon: float, delta: float, sensitivity: int,
-                              lower: int | None, upper: int | None) -> Mechanism:
-    from ..mechanisms.counts import DiscreteGaussian
-
-    return DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-                            lower=lower, upper=upper)
+                              lower: float, upper: float) -> Mechanism:
+    return build("discrete-gaussian", Request(epsilon=epsilon, delta=delta,
+                                              sensitivity=sensitivity, lower=lower, upper=upper))
 
 
 def _discrete_gaussian(s: Spec) -> Mechanism:
     return _discrete_gaussian_cached(s.epsilon, s.delta,
                                      _integer_sensitivity(s, "discrete-gaussian"),
-                                     _int_bound(s.lower), _int_bound(s.upper))
+                                     s.lower, s.upper)
 
 
 @lru_cache(maxsize=64)
-def _count_noise_cached(epsilon: float, delta: float, lower: int | None,
-                        upper: int | None) -> Mechanism:
-    from ..mechanisms.counts import CountNoise
-
-    return CountNoise.smallest_support(epsilon=epsilon, delta=delta, lower=lower, upper=upper)
+def _count_noise_cached(epsilon: float, delta: float, lower: float,
+                        upper: float) -> Mechanism:
+    # delta alone: the smallest support
+    return build("count-noise", Request(epsilon=epsilon, delta=delta, lower=lower, upper=upper))
 
 
 def _count_noise(s: Spec) -> Mechanism:
@@ -214,15 +202,13 @@ def _count_noise(s: Spec) -> Mechanism:
             "count-noise is defined for sensitivity 1 only (one row per individual, "
             f"max_contributions = 1); this statistic has sensitivity {s.sensitivity:g}"
         )
-    return _count_noise_cached(s.epsilon, s.delta, _int_bound(s.lower), _int_bound(s.upper))
+    return _count_noise_cached(s.epsilon, s.delta, s.lower, s.upper)
 
 
 @lru_cache(maxsize=64)
 def _staircase_cached(epsilon: float, sensitivity: float) -> Mechanism:
-    from ..mechanisms.staircase import Staircase
-
-    return Staircase(epsilon=epsilon, sensitivity=sensitivity,
-                     grid=session_grid(sensitivity, epsilon))
+    return build("staircase", Request(epsilon=epsilon, sensitivity=sensitivity,
+                                      grid=session_grid(sensitivity, epsilon)))
 
 
 def _staircase(s: Spec) -> Mechanism:
@@ -231,9 +217,8 @@ def _staircase(s: Spec) -> Mechanism:
 
 @lru_cache(maxsize=64)
 def _truncated_laplace_cached(epsilon: float, delta: float, sensitivity: float) -> Mechanism:
-    from ..mechanisms.truncated import TruncatedLaplace
-
-    return TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    return build("truncated-laplace", Request(epsilon=epsilon, delta=delta,
+                                              sensitivity=sensitivity))
 
 
 def _truncated_laplace(s: Spec) -> Mechanism:

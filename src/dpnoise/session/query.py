@@ -54,6 +54,15 @@ _KEYWORDS = {
     "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
 }
 _AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean"}
+#: aggregates people ask for that have no honest bounded-sensitivity release here
+UNSUPPORTED_AGGREGATES = {
+    "median", "min", "max", "quantile", "quantile_cont", "quantile_disc", "percentile",
+    "percentile_cont", "percentile_disc", "mode", "stddev", "stddev_pop", "stddev_samp",
+    "variance", "var_pop", "var_samp", "var", "std", "first", "last", "any_value",
+    "arg_max", "arg_min", "string_agg", "list", "array_agg", "product", "range",
+}
+#: deepest nesting of parentheses / NOT a predicate may have
+MAX_DEPTH = 64
 _OPS = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -236,7 +245,10 @@ class Query:
         return cols
 
     def validate(self, schema: Schema) -> Query:
-        """Refuse unknown / unbounded columns and non-public group keys (no budget spent)."""
+        """Type-check against the schema, before any data is read or budget spent: unknown
+        / unbounded columns, non-public group keys, and literals of the wrong type for a
+        column (a number against a categorical column of strings, a string against a
+        numeric one) are refused with a ParameterError naming the column and its type."""
         for name in sorted(self.columns()):
             schema.column(name)
         if self.stat in ("sum", "mean"):
@@ -278,11 +290,23 @@ def _check_literals(p: Predicate | None, schema: Schema) -> None:
         vals = p.values
     elif isinstance(p, Between):
         vals = (p.low, p.high)
-    if col.is_numeric and not col.integer:
-        for v in vals:
-            if isinstance(v, str):
+    for v in vals:
+        kind = "a boolean" if isinstance(v, bool) else (
+            "a string" if isinstance(v, str) else "a number")
+        if col.categories is None:
+            if kind != "a number":
+                lo, hi = col.lower, col.upper
                 raise ParameterError(
-                    f"column {p.column!r} is numeric: compare it with a number, got {v!r}"
+                    f"column {p.column!r} is {col.kind} (declared type: number in "
+                    f"[{lo:g}, {hi:g}]): compare it with a number, got {kind} {v!r}"
+                )
+        else:
+            want = "a string" if isinstance(col.categories[0], str) else "a number"
+            if kind != want:
+                raise ParameterError(
+                    f"column {p.column!r} is categorical (declared type: categories that are "
+                    f"{'strings' if want == 'a string' else 'numbers'}): compare it with "
+                    f"{want}, got {kind} {v!r}"
                 )
 
 
@@ -291,6 +315,7 @@ class _Parser:
         self.text = text
         self.toks = tokenize(text)
         self.i = 0
+        self.depth = 0
 
     # helpers
     @property
@@ -346,6 +371,7 @@ class _Parser:
         return q
 
     def small(self) -> Query:
+        self.unsupported()
         t = self.take()
         if t.kind != "kw" or t.value not in ("count", "sum", "mean", "avg", "histogram"):
             self.i -= 1
@@ -385,6 +411,9 @@ class _Parser:
         keys: list[str] = []
         agg: tuple[Stat, str | None] | None = None
         while True:
+            nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else self.tok
+            if nxt.kind == "punct" and nxt.value == "(":
+                self.unsupported()
             if self.tok.kind == "ident":
                 keys.append(self.ident())
             elif self.is_kw("count", "sum", "mean", "avg"):
@@ -449,15 +478,32 @@ class _Parser:
         return args[0] if len(args) == 1 else BoolOp("AND", tuple(args))
 
     def negation(self) -> Predicate:
-        if self.is_kw("not"):
-            self.i += 1
-            return Not(self.negation())
-        if self.tok.kind == "punct" and self.tok.value == "(":
-            self.i += 1
-            p = self.predicate()
-            self.expect_punct(")")
-            return p
-        return self.atom()
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ParameterError(
+                f"query: predicates may nest at most {MAX_DEPTH} levels of parentheses / NOT"
+            )
+        try:
+            if self.is_kw("not"):
+                self.i += 1
+                return Not(self.negation())
+            if self.tok.kind == "punct" and self.tok.value == "(":
+                self.i += 1
+                p = self.predicate()
+                self.expect_punct(")")
+                return p
+            return self.atom()
+        finally:
+            self.depth -= 1
+
+    def unsupported(self) -> None:
+        """Refuse a known aggregate that dpnoise does not release, by its name."""
+        t = self.tok
+        if t.kind == "ident" and t.value.lower() in UNSUPPORTED_AGGREGATES:
+            raise ParameterError(
+                f"query: unsupported aggregate {t.value.upper()}: only COUNT, SUM and "
+                "AVG/MEAN of a bounded column are released"
+            )
 
     def atom(self) -> Predicate:
         column = self.ident()

@@ -17,6 +17,14 @@ Dataset-level facts (all optional):
 * ``max_rows``: a public upper bound ``N`` on the number of rows.  Counts are released in
   ``[0, N]`` and sums in the range it implies; without it, counts live on ``[0, ∞)``.
 
+Column-level facts: ``lower``/``upper`` (finite TOML numbers with ``|bound| <= 2^970``, so
+that a sum of 2^53 values at the bound is still a finite double), ``categories`` (all
+strings or all numbers), ``integer`` (a TOML boolean: ``integer = "false"`` is an error,
+never read as true) and ``source``: the header of the column in the file when it is not
+a plain identifier (``[columns.hours_per_week]`` with ``source = "hours-per-week"``);
+queries use the declared name.  Types are checked strictly: a string where a number or
+boolean belongs is a :class:`~dpnoise.errors.ParameterError` at schema time.
+
 TOML form (``tomllib``)::
 
     [dataset]
@@ -56,6 +64,32 @@ from ..params import check_int, check_interval
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 MAX_CELLS = 50_000_000
+#: largest |bound|: 2^53 values at the bound sum to at most 2^1023, a finite double
+MAX_BOUND = 2.0**970
+#: smallest nonzero max(|lower|, |upper|): keeps the fixed-point resolution a normal double
+MIN_SCALE = 2.0**-960
+#: integer keys are exact doubles
+MAX_INTEGER_KEY = 2**53
+
+
+def _number(what: str, value: Any) -> float:
+    """A TOML/Python number (int or float, never bool or str), finite, |x| <= MAX_BOUND."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterError(f"{what} must be a number, got {type(value).__name__} {value!r}")
+    x = float(value)
+    if not math.isfinite(x) or abs(x) > MAX_BOUND:
+        raise ParameterError(
+            f"{what} must be a finite number with |value| <= 2^970 (about 9.98e291, so that "
+            f"a sum of 2^53 values at the bound stays a finite double), got {value!r}"
+        )
+    return x
+
+
+def quote_identifier(name: str) -> str:
+    """A double-quoted SQL identifier for any header name (quotes doubled; NUL refused)."""
+    if not isinstance(name, str) or not name or "\x00" in name or len(name) > 1024:
+        raise ParameterError(f"column source must be a non-empty header name, got {name!r}")
+    return '"' + name.replace('"', '""') + '"'
 
 
 def check_identifier(name: Any, *, what: str = "column name") -> str:
@@ -81,9 +115,17 @@ class Column:
     upper: float | None = None
     categories: tuple[Any, ...] | None = None
     integer: bool = False
+    source: str | None = None  # header in the file, if not the declared name
 
     def __post_init__(self) -> None:
         check_identifier(self.name)
+        if not isinstance(self.integer, bool):
+            raise ParameterError(
+                f"column {self.name!r}: integer must be a boolean (true or false), got "
+                f"{type(self.integer).__name__} {self.integer!r}"
+            )
+        if self.source is not None:
+            quote_identifier(self.source)
         if self.categories is not None:
             if self.lower is not None or self.upper is not None or self.integer:
                 raise ParameterError(
@@ -97,6 +139,16 @@ class Column:
                     raise ParameterError(
                         f"column {self.name!r}: categories must be strings or numbers, got {c!r}"
                     )
+            kinds = {isinstance(c, str) for c in cats}
+            if len(kinds) > 1:
+                raise ParameterError(
+                    f"column {self.name!r}: categories must be all strings or all numbers"
+                )
+            if not isinstance(cats[0], str):
+                for c in cats:
+                    _number(f"column {self.name!r} category", c)
+                if len({float(c) for c in cats}) != len(cats):
+                    raise ParameterError(f"column {self.name!r}: categories must be distinct")
             if len({str(c) for c in cats}) != len(cats):
                 raise ParameterError(f"column {self.name!r}: categories must be distinct")
             object.__setattr__(self, "categories", cats)
@@ -105,11 +157,23 @@ class Column:
             raise ParameterError(
                 f"column {self.name!r} is unbounded: declare lower and upper (or categories)"
             )
-        lo, hi = check_interval(self.lower, self.upper, name=f"column {self.name!r} bounds")
+        lo, hi = check_interval(_number(f"column {self.name!r} lower bound", self.lower),
+                                _number(f"column {self.name!r} upper bound", self.upper),
+                                name=f"column {self.name!r} bounds")
+        if max(abs(lo), abs(hi)) < MIN_SCALE:
+            raise ParameterError(
+                f"column {self.name!r}: max(|lower|, |upper|) must be at least 2^-960, got "
+                f"[{lo!r}, {hi!r}]"
+            )
         if self.integer:
             if not (lo.is_integer() and hi.is_integer()):
                 raise ParameterError(
                     f"column {self.name!r}: integer key bounds must be integers, got [{lo}, {hi}]"
+                )
+            if max(abs(lo), abs(hi)) > MAX_INTEGER_KEY:
+                raise ParameterError(
+                    f"column {self.name!r}: integer key bounds must lie in [-2^53, 2^53], got "
+                    f"[{lo:g}, {hi:g}]"
                 )
             if hi - lo + 1 > MAX_CELLS:
                 raise ParameterError(
@@ -121,6 +185,18 @@ class Column:
     @property
     def is_numeric(self) -> bool:
         return self.categories is None
+
+    @property
+    def header(self) -> str:
+        """The column's name in the file (``source`` if declared, else its name)."""
+        return self.source if self.source is not None else self.name
+
+    @property
+    def kind(self) -> str:
+        """``categorical``, ``integer key`` or ``numeric`` (used in error messages)."""
+        if self.categories is not None:
+            return "categorical"
+        return "integer key" if self.integer else "numeric"
 
     @property
     def can_group(self) -> bool:
@@ -143,11 +219,15 @@ class Column:
         return len(self.keys())
 
     def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any]
         if self.categories is not None:
-            return {"categories": list(self.categories)}
-        d: dict[str, Any] = {"lower": self.lower, "upper": self.upper}
-        if self.integer:
-            d["integer"] = True
+            d = {"categories": list(self.categories)}
+        else:
+            d = {"lower": self.lower, "upper": self.upper}
+            if self.integer:
+                d["integer"] = True
+        if self.source is not None:
+            d["source"] = self.source
         return d
 
 
@@ -169,7 +249,13 @@ class Schema:
                 raise ParameterError(f"schema column key {key!r} != column name {col.name!r}")
         object.__setattr__(self, "columns", cols)
         if self.user_id is not None:
-            check_identifier(self.user_id, what="user_id")
+            if not isinstance(self.user_id, str):
+                raise ParameterError(f"user_id must be a string, got {self.user_id!r}")
+            quote_identifier(self.user_id)
+        if isinstance(self.max_contributions, bool):
+            raise ParameterError("max_contributions must be an integer, got a boolean")
+        if isinstance(self.max_rows, bool):
+            raise ParameterError("max_rows must be an integer, got a boolean")
         k = check_int("max_contributions", self.max_contributions, lower=1, upper=1_000_000)
         object.__setattr__(self, "max_contributions", k)
         if self.user_id is None and k != 1:
@@ -200,16 +286,24 @@ class Schema:
         for name, spec in dict(doc.get("columns", {})).items():
             if not isinstance(spec, Mapping):
                 raise ParameterError(f"schema column {name!r} must be a table of settings")
-            bad = set(spec) - {"lower", "upper", "categories", "integer", "description"}
+            bad = set(spec) - {"lower", "upper", "categories", "integer", "description",
+                               "source"}
             if bad:
                 raise ParameterError(f"schema column {name!r}: unknown keys {sorted(bad)}")
             cats = spec.get("categories")
+            if cats is not None and not isinstance(cats, (list, tuple)):
+                raise ParameterError(f"schema column {name!r}: categories must be a list")
+            source = spec.get("source")
+            if source is not None and not isinstance(source, str):
+                raise ParameterError(f"schema column {name!r}: source must be a string "
+                                     f"(the column's header in the file), got {source!r}")
             columns[name] = Column(
                 name=name,
                 lower=spec.get("lower"),
                 upper=spec.get("upper"),
                 categories=None if cats is None else tuple(cats),
-                integer=bool(spec.get("integer", False)),
+                integer=spec.get("integer", False),
+                source=source,
             )
         return cls(
             columns=columns,
@@ -247,18 +341,23 @@ class Schema:
         """``bounds``: ``col=lo:hi``; ``categories``: ``col=a,b,c``; ``keys``: ``col=lo:hi``
         integer keys.  Flags override the same columns of ``base`` (a schema file)."""
         cols: dict[str, Column] = dict(base.columns) if base else {}
+
+        def source(name: str) -> str | None:  # a flag keeps the base column's source
+            return cols[name].source if name in cols else None
+
         for spec in bounds:
             name, lo, hi = _split_range(spec, "--bounds")
-            cols[name] = Column(name, lower=lo, upper=hi)
+            cols[name] = Column(name, lower=lo, upper=hi, source=source(name))
         for spec in keys:
             name, lo, hi = _split_range(spec, "--keys")
-            cols[name] = Column(name, lower=lo, upper=hi, integer=True)
+            cols[name] = Column(name, lower=lo, upper=hi, integer=True, source=source(name))
         for spec in categories:
             name, _, rest = spec.partition("=")
             if not rest:
                 raise ParameterError(f"--categories must look like col=a,b,c, got {spec!r}")
             cols[name.strip()] = Column(
-                name.strip(), categories=tuple(c.strip() for c in rest.split(","))
+                name.strip(), categories=tuple(c.strip() for c in rest.split(",")),
+                source=source(name.strip()),
             )
         return cls(
             columns=cols,
@@ -287,6 +386,14 @@ class Schema:
                 f"column {name!r} is categorical: it has no numeric bounds to sum or average"
             )
         return col
+
+    def user_header(self) -> str | None:
+        """The file header of the ``user_id`` column (a declared column's ``source`` if the
+        user_id names a declared column, else the user_id itself)."""
+        if self.user_id is None:
+            return None
+        col = self.columns.get(self.user_id)
+        return col.header if col is not None else self.user_id
 
     def as_dict(self) -> dict[str, Any]:
         return {

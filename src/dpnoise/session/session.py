@@ -4,16 +4,24 @@
     ...             budget=Budget(epsilon=1.0), ledger="people.ledger")   # doctest: +SKIP
     >>> s.release("count where age > 30", epsilon=0.1)                    # doctest: +SKIP
 
-What one release does, in this order (each step can refuse; nothing is spent until 4):
+The rule: **the only data-dependent thing a release emits is its noisy answer**.  Which
+code path runs, whether an error is raised, and every message depend only on the query,
+the schema and public parameters.  The data was read once, when the session opened, into
+the typed view of :mod:`dpnoise.session.source`.
 
-1. parse and validate the query against the schema (unknown / unbounded columns,
-   non-aggregate SQL, odd identifiers are refused);
+What one release does, in this order (steps 1-4 depend on no data; nothing is spent
+before 4; after 4 the charge is kept whatever happens):
+
+1. parse and type-check the query against the schema (unknown / unbounded columns,
+   literals of the wrong type, non-aggregate SQL, unsupported aggregates are refused);
 2. calibrate the mechanism(s) for the statistic's sensitivity and valid range
    (:mod:`dpnoise.session.adapter`);
 3. (opt-in replay) serve an identical earlier release from the ledger at no cost;
-   otherwise compute the true aggregates with DuckDB;
 4. reserve (epsilon, delta) in the ledger -- a durable transaction, refused if over budget;
-5. draw the noise (vectorised over all cells) and post-process into the valid range;
+5. compute the true aggregates on the typed view (:mod:`dpnoise.session.engine`: exact
+   fixed-point sums), draw the noise (vectorised over all cells) and post-process into
+   the valid range; a failure here aborts the reservation with the fixed reason code
+   ``release_failed`` (the charge stays) and raises a fixed, data-free message;
 6. record the answer in the ledger.
 
 Statistics, for add/remove-one-individual neighbours with at most k rows each, values
@@ -21,10 +29,12 @@ clamped into the declared ``[lo, hi]`` and an optional public row bound N:
 
 * COUNT: integer cells in ``[0, N]`` (``[0, ∞)`` without N), one row moves a cell by 1;
 * SUM: cells in ``[N·min(lo, 0), N·max(hi, 0)]`` (a half-line or the real line without N),
-  one row moves a cell by at most ``max(|lo|, |hi|)``;
-* MEAN: half the epsilon releases the count of values C, half releases the *centred* sum
-  S = Σ(x − mid) (one row moves it by at most ``(hi − lo)/2``); the answer is
-  ``clamp(mid + S/max(C, 1), lo, hi)`` -- post-processing, so always inside ``[lo, hi]``.
+  one row moves a cell by at most ``max(|lo|, |hi|)`` rounded up to the exact sum's grid
+  (:func:`~dpnoise.session.engine.exact_sum`, at most 2^-16 relatively more);
+* MEAN: half the epsilon releases the count of non-missing values C, half releases the
+  *centred* sum S = Σ(x − mid) over the same values (one row moves it by at most
+  ``(hi − lo)/2``, rounded up to its grid); the answer is ``clamp(mid + S/max(C, 1), lo,
+  hi)`` -- post-processing, so always inside ``[lo, hi]``.  A missing value is in neither.
 """
 
 from __future__ import annotations
@@ -39,11 +49,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import BudgetExceededError, ParameterError
+from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import Plan, Target, plan
-from .engine import Aggregates, Engine
+from .engine import Aggregates, Engine, exact_sum
 from .ledger import Budget, Entry, Ledger
 from .query import Query, parse_query
 from .schema import Schema
@@ -135,7 +145,7 @@ class Session:
             self.ledger = ledger
         else:
             self.ledger = Ledger(ledger, budget=budget, timeout=timeout)
-        self.engine = Engine(data, self.schema)
+        self.engine = Engine(data, self.schema)  # reads the data ONCE into the typed view
         self.replay = bool(replay)
         self.rng = rng
 
@@ -193,15 +203,16 @@ class Session:
             return [("count", count)]
         col = s.numeric(q.column)  # type: ignore[arg-type]
         lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
+        exact = exact_sum(col, s.max_rows)
         if q.stat == "sum":
-            unit = max(abs(lo), abs(hi))
+            unit = exact.sum_unit
             if n is not None:
                 a, b = n * min(lo, 0.0), n * max(hi, 0.0)
             else:
                 a = -math.inf if lo < 0 else 0.0
                 b = math.inf if hi > 0 else 0.0
             return [("sum", Target("sum", unit, k, cells, a, b))]
-        half = (hi - lo) / 2
+        half = exact.mean_unit  # (hi - lo) / 2 rounded up to the centred sum's grid
         a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
         return [("count", count), ("centred_sum", Target("sum", half, k, cells, a, b))]
 
@@ -232,24 +243,26 @@ class Session:
             dl = left.delta
         return eps, dl
 
+    def plans(self, query: str | Query, epsilon: float, delta: float = 0.0,
+              mechanism: str | None = None) -> list[tuple[str, Plan]]:
+        """The calibrated plan of each component (role, Plan) a release of ``query`` at
+        (epsilon, delta) would use -- public facts only; nothing is read or spent."""
+        q = self.parse(query)
+        return self._plans(q, check_epsilon(epsilon), check_delta(delta, allow_zero=True),
+                           mechanism)
+
+    def true_components(self, query: str | Query) -> dict[str, NDArray[Any]]:
+        """CUSTODIAN ONLY (not private, never release it): the exact true value of each
+        component a release of ``query`` adds noise to, keyed by the role of its plan
+        (``count``, ``sum``, ``centred_sum``), shaped like the release.  For tests and
+        audits of the sensitivity; reads the data, spends nothing."""
+        q = self.parse(query)
+        return _components(q, self.engine.aggregate(q))
+
     def true_answer(self, query: str | Query) -> NDArray[Any]:
         """The exact (NOT private) answer -- for the custodian's own checks only."""
         q = self.parse(query)
-        return _combine(q, self.schema, self._truth(q, self.schema, self.engine.aggregate(q)))
-
-    @staticmethod
-    def _truth(q: Query, schema: Schema, agg: Aggregates) -> dict[str, NDArray[Any]]:
-        shape = agg.shape
-        if q.stat == "count":
-            counts = agg.values if q.column is not None else agg.rows
-            return {"count": counts.reshape(shape)}
-        if q.stat == "sum":
-            return {"sum": agg.sums.reshape(shape)}
-        col = schema.numeric(q.column)  # type: ignore[arg-type]
-        mid = (float(col.lower) + float(col.upper)) / 2  # type: ignore[arg-type]
-        # centred sum: each clamped value enters as x - mid, |x - mid| <= (hi - lo)/2
-        centred = agg.sums - mid * agg.values
-        return {"count": agg.values.reshape(shape), "sums": centred.reshape(shape)}
+        return _combine(q, self.schema, _components(q, self.engine.aggregate(q)))
 
     def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
                 mechanism: str | None = None, replay: bool | None = None) -> Release:
@@ -280,7 +293,7 @@ class Session:
         key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
                    float(eps).hex(), float(dl).hex(), self.row_bound() if with_rows else None)
         group_keys = tuple(self.schema.column(g).keys() for g in q.group_by)
-        guarantee = _composed_guarantee(plans, eps, dl)
+        guarantee = _composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
         use_replay = self.replay if replay is None else bool(replay)
         if use_replay:
             hit = self.ledger.find(key)
@@ -296,9 +309,8 @@ class Session:
                 + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if dl else str(left))
                 + f" of the total {self.budget} remains"
             )
-        agg = self.engine.aggregate(q)
-        truth = self._truth(q, self.schema, agg)
         rng = resolve_rng(self.rng)
+        # reserve BEFORE anything data-dependent runs: from here on the charge is kept
         rid = self.ledger.reserve(
             epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
             dataset=self.engine.fingerprint, mechanism=mech_name,
@@ -308,14 +320,20 @@ class Session:
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         )
         try:
-            noisy = {}
-            for role, p in plans:
-                src = truth["count"] if role == "count" else truth.get("sum", truth.get("sums"))
-                noisy["count" if role == "count" else ("sum" if role == "sum" else "sums")] = \
-                    p.release(src, rng)
+            truth = _components(q, self.engine.aggregate(q))
+            noisy = {role: p.release(truth[role], rng) for role, p in plans}
             answer = _combine(q, self.schema, noisy)
-        except BaseException as exc:
-            self.ledger.abort(rid, f"{type(exc).__name__}: {exc}")
+        except Exception:
+            # a fixed reason code and a fixed message: the exception's text could
+            # depend on the data, so it is neither stored nor shown (nor chained)
+            self.ledger.abort(rid, "release_failed")
+            raise DpnoiseError(
+                f"release failed after its budget was reserved (ledger row {rid}, reason "
+                "release_failed); the charge is kept and the cause is withheld because it "
+                "could depend on the data"
+            ) from None
+        except BaseException:
+            self.ledger.abort(rid, "interrupted")
             raise
         preview = np.array2string(answer.ravel()[:8], precision=6, separator=", ")
         self.ledger.complete(rid, answer, preview)
@@ -334,6 +352,18 @@ class Session:
         self.close()
 
 
+def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
+    """The true value of each component, keyed by role (see the module docstring)."""
+    shape = agg.shape
+    if q.stat == "count":
+        counts = agg.values if q.column is not None else agg.rows
+        return {"count": counts.reshape(shape)}
+    if q.stat == "sum":
+        return {"sum": agg.sums.reshape(shape)}
+    # mean: count of non-missing values and Σ(x - mid) of the same values, exactly
+    return {"count": agg.values.reshape(shape), "centred_sum": agg.centred.reshape(shape)}
+
+
 def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
     if q.stat == "count":
         return np.asarray(parts["count"]).astype(np.int64)
@@ -343,14 +373,18 @@ def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArra
     lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
     mid = (lo + hi) / 2
     count = np.asarray(parts["count"], dtype=np.float64)
-    sums = np.asarray(parts["sums"], dtype=np.float64)
+    sums = np.asarray(parts["centred_sum"], dtype=np.float64)
     return np.clip(mid + sums / np.maximum(count, 1.0), lo, hi)
 
 
-def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float) -> str:
+def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,
+                        per_individual: bool = True) -> str:
     parts = [f"{role}: {p.guarantee} per cell" for role, p in plans]
     core = f"({eps:.6g}, {dl:.3g})-DP" if dl else f"{eps:.6g}-DP"
-    return f"{core} for add/remove one individual [{'; '.join(parts)}]"
+    # without a user_id a person may own several rows: the guarantee is per row only
+    unit = "one individual (user_id)" if per_individual else \
+        "one row (no user_id declared: a person owning several rows is not covered)"
+    return f"{core} for add/remove {unit} [{'; '.join(parts)}]"
 
 
 def _resolve_schema(schema: Any, data: Any) -> Schema:

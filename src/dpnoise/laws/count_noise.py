@@ -33,7 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 Q = Fraction
 

@@ -29,9 +29,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from ..errors import ParameterError
+from ..params import LN2
 
 Pieces = Sequence[tuple[float, float]]
-LN2 = math.log(2.0)
 
 
 # --------------------------------------------------------------------- masses

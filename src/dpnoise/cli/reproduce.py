@@ -6,7 +6,7 @@ import argparse
 import importlib
 from pathlib import Path
 
-from ..cli import subcommand
+from .command import subcommand
 
 # name -> module under dpnoise.reproduce exposing run(out_dir: Path, quick: bool) -> list[Path]
 REPRODUCTIONS: dict[str, str] = {

@@ -6,7 +6,8 @@ import argparse
 
 import numpy as np
 
-from ..cli import emit_json, subcommand
+from .command import subcommand
+from .output import emit_json
 
 
 def _args(p: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import emit_json, subcommand
+from .command import subcommand
+from .output import emit_json
 
 
 def _args(p: argparse.ArgumentParser) -> None:

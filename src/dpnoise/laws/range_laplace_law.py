@@ -16,8 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ..errors import ParameterError
-from ..params import check_quantiles
-from .truncated_laplace import LN2, log_mass
+from ..params import LN2, check_quantiles
+from .range_laplace import log_mass
 
 
 def _gamma_diff(k: int, p: float, q: float) -> float:
@@ -78,7 +78,7 @@ class TruncatedLaplaceLaw:
 
     def _lap_cdf_mass(self, lo: float, hi: float) -> float:
         """P(lo <= X <= hi) for the untruncated Laplace (stable)."""
-        from .truncated_laplace import log_piece_mass
+        from .range_laplace import log_piece_mass
 
         if hi <= lo:
             return 0.0

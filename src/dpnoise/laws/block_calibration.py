@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .errors import ParameterError
-from .exact.geometric import LN2, MAX_BLOCK, BlockGeometric
-from .lattice import power_of_two_at_most
+from ..errors import ParameterError
+from ..exact.geometric import MAX_BLOCK, BlockGeometric
+from ..params import LN2
+from .grid import power_of_two_at_most
 
 ROUNDING_ALLOWANCE = 1e-12
 DEFAULT_GRID_BITS = 12

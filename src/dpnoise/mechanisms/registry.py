@@ -1,17 +1,63 @@
-"""The mechanisms the command line knows: name -> arguments and constructor.
+"""The ONE registry of dpnoise's mechanisms by name.
 
-Each entry declares its own CLI arguments and builds a calibrated mechanism from the
-parsed namespace.  ``dpnoise release NAME`` and ``dpnoise verify NAME`` use it.  A new
-mechanism joins the CLI by adding one :class:`MechanismEntry` to ``ENTRIES``.
+Every entry builds a calibrated mechanism from a :class:`Request` (one builder signature)
+and declares the command-line flags of its family.  It is used by
+
+* the command line (``dpnoise release NAME``, ``dpnoise verify NAME``):
+  :meth:`MechanismEntry.build_from_args`;
+* the custodian session (:mod:`dpnoise.session.adapter`), which adds its own policy
+  (which names a custodian may pick, caching, a faster-building grid);
+* ``dpnoise compare`` (:data:`dpnoise.compare.CANDIDATES` names entries here) and
+  ``dpnoise audit`` (:mod:`dpnoise.audit_targets`).
+
+A new mechanism joins all of them by adding one :class:`MechanismEntry` to ``ENTRIES``.
+Constructors are imported inside the builders, so importing this module is cheap.
+A builder passes optional arguments on only when the request carries them, so every caller
+gets exactly the constructor call (defaults included) that it made before.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from .mechanisms.base import Mechanism
+from .base import Mechanism
+
+
+@dataclass(frozen=True)
+class Request:
+    """What every builder receives.
+
+    ``delta``, ``lower``, ``upper``, ``grid``: None means "not given" (the constructor's
+    default applies).  ``options`` holds family-specific settings by their keyword name
+    (``D``, ``eta``, ``method``, ``boundary``, ``sigma2``, ``criterion``, ``level``,
+    ``mode``, ``domain``, ``border``); other keys are ignored.
+    """
+
+    epsilon: float
+    delta: float | None = None
+    sensitivity: float = 1.0
+    lower: float | None = None
+    upper: float | None = None
+    grid: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_args(cls, a: argparse.Namespace) -> Request:
+        """The request of parsed ``dpnoise release/verify NAME`` flags."""
+        return cls(epsilon=a.epsilon, delta=getattr(a, "delta", None),
+                   sensitivity=getattr(a, "sensitivity", 1.0), lower=getattr(a, "lower", None),
+                   upper=getattr(a, "upper", None), grid=getattr(a, "grid", None),
+                   options=vars(a))
+
+    def given(self, *names: str) -> dict[str, Any]:
+        """The options among ``names`` that this request carries."""
+        return {n: self.options[n] for n in names if n in self.options}
+
+
+Builder = Callable[[Request], Mechanism]
 
 
 @dataclass(frozen=True)
@@ -19,7 +65,10 @@ class MechanismEntry:
     name: str
     summary: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    build: Callable[[argparse.Namespace], Mechanism]
+    build: Builder
+
+    def build_from_args(self, a: argparse.Namespace) -> Mechanism:
+        return self.build(Request.from_args(a))
 
 
 def _privacy_args(p: argparse.ArgumentParser, *, delta: bool = False) -> None:
@@ -36,10 +85,10 @@ def _laplace_args(p: argparse.ArgumentParser) -> None:
                    help="output grid step, a power of two (default: sensitivity/4096 or coarser)")
 
 
-def _build_laplace(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.laplace import Laplace
+def _build_laplace(r: Request) -> Mechanism:
+    from .laplace import Laplace
 
-    return Laplace(epsilon=a.epsilon, sensitivity=a.sensitivity, grid=a.grid)
+    return Laplace(epsilon=r.epsilon, sensitivity=r.sensitivity, grid=r.grid)
 
 
 def _clamped_args(p: argparse.ArgumentParser) -> None:
@@ -48,16 +97,16 @@ def _clamped_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--upper", type=float, required=True, help="upper end of the valid range")
 
 
-def _build_clamped(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.laplace import ClampedLaplace
+def _build_clamped(r: Request) -> Mechanism:
+    from .laplace import ClampedLaplace
 
-    return ClampedLaplace(epsilon=a.epsilon, sensitivity=a.sensitivity, lower=a.lower,
-                          upper=a.upper, grid=a.grid)
+    return ClampedLaplace(epsilon=r.epsilon, sensitivity=r.sensitivity, lower=r.lower,
+                          upper=r.upper, grid=r.grid)
 
 
 def _parse_domain(text: str) -> object:
     """'0,100' -> (0, 100); '0,inf' -> half-line; '0,1;2,3' -> union of pieces."""
-    from .errors import ParameterError
+    from ..errors import ParameterError
 
     pieces = []
     for part in text.split(";"):
@@ -83,11 +132,16 @@ def _range_laplace_args(p: argparse.ArgumentParser) -> None:
                    help="output grid step, a power of two (default: about sensitivity/1024)")
 
 
-def _build_range_laplace(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.range_laplace import RangeLaplace
+def _build_range_laplace(r: Request) -> Mechanism:
+    """``options['domain']``: the CLI's text form (see :func:`_parse_domain`) or any domain;
+    without it, the interval (or half-line) [lower, upper]."""
+    from .range_laplace import RangeLaplace
 
-    return RangeLaplace(epsilon=a.epsilon, sensitivity=a.sensitivity,
-                        domain=_parse_domain(a.domain), mode=a.mode, grid=a.grid)
+    domain = r.options.get("domain", (r.lower, r.upper))
+    if isinstance(domain, str):
+        domain = _parse_domain(domain)
+    return RangeLaplace(epsilon=r.epsilon, sensitivity=r.sensitivity, domain=domain,
+                        **r.given("mode"), grid=r.grid)
 
 
 def _paper_unsafe_args(p: argparse.ArgumentParser) -> None:
@@ -96,42 +150,42 @@ def _paper_unsafe_args(p: argparse.ArgumentParser) -> None:
                    help="the domain is (-inf, border] (default 0)")
 
 
-def _build_paper_unsafe(a: argparse.Namespace) -> Mechanism:
+def _build_paper_unsafe(r: Request) -> Mechanism:
     import warnings
 
-    from .mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
+    from .range_laplace import PaperHalfLineLaplaceUnsafe
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return PaperHalfLineLaplaceUnsafe(epsilon=a.epsilon, sensitivity=a.sensitivity,
-                                          border=a.border)
+        return PaperHalfLineLaplaceUnsafe(epsilon=r.epsilon, sensitivity=r.sensitivity,
+                                          **r.given("border"))
 def _truncated_args(p: argparse.ArgumentParser) -> None:
     _privacy_args(p, delta=True)
     p.add_argument("--grid", type=float, default=None,
                    help="output grid step, a power of two (default: chosen from epsilon)")
 
 
-def _build_truncated(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.truncated import TruncatedLaplace
+def _build_truncated(r: Request) -> Mechanism:
+    from .truncated import TruncatedLaplace
 
-    return TruncatedLaplace(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity,
-                            grid=a.grid)
+    return TruncatedLaplace(epsilon=r.epsilon, delta=r.delta, sensitivity=r.sensitivity,
+                            grid=r.grid)
 
 
 def _gaussian_args(p: argparse.ArgumentParser) -> None:
     _privacy_args(p, delta=True)
 
 
-def _build_gaussian(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.gaussian import Gaussian
+def _build_gaussian(r: Request) -> Mechanism:
+    from .gaussian import Gaussian
 
-    return Gaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+    return Gaussian(epsilon=r.epsilon, delta=r.delta, sensitivity=r.sensitivity)
 
 
-def _build_analytic_gaussian(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.gaussian import AnalyticGaussian
+def _build_analytic_gaussian(r: Request) -> Mechanism:
+    from .gaussian import AnalyticGaussian
 
-    return AnalyticGaussian(epsilon=a.epsilon, delta=a.delta, sensitivity=a.sensitivity)
+    return AnalyticGaussian(epsilon=r.epsilon, delta=r.delta, sensitivity=r.sensitivity)
 
 
 def _count_domain_args(p: argparse.ArgumentParser, *, clip: bool = False) -> None:
@@ -158,23 +212,35 @@ def _count_noise_args(p: argparse.ArgumentParser) -> None:
     _count_domain_args(p, clip=True)
 
 
-def _build_count_noise(a: argparse.Namespace) -> Mechanism:
-    from .errors import ParameterError
-    from .mechanisms.counts import CountNoise
+def _count_bounds(r: Request) -> dict[str, Any]:
+    """lower/upper as the count mechanisms take them: integers, None for an open side."""
+    kw: dict[str, Any] = {}
+    for key, value in (("lower", r.lower), ("upper", r.upper)):
+        if value is not None:
+            kw[key] = None if abs(value) == float("inf") else int(value)
+    return kw
 
-    kw = {"method": a.method, "lower": a.lower, "upper": a.upper, "boundary": a.boundary}
-    if a.delta is None:
-        if a.eta is None:
+
+def _build_count_noise(r: Request) -> Mechanism:
+    """Two of D (``options['D']``), eta (``options['eta']``) and delta calibrate the third;
+    delta alone gives the smallest support (with the largest eta there)."""
+    from ..errors import ParameterError
+    from .counts import CountNoise
+
+    kw = {**r.given("method"), **_count_bounds(r), **r.given("boundary")}
+    D, eta = r.options.get("D"), r.options.get("eta")
+    if r.delta is None:
+        if eta is None:
             raise ParameterError("count-noise needs --eta (with --D, or alone above the knee) "
                                  "or --delta")
-        if a.D is None:
-            return CountNoise.from_eta(epsilon=a.epsilon, eta=a.eta, **kw)
-        return CountNoise(epsilon=a.epsilon, D=a.D, eta=a.eta, **kw)
-    if a.D is not None and a.eta is None:
-        return CountNoise.from_delta(epsilon=a.epsilon, delta=a.delta, D=a.D, **kw)
-    if a.D is not None:
+        if D is None:
+            return CountNoise.from_eta(epsilon=r.epsilon, eta=eta, **kw)
+        return CountNoise(epsilon=r.epsilon, D=D, eta=eta, **kw)
+    if D is not None and eta is None:
+        return CountNoise.from_delta(epsilon=r.epsilon, delta=r.delta, D=D, **kw)
+    if D is not None:
         raise ParameterError("give at most two of --D, --eta, --delta")
-    return CountNoise.smallest_support(epsilon=a.epsilon, delta=a.delta, eta=a.eta, **kw)
+    return CountNoise.smallest_support(epsilon=r.epsilon, delta=r.delta, eta=eta, **kw)
 
 
 def _geometric_args(p: argparse.ArgumentParser) -> None:
@@ -183,11 +249,11 @@ def _geometric_args(p: argparse.ArgumentParser) -> None:
     _count_domain_args(p)
 
 
-def _build_geometric(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.counts import Geometric
+def _build_geometric(r: Request) -> Mechanism:
+    from .counts import Geometric
 
-    return Geometric(epsilon=a.epsilon, sensitivity=a.sensitivity, lower=a.lower,
-                     upper=a.upper, boundary=a.boundary)
+    return Geometric(epsilon=r.epsilon, sensitivity=r.sensitivity, **_count_bounds(r),
+                     **r.given("boundary"))
 
 
 def _dg_args(p: argparse.ArgumentParser) -> None:
@@ -199,12 +265,12 @@ def _dg_args(p: argparse.ArgumentParser) -> None:
     _count_domain_args(p)
 
 
-def _build_dg(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.counts import DiscreteGaussian
+def _build_dg(r: Request) -> Mechanism:
+    from .counts import DiscreteGaussian
 
-    return DiscreteGaussian(epsilon=a.epsilon, delta=a.delta, sigma2=a.sigma2,
-                            sensitivity=a.sensitivity, lower=a.lower, upper=a.upper,
-                            boundary=a.boundary)
+    return DiscreteGaussian(epsilon=r.epsilon, delta=r.delta, **r.given("sigma2"),
+                            sensitivity=r.sensitivity, **_count_bounds(r),
+                            **r.given("boundary"))
 def _staircase_args(p: argparse.ArgumentParser) -> None:
     _privacy_args(p)
     p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
@@ -217,11 +283,11 @@ def _staircase_args(p: argparse.ArgumentParser) -> None:
                    help="output grid step, a power of two (default: sensitivity/4096)")
 
 
-def _build_staircase(a: argparse.Namespace) -> Mechanism:
-    from .mechanisms.staircase import Staircase
+def _build_staircase(r: Request) -> Mechanism:
+    from .staircase import Staircase
 
-    return Staircase(epsilon=a.epsilon, sensitivity=a.sensitivity, criterion=a.criterion,
-                     level=a.level, grid=a.grid)
+    return Staircase(epsilon=r.epsilon, sensitivity=r.sensitivity,
+                     **r.given("criterion", "level"), grid=r.grid)
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -258,3 +324,13 @@ ENTRIES: list[MechanismEntry] = [
 
 def entries() -> dict[str, MechanismEntry]:
     return {e.name: e for e in ENTRIES}
+
+
+def build(name: str, request: Request) -> Mechanism:
+    """The calibrated mechanism ``name`` for ``request``."""
+    from ..errors import ParameterError
+
+    entry = entries().get(name)
+    if entry is None:
+        raise ParameterError(f"unknown mechanism {name!r}; choose from {sorted(entries())}")
+    return entry.build(request)

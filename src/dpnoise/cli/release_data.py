@@ -77,11 +77,11 @@ def _budget(text: str | None):  # type: ignore[no-untyped-def]
 
 
 def run_data_release(args: argparse.Namespace) -> int:
-    from ..cli import emit_json
     from ..errors import ParameterError
     from ..randomness import SeededRandom
     from ..session import Schema, Session
     from ..session.session import _resolve_schema
+    from .output import emit_json
 
     if args.query is None:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")

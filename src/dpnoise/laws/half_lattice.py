@@ -21,9 +21,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import ParameterError
-
-LN2 = math.log(2.0)
+from ..errors import ParameterError
+from ..params import LN2
 
 
 class MagnitudeLaw(Protocol):

@@ -23,7 +23,7 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 REL_MARGIN = 1e-9
 MAX_SIGMA2 = 1e10

@@ -1,0 +1,344 @@
+"""Accountants: what one release costs, how costs compose, and whether a total fits a budget.
+
+Three accountants share one interface (:class:`Accountant`), built for a ledger that stores one
+serialised :class:`Charge` per release and a cached, serialised :class:`State` (the composition
+so far), so that reserving release n + 1 composes only the new charge:
+
+``"basic"``  sequential composition: Σε, Σδ of the claimed guarantees (Dwork and Roth, "The
+             algorithmic foundations of differential privacy", 2014, Thm. 3.16).
+``"pld"``    the composed privacy-loss distribution of what is sampled (:mod:`.sources`),
+             numerically exact up to proven, pessimistic discretisation (:mod:`.pld`); the
+             reported (ε, δ) is never worse than basic composition (the minimum of the two
+             bounds is taken: both are valid).
+``"zcdp"``   Σρ (:mod:`.zcdp`), converted to (ε, δ) by Canonne–Kamath–Steinke, also never worse
+             than basic; a budget may also be a total ρ.
+
+A "charge" is a whole release (:class:`ReleaseSpec`): one mechanism applied to k cells that one
+person can each move by at most the sensitivity (k-fold composition), or several mechanisms
+(a mean's count and sum).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ParameterError
+from .pld import DEFAULT_H, PLD
+from .sources import mechanism_pld
+from .zcdp import epsilon_from_rho, rho_of
+
+_MAGIC = b"DPNACC1\n"
+
+
+# --------------------------------------------------------------------------- budget / spec
+@dataclass(frozen=True)
+class AccountingBudget:
+    """A total: (epsilon, delta), or rho for a zCDP total (then epsilon/delta are ignored)."""
+
+    epsilon: float = math.inf
+    delta: float = 0.0
+    rho: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rho is None and not (self.epsilon >= 0 and 0 <= self.delta <= 1):
+            raise ParameterError("budget needs epsilon >= 0 and 0 <= delta <= 1")
+        if self.rho is not None and not self.rho >= 0:
+            raise ParameterError("budget rho must be >= 0")
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """One ledger charge: ``parts`` = ((mechanism, cells), ...), composed.
+
+    ``cells = k`` means one person can move each of k cells (released with independent noise
+    of ``mechanism``) by at most the mechanism's sensitivity.  The product of k dominating pairs
+    dominates every such neighbouring pair (composition theorem, see :mod:`.pld`), for every
+    law: that is the k-fold self-composition.  For Gaussians it is also *tight*: the k shifts
+    form a vector of ℓ2 norm <= √k·Δ and N(0, σ²I) is rotation invariant, so the worst case is
+    all k cells moved by Δ, exactly the k-fold composition of N(0, σ²) at shift Δ.  (If instead
+    only a TOTAL ℓ1 contribution kΔ is bounded, one cell may move by kΔ: for Gaussians that is
+    worse, ℓ2 <= ℓ1 = kΔ, and must be charged as a mechanism with sensitivity kΔ.)
+    """
+
+    parts: tuple[tuple[Any, int], ...]
+    label: str = ""
+
+    @classmethod
+    def cells(cls, mechanism: Any, k: int, label: str = "") -> ReleaseSpec:
+        if int(k) != k or k < 1:
+            raise ParameterError(f"cells must be an integer >= 1, got {k!r}")
+        return cls(((mechanism, int(k)),), label)
+
+    @classmethod
+    def mean(cls, count: Any, total: Any, cells: int = 1, label: str = "mean") -> ReleaseSpec:
+        """A mean released as its noisy (count, sum) pair: the composition of the two."""
+        return cls(((count, cells), (total, cells)), label)
+
+
+# --------------------------------------------------------------------------- serialisation
+def _pack(head: dict[str, Any], pld: PLD | None) -> bytes:
+    h = json.dumps(head, sort_keys=True, allow_nan=True).encode()
+    body = pld.to_bytes() if pld is not None else b""
+    return _MAGIC + struct.pack("<I", len(h)) + h + body
+
+
+def _unpack(data: bytes) -> tuple[dict[str, Any], PLD | None]:
+    if not data.startswith(_MAGIC):
+        raise ParameterError("not a serialised accounting object")
+    off = len(_MAGIC)
+    (n,) = struct.unpack_from("<I", data, off)
+    head = json.loads(data[off + 4:off + 4 + n])
+    rest = data[off + 4 + n:]
+    return head, (PLD.from_bytes(rest) if rest else None)
+
+
+@dataclass(frozen=True)
+class Charge:
+    """The accounting object of one release (serialisable, content-hashed)."""
+
+    accountant: str
+    basic_epsilon: float
+    basic_delta: float
+    pld: PLD | None = None
+    rho: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def to_bytes(self) -> bytes:
+        return _pack({"kind": "charge", "accountant": self.accountant,
+                      "basic": [self.basic_epsilon.hex(), self.basic_delta.hex()],
+                      "rho": float(self.rho).hex(), "notes": list(self.notes)}, self.pld)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Charge:
+        head, pld = _unpack(data)
+        if head.get("kind") != "charge":
+            raise ParameterError("serialised object is not a charge")
+        e, d = (float.fromhex(x) for x in head["basic"])
+        return cls(head["accountant"], e, d, pld, float.fromhex(head["rho"]),
+                   tuple(head["notes"]))
+
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class State:
+    """The composition of every charge so far (serialisable, content-hashed)."""
+
+    accountant: str
+    count: int = 0
+    basic_epsilon: float = 0.0
+    basic_delta: float = 0.0
+    pld: PLD | None = None
+    rho: float = 0.0
+    previous: str = field(default="", compare=False)  # content hash of the state before
+
+    def to_bytes(self) -> bytes:
+        return _pack({"kind": "state", "accountant": self.accountant, "count": self.count,
+                      "basic": [float(self.basic_epsilon).hex(), float(self.basic_delta).hex()],
+                      "rho": float(self.rho).hex(), "previous": self.previous}, self.pld)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> State:
+        head, pld = _unpack(data)
+        if head.get("kind") != "state":
+            raise ParameterError("serialised object is not a state")
+        e, d = (float.fromhex(x) for x in head["basic"])
+        return cls(head["accountant"], int(head["count"]), e, d, pld,
+                   float.fromhex(head["rho"]), head["previous"])
+
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- accountants
+def _parts(what: Any) -> tuple[tuple[Any, int], ...]:
+    return what.parts if isinstance(what, ReleaseSpec) else ((what, 1),)
+
+
+def _basic(what: Any) -> tuple[float, float]:
+    e = d = 0.0
+    for m, k in _parts(what):
+        g = m.guarantee
+        e += k * float(g.epsilon)
+        d += k * float(g.delta)
+    return e, min(1.0, d)
+
+
+class Accountant(ABC):
+    """charge_for → Charge; compose(state, charge) → State; epsilon/delta/fits of a State."""
+
+    name: str = ""
+
+    def empty(self) -> State:
+        return State(self.name)
+
+    @abstractmethod
+    def charge_for(self, what: Any) -> Charge:
+        """The charge of one release (a mechanism or a :class:`ReleaseSpec`)."""
+
+    def compose(self, state: State, charge: Charge) -> State:
+        if charge.accountant != self.name or state.accountant != self.name:
+            raise ParameterError(f"charge/state of accountant {charge.accountant!r}/"
+                                 f"{state.accountant!r} given to {self.name!r}")
+        pld = None
+        if charge.pld is not None:
+            pld = charge.pld if state.pld is None else state.pld.compose(charge.pld)
+        return State(self.name, state.count + 1, state.basic_epsilon + charge.basic_epsilon,
+                     min(1.0, state.basic_delta + charge.basic_delta), pld,
+                     state.rho + charge.rho, state.content_hash())
+
+    def compose_many(self, state: State, charge: Charge, n: int) -> State:
+        """``n`` copies of ``charge`` at once (repeated squaring of the PLD)."""
+        pld = state.pld
+        if charge.pld is not None and n > 0:
+            many = charge.pld.self_compose(n)
+            pld = many if pld is None else pld.compose(many)
+        return State(self.name, state.count + n, state.basic_epsilon + n * charge.basic_epsilon,
+                     min(1.0, state.basic_delta + n * charge.basic_delta), pld,
+                     state.rho + n * charge.rho, state.content_hash())
+
+    # basic composition is valid under every accountant: each reports the better bound
+    def epsilon(self, state: State, delta: float) -> float:
+        return state.basic_epsilon if delta >= state.basic_delta else math.inf
+
+    def delta(self, state: State, epsilon: float) -> float:
+        return state.basic_delta if epsilon >= state.basic_epsilon else 1.0
+
+    def fits(self, state: State, budget: AccountingBudget) -> bool:
+        if budget.rho is not None:
+            raise ParameterError(f"a rho budget needs the 'zcdp' accountant, not {self.name!r}")
+        if state.count == 0:
+            return True
+        return self.delta(state, budget.epsilon) <= budget.delta * (1 + 1e-12) or \
+            self.epsilon(state, budget.delta) <= budget.epsilon * (1 + 1e-12)
+
+
+class BasicAccountant(Accountant):
+    name = "basic"
+
+    def charge_for(self, what: Any) -> Charge:
+        e, d = _basic(what)
+        return Charge(self.name, e, d)
+
+
+class PLDAccountant(Accountant):
+    """Composed PLDs of the sampled laws; ``h`` is the loss grid (ε error <= releases·h)."""
+
+    name = "pld"
+
+    def __init__(self, h: float = DEFAULT_H) -> None:
+        self.h = float(h)
+
+    def charge_for(self, what: Any) -> Charge:
+        e, d = _basic(what)
+        total: PLD | None = None
+        notes = []
+        for m, k in _parts(what):
+            src = mechanism_pld(m, h=self.h)
+            notes.append(f"{src.method}: {src.note}" + (f" x{k} cells" if k > 1 else ""))
+            part = src.pld.self_compose(k) if k > 1 else src.pld
+            total = part if total is None else total.compose(part)
+        return Charge(self.name, e, d, total, 0.0, tuple(notes))
+
+    def epsilon(self, state: State, delta: float) -> float:
+        basic = super().epsilon(state, delta)
+        return basic if state.pld is None else min(basic, state.pld.epsilon(delta))
+
+    def delta(self, state: State, epsilon: float) -> float:
+        basic = super().delta(state, epsilon)
+        return basic if state.pld is None else min(basic, state.pld.delta(epsilon))
+
+
+class ZCDPAccountant(Accountant):
+    name = "zcdp"
+
+    def charge_for(self, what: Any) -> Charge:
+        e, d = _basic(what)
+        rho = sum(k * rho_of(m) for m, k in _parts(what))
+        return Charge(self.name, e, d, None, rho)
+
+    def epsilon(self, state: State, delta: float) -> float:
+        basic = super().epsilon(state, delta)
+        if delta <= 0:
+            return basic if state.rho > 0 else min(basic, 0.0)
+        return min(basic, epsilon_from_rho(state.rho, delta))
+
+    def delta(self, state: State, epsilon: float) -> float:
+        from .zcdp import delta_from_rho
+
+        return min(super().delta(state, epsilon), delta_from_rho(state.rho, epsilon))
+
+    def fits(self, state: State, budget: AccountingBudget) -> bool:
+        if budget.rho is not None:
+            return state.rho <= budget.rho
+        return super().fits(state, budget)
+
+
+ACCOUNTANTS: dict[str, Callable[[], Accountant]] = {
+    "basic": BasicAccountant, "pld": PLDAccountant, "zcdp": ZCDPAccountant}
+
+
+def get_accountant(name: str | Accountant) -> Accountant:
+    """The accountant called ``name`` ("basic", "pld" or "zcdp")."""
+    if isinstance(name, Accountant):
+        return name
+    if name not in ACCOUNTANTS:
+        raise ParameterError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {name!r}")
+    return ACCOUNTANTS[name]()
+
+
+# --------------------------------------------------------------------------- planning
+def largest_share(accountant: str | Accountant, budget: AccountingBudget,
+                  mechanism_family: Callable[[float], Any], n_releases: int, *,
+                  bounds: tuple[float, float], noisier: str = "increasing",
+                  state: State | None = None, rel_tol: float = 1e-3,
+                  ) -> tuple[float, Any]:
+    """The least noise parameter p in ``bounds`` such that ``n_releases`` releases of
+    ``mechanism_family(p)``, after ``state``, fit ``budget`` (bisection; p is rounded toward
+    more noise, so the answer always fits).
+
+    ``noisier="increasing"`` if a larger p means more noise (a scale, σ), "decreasing" if a
+    smaller p does (an ε).  Returns (p, mechanism_family(p)).  Raises ParameterError if even
+    the noisiest end of ``bounds`` does not fit.  This is what ``Session.plan(reserve_for=N)``
+    will call.
+    """
+    acc = get_accountant(accountant)
+    start = state if state is not None else acc.empty()
+    lo, hi = float(bounds[0]), float(bounds[1])
+    up = noisier == "increasing"
+    if noisier not in ("increasing", "decreasing"):
+        raise ParameterError("noisier must be 'increasing' or 'decreasing'")
+
+    def ok(p: float) -> bool:
+        charge = acc.charge_for(mechanism_family(p))
+        return acc.fits(acc.compose_many(start, charge, n_releases), budget)
+
+    safe, risky = (hi, lo) if up else (lo, hi)
+    if not ok(safe):
+        raise ParameterError(f"{n_releases} releases do not fit the budget even at {safe!r}")
+    if ok(risky):
+        return risky, mechanism_family(risky)
+    while abs(safe - risky) > rel_tol * abs(safe):
+        mid = math.sqrt(safe * risky) if safe > 0 and risky > 0 else (safe + risky) / 2
+        if ok(mid):
+            safe = mid
+        else:
+            risky = mid
+    return safe, mechanism_family(safe)
+
+
+def compose_all(accountant: str | Accountant, releases: Sequence[Any]) -> State:
+    """Compose ``releases`` (mechanisms or specs) one by one from the empty state."""
+    acc = get_accountant(accountant)
+    state = acc.empty()
+    for r in releases:
+        state = acc.compose(state, acc.charge_for(r))
+    return state

@@ -1,0 +1,347 @@
+"""Pessimistic privacy-loss distributions (PLDs) on a loss grid, and their composition.
+
+Definitions.  For an ordered pair of output laws (P, Q) the *privacy loss* of an outcome y is
+L(y) = ln P(y)/Q(y) (+inf where Q(y) = 0 < P(y)), and the PLD is the law of L(Y), Y ~ P.  The
+hockey-stick divergence ("privacy profile") is
+
+    H(ε) = sup_E P(E) − e^ε Q(E) = P(L = ∞) + E_P[(1 − e^{ε − L})_+]          (ε ∈ ℝ)   (1)
+
+(Koskela, Jälkö, Honkela, "Computing tight differential privacy guarantees using FFT",
+AISTATS 2020, eq. (5); Sommer, Meiser, Mohammadi, "Privacy loss classes", PoPETs 2019,
+Lemma 5).  A pair (P', Q') *dominates* (P, Q) when H_{P,Q}(ε) <= H_{P',Q'}(ε) for every real ε;
+this is equivalent to T(P', Q') <= T(P, Q) for the trade-off functions (Dong, Roth, Su,
+"Gaussian differential privacy", JRSS-B 2022, Prop. 2.12) and is preserved by (adaptive)
+composition (ibid. Thm. 3.2 and Lemma C.3; Zhu, Dong, Wang, "Optimal accounting of differential
+privacy via characteristic function", AISTATS 2022, Def. 8 and Thm. 10).
+
+Representation.  A :class:`PLD` holds masses ω_i >= 0 on the losses (start + i)·h, a mass ω_∞
+at +∞, and an additive ``slack`` (a proven bound on floating-point error, added to every δ).
+Every operation below only ever *raises* H pointwise, so the δ(ε) and ε(δ) it reports are
+upper bounds for the pair it dominates:
+
+* rounding a loss UP to the grid, and moving mass from a loss to a larger loss (or to +∞),
+  raises every term of (1) and keeps the law a valid PLD (Σ ω_i e^{−L_i} <= 1 only decreases):
+  the pessimistic estimate of Meiser and Mohammadi, "Tight on budget?", CCS 2018, Sec. 5;
+* composition is the convolution of the finite parts (PLDs of a product pair add), with
+  ω_∞ = 1 − (1 − a_∞)(1 − b_∞); computed by FFT *without* wrap-around (linear convolution of
+  length n_a + n_b − 1), its round-off is bounded (Higham, "Accuracy and Stability of Numerical
+  Algorithms", 2nd ed. SIAM 2002, Thm. 24.2: relative 2-norm error <= log2(n)·η/(1 − log2(n)·η),
+  η = μ + γ_4(√2 + μ)) and the bound, converted to an ℓ1 bound (√n·ℓ2), is added to ``slack``:
+  since every weight in (1) lies in [0, 1], an ℓ1 error e in the masses changes H by at most e,
+  and composing with a later PLD of total mass <= 1 does not enlarge it; negative round-off
+  values are clipped to 0, which only raises H;
+* tails: masses beyond the upper truncation go to +∞, masses below the lower truncation are
+  lifted to the lowest kept loss (both only raise H).
+
+δ(ε) is evaluated exactly for the discrete law by tail sums, δ(ε) = A(ε) − e^ε B(ε) with
+A = Σ_{L_i > ε} ω_i and B = Σ_{L_i > ε} ω_i e^{−L_i}, plus ω_∞ and ``slack``, plus a bound on the
+rounding of the two tail sums.  ε(δ) inverts this exactly between grid points (δ is
+e^ε-affine there) and is rounded up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import signal
+
+from ..errors import ParameterError
+
+U = 2.0**-53
+DEFAULT_H = 2.0**-16  # 1.5e-5: k·h bounds the ε error of a k-fold composition
+TAIL_HI = 1e-16       # upper tail mass moved to +∞ per truncation (costs δ)
+TAIL_LO = 1e-9        # lower tail mass lifted to the lowest kept loss (costs nothing at ε >= 0)
+_MAGIC = b"DPNPLD1\n"
+
+
+def _fft_l1_error(a: NDArray[np.float64], b: NDArray[np.float64], n: int) -> float:
+    """ℓ1 bound of the round-off of the overlap-add FFT convolution of a and b (b shorter).
+
+    One block product ``ifft(fft(a_j)·fft(b))`` of FFT length N has, with
+    ε_F = log2(N)·η/(1 − log2(N)·η) the relative 2-norm error of one transform (Higham 2002,
+    Thm. 24.2; η taken as 10u: twiddles accurate to a few ulps), an error of 2-norm
+    <= (3ε_F + 2u)·(‖a_j‖_2‖b‖_1 + ‖a_j‖_1‖b‖_2) (|b̂_k| <= ‖b‖_1, Parseval).  Summed over the
+    blocks (Σ‖a_j‖_1 = ‖a‖_1, Σ‖a_j‖_2 <= √blocks·‖a‖_2), and ‖·‖_1 <= √n‖·‖_2 on the n
+    outputs.  N is bounded by 2·(len a + len b) and a factor 4 is added for safety.
+    """
+    N = 1 << max(1, math.ceil(math.log2(max(2, 2 * (a.size + b.size)))))
+    lg = math.log2(N)
+    eta = 10 * U
+    eps_f = lg * eta / (1 - lg * eta)
+    blocks = math.ceil(max(a.size, b.size) / max(1, min(a.size, b.size))) + 1
+    l2a, l2b = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    l1a, l1b = float(a.sum()), float(b.sum())
+    cross = math.sqrt(blocks) * (l2a * l1b + l1a * l2b)
+    return 4.0 * math.sqrt(n) * (3 * eps_f + 2 * U) * cross
+
+
+@dataclass(frozen=True, eq=False)
+class PLD:
+    """A pessimistic privacy-loss distribution on the grid ``h·ℤ`` (see module docstring).
+
+    ``masses[i]`` is the probability of the loss ``(start + i)·h``; ``inf_mass`` that of +∞;
+    ``slack`` an additive bound on numerical error included in every δ.
+    """
+
+    h: float
+    start: int
+    masses: NDArray[np.float64]
+    inf_mass: float = 0.0
+    slack: float = 0.0
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_losses(cls, losses: NDArray[np.float64], probs: NDArray[np.float64], *,
+                    h: float = DEFAULT_H, inf_mass: float = 0.0,
+                    error: NDArray[np.float64] | float = 0.0) -> PLD:
+        """Round each finite loss UP to the grid (after adding its float ``error`` bound)."""
+        L = np.asarray(losses, dtype=np.float64)
+        p = np.asarray(probs, dtype=np.float64)
+        if L.shape != p.shape or np.any(p < 0) or np.any(np.isnan(L)):
+            raise ParameterError("losses and probs must be aligned, probs >= 0, no NaN")
+        inf = float(inf_mass) + float(p[np.isposinf(L)].sum())
+        keep = np.isfinite(L) & (p > 0)
+        L, p = L[keep], p[keep]
+        err = np.broadcast_to(np.asarray(error, dtype=np.float64), keep.shape)[keep]
+        if L.size == 0:
+            return cls(h, 0, np.zeros(1), min(1.0, inf), 0.0)
+        idx = np.ceil((L + err + 4 * U * np.abs(L)) / h).astype(np.int64)
+        lo = int(idx.min())
+        masses = np.bincount(idx - lo, weights=p)
+        return cls(h, lo, masses, min(1.0, inf), 0.0).truncated()
+
+    @classmethod
+    def point(cls, loss_mass: Sequence[tuple[float, float]], *, h: float = DEFAULT_H,
+              inf_mass: float = 0.0) -> PLD:
+        """A PLD from explicit (loss, probability) atoms (rounded up)."""
+        losses = np.array([x for x, _ in loss_mass], dtype=np.float64)
+        probs = np.array([p for _, p in loss_mass], dtype=np.float64)
+        return cls.from_losses(losses, probs, h=h, inf_mass=inf_mass)
+
+    @classmethod
+    def identity(cls, h: float = DEFAULT_H) -> PLD:
+        """The PLD of a release that reveals nothing (loss 0 with probability 1)."""
+        return cls(h, 0, np.ones(1), 0.0, 0.0)
+
+    @classmethod
+    def randomized_response(cls, epsilon: float, delta: float = 0.0, *,
+                            h: float = DEFAULT_H) -> PLD:
+        """Dominating pair of EVERY (ε, δ)-DP mechanism (both neighbour orders).
+
+        Kairouz, Oh, Viswanath, "The composition theorem for differential privacy", ICML 2015
+        (IEEE Trans. Inf. Theory 63(6), 2017), Thm. 2.1/Cor. 2.3: any (ε, δ)-DP pair is a
+        post-processing of P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q its mirror image.
+        Its PLD: ∞ with mass δ, +ε with (1−δ)e^ε/(1+e^ε), −ε with (1−δ)/(1+e^ε).
+        """
+        if not (epsilon >= 0 and math.isfinite(epsilon)) or not 0 <= delta <= 1:
+            raise ParameterError("randomized_response needs epsilon >= 0 finite, 0 <= delta <= 1")
+        a = (1 - delta) / (1 + math.exp(-epsilon))
+        b = (1 - delta) / (1 + math.exp(epsilon))
+        return cls.point([(epsilon, a), (-epsilon, b)], h=h, inf_mass=delta)
+
+    # ------------------------------------------------------------------ algebra
+    @property
+    def losses(self) -> NDArray[np.float64]:
+        return (self.start + np.arange(self.masses.size)) * self.h
+
+    @property
+    def total_mass(self) -> float:
+        return math.fsum(self.masses.tolist()) + self.inf_mass
+
+    def truncated(self, tail_hi: float = TAIL_HI, tail_lo: float = TAIL_LO) -> PLD:
+        """Move the top ``tail_hi`` of finite mass to +∞ and lift the bottom ``tail_lo``."""
+        m = np.maximum(self.masses, 0.0)
+        if m.size <= 1:
+            return PLD(self.h, self.start, m.copy(), self.inf_mass, self.slack)
+        upper = np.cumsum(m[::-1])[::-1]        # upper[i] = Σ_{j>=i} m_j
+        lower = np.cumsum(m)                    # lower[i] = Σ_{j<=i} m_j
+        hi_cut = int(np.searchsorted(-upper, -tail_hi, side="right"))  # first i: upper[i] <= t
+        hi = max(0, hi_cut - 1)                 # keep 0..hi, send hi+1.. to ∞
+        moved_up = float(upper[hi + 1]) if hi + 1 < m.size else 0.0
+        lo = int(np.searchsorted(lower, tail_lo, side="right"))  # lower[lo-1] <= tail_lo
+        lo = min(lo, hi)
+        new = m[lo:hi + 1].copy()
+        if lo > 0:
+            new[0] += float(lower[lo - 1])
+        inf = self.inf_mass + moved_up
+        return PLD(self.h, self.start + lo, new, min(1.0, inf), self.slack)
+
+    def compose(self, other: PLD) -> PLD:
+        """The PLD of the product pair (upper bound, round-off added to ``slack``)."""
+        if other.h != self.h:
+            raise ParameterError(f"cannot compose PLDs on different grids ({self.h} vs {other.h})")
+        a, b = self.masses, other.masses
+        n = a.size + b.size - 1
+        if min(a.size, b.size) <= 64:
+            c = np.convolve(a, b)  # sums of non-negative products: no cancellation
+            err = 2 * min(a.size, b.size) * U * float(a.sum()) * float(b.sum())
+        else:
+            c = signal.oaconvolve(a, b)
+            err = _fft_l1_error(a, b, n)
+        inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
+        if min(a.size, b.size) > 64:
+            # entries at the round-off level (<= the ℓ2 error bound) are noise: their mass goes
+            # to +∞ (only raises H), so that the tails can be truncated
+            noise = err / math.sqrt(n)
+            small = c <= noise
+            inf += float(np.maximum(c[small], 0.0).sum())
+            c[small] = 0.0
+        c = np.maximum(c, 0.0)
+        scale = max(1.0, float(a.sum()))
+        slack = self.slack * max(1.0, float(b.sum())) + other.slack * scale + err
+        return PLD(self.h, self.start + other.start, c, min(1.0, inf), slack).truncated()
+
+    def self_compose(self, k: int) -> PLD:
+        """k-fold composition by repeated squaring."""
+        if k < 0 or int(k) != k:
+            raise ParameterError(f"k must be an integer >= 0, got {k!r}")
+        out, base, k = PLD.identity(self.h), self, int(k)
+        while k:
+            if k & 1:
+                out = out.compose(base)
+            k >>= 1
+            if k:
+                base = base.compose(base)
+        return out
+
+    def mixture(self, weight: float) -> PLD:
+        """λ·(this PLD) + (1 − λ)·(loss +∞): the pair with a revealed coin (see additive.py)."""
+        if not 0 <= weight <= 1:
+            raise ParameterError("mixture weight must be in [0, 1]")
+        return PLD(self.h, self.start, self.masses * weight,
+                   min(1.0, 1.0 - weight * (1.0 - self.inf_mass)), self.slack * weight)
+
+    @staticmethod
+    def envelope(plds: Sequence[PLD]) -> PLD:
+        """One PLD dominating all given ones: the upper envelope of their loss tails.
+
+        Proof.  Let T_k(t) = P_k(L > t) (∞ included).  T(t) = max_k T_k(t) is non-increasing,
+        right-continuous and T(−∞) = max_k mass_k, so it is the tail of a (sub-)probability law
+        ω that stochastically dominates every ω_k.  (1) is an expectation of a non-decreasing
+        function of L, hence H_ω >= H_{ω_k} for every ε; and E_ω[e^{−L}] <= E_{ω_k}[e^{−L}] <= 1,
+        so ω is itself a valid PLD (of the pair (ω, e^{−L}ω + rest)).  Looser than the
+        convex-hull (connect-the-dots) envelope of Zhu, Dong and Wang (AISTATS 2022) when the
+        curves cross, but needs no differencing of nearly equal numbers.
+        """
+        if not plds:
+            raise ParameterError("envelope of no PLDs")
+        h = plds[0].h
+        if any(p.h != h for p in plds):
+            raise ParameterError("envelope needs PLDs on one grid")
+        lo = min(p.start for p in plds)
+        hi = max(p.start + p.masses.size for p in plds)
+        tails = np.zeros(hi - lo + 1)
+        inf = max(p.inf_mass for p in plds)
+        for p in plds:
+            full = np.zeros(hi - lo + 1)
+            full[p.start - lo:p.start - lo + p.masses.size] = p.masses
+            t = np.cumsum(full[::-1])[::-1] + p.inf_mass  # P(L >= loss_i)
+            np.maximum(tails, t, out=tails)
+        masses = np.maximum(tails[:-1] - tails[1:], 0.0)
+        # re-establish tail domination exactly against float differencing
+        got = np.cumsum(masses[::-1])[::-1] + inf
+        deficit = float(np.max(tails[:-1] - got))
+        slack = max(p.slack for p in plds) + max(0.0, deficit)
+        return PLD(h, lo, masses, min(1.0, inf), slack).truncated()
+
+    # ------------------------------------------------------------------ queries
+    def _tails(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(losses, A_i = Σ_{j>i} ω_j, C_i = Σ_{j>i} ω_j e^{L_i − L_j}) for every grid loss."""
+        m = self.masses
+        L = self.losses
+        A = np.concatenate([np.cumsum(m[::-1])[::-1][1:], [0.0]])
+        # C_i = Σ_{j>i} m_j e^{-(j-i)h}: a stable backward recursion C_i = e^{-h}(m_{i+1} + C_{i+1})
+        r = math.exp(-self.h)
+        C = np.zeros_like(m)
+        if m.size > 1:
+            # scipy.signal.lfilter runs the recursion y_n = r·y_{n−1} + r·x_n (reversed order)
+            C[:-1] = signal.lfilter([r], [1.0, -r], m[::-1])[::-1][1:]
+        return L, A, C
+
+    def delta(self, epsilon: float) -> float:
+        """δ(ε) = sup_E P(E) − e^ε Q(E) of the dominating pair: an upper bound."""
+        if math.isnan(epsilon):
+            raise ParameterError("epsilon must not be NaN")
+        m, L = self.masses, self.losses
+        above = epsilon < L
+        if not np.any(above):
+            core = 0.0
+        else:
+            w = -np.expm1(epsilon - L[above])
+            core = math.fsum((m[above] * w).tolist())
+        err = 8 * U * core + 1e-300
+        return min(1.0, core + self.inf_mass + self.slack + err)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ε with δ(ε) <= ``delta`` (exact for the discrete law, rounded up), or inf."""
+        if not 0 <= delta <= 1:
+            raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
+        m = self.masses
+        err = 4 * m.size * U * float(m.sum())
+        budget = delta - self.inf_mass - self.slack - err
+        if budget <= 0:
+            return math.inf
+        L, A, C = self._tails()
+        # δ at grid loss L_i (mass at L_i itself has weight 0): D_i = A_i − C_i
+        D = A - C
+        ok = np.flatnonzero(budget >= D)
+        if ok.size == 0:
+            return math.inf
+        i = int(ok[0])
+        if i == 0:
+            # below the lowest loss δ(ε) = A_{-1} − e^ε B with all masses: solve for ε <= L_0
+            A0 = float(m.sum())
+            B0 = float((m * np.exp(-(L - L[0]))).sum())  # = B·e^{L_0}
+            if budget >= A0:
+                return 0.0
+            eps = L[0] + math.log((A0 - budget) / B0)
+        else:
+            # on (L_{i-1}, L_i]: δ(ε) = A_{i-1} − e^{ε − L_{i−1}} C'_{i−1}, C' incl. ω_i..
+            Ai = float(A[i - 1])
+            Ci = float(C[i - 1])  # = Σ_{j>i−1} ω_j e^{L_{i−1} − L_j}
+            if Ci <= 0:
+                eps = float(L[i])
+            else:
+                eps = float(L[i - 1]) + math.log(max(Ai - budget, 1e-300) / Ci)
+                eps = min(max(eps, float(L[i - 1])), float(L[i]))
+        eps = eps + 1e-12 * (1 + abs(eps))
+        return max(0.0, eps)
+
+    # ------------------------------------------------------------------ serialisation
+    def to_bytes(self) -> bytes:
+        head = json.dumps({"h": self.h.hex(), "start": self.start, "n": int(self.masses.size),
+                           "inf": float(self.inf_mass).hex(), "slack": float(self.slack).hex()},
+                          sort_keys=True).encode()
+        return (_MAGIC + struct.pack("<I", len(head)) + head
+                + np.ascontiguousarray(self.masses, dtype="<f8").tobytes())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> PLD:
+        if not data.startswith(_MAGIC):
+            raise ParameterError("not a serialised PLD")
+        off = len(_MAGIC)
+        (n_head,) = struct.unpack_from("<I", data, off)
+        off += 4
+        head = json.loads(data[off:off + n_head])
+        off += n_head
+        masses = np.frombuffer(data, dtype="<f8", count=int(head["n"]), offset=off).astype(
+            np.float64)
+        if off + 8 * masses.size != len(data):
+            raise ParameterError("serialised PLD has trailing or missing bytes")
+        return cls(float.fromhex(head["h"]), int(head["start"]), masses,
+                   float.fromhex(head["inf"]), float.fromhex(head["slack"]))
+
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
+    def __repr__(self) -> str:
+        return (f"PLD(h={self.h:g}, losses=[{self.start * self.h:.4g}, "
+                f"{(self.start + self.masses.size - 1) * self.h:.4g}], n={self.masses.size}, "
+                f"inf_mass={self.inf_mass:.3g}, slack={self.slack:.3g})")

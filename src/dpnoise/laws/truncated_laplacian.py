@@ -1,0 +1,190 @@
+"""Truncated-Laplacian calibration, exact moments and the paper-001 optimality bounds.
+
+Geng, Ding, Guo, Kumar, "Privacy and utility tradeoff in approximate DP" (paper 001;
+spec ``shared/specs/001-truncated-laplacian.md``).  Notation (spec, top):
+
+    c = expm1(ε)/(2δ),  L = ln(1 + c) = A/λ,  λ = Δ/ε,  A = λ·L,  B = (1+c)/(2λc).
+
+Everything is evaluated in log space so that ε up to 1000 and δ down to 1e-300 never
+overflow (spec §4.1): ln c = ln expm1(ε) − ln 2δ and L = softplus(ln c).
+
+Moments (Thm 2, Thm 3 = exact TLap moments, eqs. 5 and 7), stable forms (spec §2.1):
+    E|X|  = λ·g(L),   g(L) = 1 − L/expm1(L)
+    E[X²] = 2λ²·h(L), h(L) = 1 − (L + L²/2)/expm1(L)
+with Taylor series for L < 0.05 (the naive ``1 − L/c`` gives 2.55 instead of 2.5 at
+ε = 1e-15, δ = 0.1).
+
+Lower bounds (Thm 4 eq. 11, Thm 5 eq. 12) through the gap identities of spec §2.2
+(identity 3), which are exact rewrites of (11)/(12) at real n = L/ε and do not cancel
+like the printed closed forms (those lose 12% at ε = 1e-6):
+    V1low = V1upp − μ1,           μ1 = λ·g(ε)
+    V2low = V2upp − 2·V1low·μ1 − μ2,  μ2 = 2λ²·h(ε)
+The paper assumes n = A/Δ is an integer.  Off the integers (11)/(12) are heuristic; the
+*rigorous* variant (spec §2.2 (b)) uses n0 = ⌊A/Δ⌋ and δ' = expm1(ε)/(2·expm1(ε n0)) >= δ,
+for which A(δ') = n0·Δ exactly, and V*(ε, δ) >= V*(ε, δ') >= Vlow(ε, δ').
+
+Errata (spec §2.4): Thm 4 proof uses Σ_{i=1}^{n−1} b^i = 1/(2a) − 1 (not 1/(2a)), so the
+condition is N >= 2 + a/(1−2a); Thm 6 case 2 "Δ/(ε^ε − 1)" is Δ/(e^ε − 1); Thm 7 case 1
+denominator is Δ²/(12δ²); the "lim ... >=" statements of Thms 6/7 are equalities for
+real n.  Optimality is asymptotic only (ε → 0 or ε = δ → 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..params import check_delta, check_epsilon, check_sensitivity
+
+_SERIES_CUT = 0.05
+
+
+def log_expm1(x: float) -> float:
+    """ln(e^x − 1) for x > 0 without overflow."""
+    if x < 30.0:
+        return math.log(math.expm1(x))
+    return x + math.log1p(-math.exp(-x))
+
+
+def softplus(t: float) -> float:
+    """ln(1 + e^t) without overflow."""
+    if t < 35.0:
+        return math.log1p(math.exp(t))
+    return t + math.log1p(math.exp(-t))
+
+
+def g_ratio(L: float) -> float:
+    """g(L) = 1 − L/expm1(L) (stable; series below 0.05)."""
+    if L < _SERIES_CUT:
+        L2 = L * L
+        return L / 2 - L2 / 12 + L2 * L2 / 720 - L2**3 / 30240 + L2**4 / 1209600
+    return 1.0 - L * math.exp(-L) / -math.expm1(-L)
+
+
+def h_ratio(L: float) -> float:
+    """h(L) = 1 − (L + L²/2)/expm1(L) (stable; series below 0.05)."""
+    if L < _SERIES_CUT:
+        return (L**2 / 6 - L**3 / 24 + L**4 / 720 + L**5 / 1440 - L**6 / 30240
+                - L**7 / 60480 + L**8 / 1209600 + L**9 / 2419200)
+    return 1.0 - (L + L * L / 2) * math.exp(-L) / -math.expm1(-L)
+
+
+@dataclass(frozen=True)
+class TLapParams:
+    """Calibrated truncated-Laplacian parameters (spec §4.1)."""
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    lam: float  # λ = Δ/ε
+    L: float  # A/λ
+    A: float  # truncation point
+    log_B: float  # noqa: N815  (ln of the density constant B, paper notation)
+
+    @property
+    def log_c(self) -> float:
+        return log_expm1(self.epsilon) - math.log(2 * self.delta)
+
+    @property
+    def mean_abs(self) -> float:
+        """E|X| = V1upp (Thm 2, eq. 5)."""
+        return self.lam * g_ratio(self.L)
+
+    @property
+    def second_moment(self) -> float:
+        """E[X²] = Var X = V2upp (Thm 3, eq. 7)."""
+        return 2.0 * self.lam**2 * h_ratio(self.L)
+
+    @property
+    def n(self) -> float:
+        """n = A/Δ = L/ε (real; the paper assumes an integer)."""
+        return self.L / self.epsilon
+
+
+def tlap_params(epsilon: float, delta: float, sensitivity: float = 1.0) -> TLapParams:
+    """λ, L, A, ln B for TLap(ε, δ, Δ); 0 < δ < 1/2 else ParameterError (spec §4.1, §7)."""
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, upper=0.5)
+    sens = check_sensitivity(sensitivity)
+    lam = sens / eps
+    t = log_expm1(eps) - math.log(2.0 * dlt)
+    L = softplus(t)
+    m = -math.expm1(-L)
+    log_B = -math.log(2.0 * lam) - math.log(m)
+    return TLapParams(eps, dlt, sens, lam, L, lam * L, log_B)
+
+
+# ------------------------------------------------------------------ lower bounds
+def _gaps(epsilon: float, sensitivity: float) -> tuple[float, float]:
+    """μ1 = Δ(1/ε − 1/expm1(ε)) and μ2 = (2Δ²/ε²)(1 − (ε²/2 + ε)/expm1(ε))."""
+    lam = sensitivity / epsilon
+    return lam * g_ratio(epsilon), 2.0 * lam**2 * h_ratio(epsilon)
+
+
+def lower_bounds(epsilon: float, delta: float, sensitivity: float = 1.0) -> tuple[float, float]:
+    """Paper value of (V1low, V2low) (Thm 4 eq. 11, Thm 5 eq. 12) at real n = A/Δ.
+
+    Exact rewrite via spec §2.2 identity 3.  A proven bound only when A/Δ is an integer;
+    see :func:`rigorous_lower_bounds` otherwise.
+    """
+    p = tlap_params(epsilon, delta, sensitivity)
+    mu1, mu2 = _gaps(p.epsilon, p.sensitivity)
+    v1 = p.mean_abs - mu1
+    v2 = p.second_moment - 2.0 * v1 * mu1 - mu2
+    return max(v1, 0.0), max(v2, 0.0)
+
+
+def rigorous_delta(epsilon: float, delta: float, sensitivity: float = 1.0) -> float | None:
+    """δ' >= δ with A(δ') = ⌊A/Δ⌋·Δ (None when ⌊A/Δ⌋ = 0)."""
+    p = tlap_params(epsilon, delta, sensitivity)
+    n0 = math.floor(p.n * (1 + 1e-15))  # guard an exact integer against rounding below
+    if n0 < 1:
+        return None
+    # δ' = expm1(ε)/(2 expm1(ε n0)) in log space
+    return math.exp(log_expm1(p.epsilon) - math.log(2.0) - log_expm1(p.epsilon * n0))
+
+
+def rigorous_lower_bounds(epsilon: float, delta: float, sensitivity: float = 1.0
+                          ) -> tuple[float, float]:
+    """Proven (V1low, V2low): eqs. (11)/(12) at integer n0 = ⌊A/Δ⌋ via δ' (spec §2.2 (b)).
+
+    With n0 = 1 (e.g. ε = 5, δ = 0.05) the bound is 0: Lemma 2's sums are empty.
+    """
+    d2 = rigorous_delta(epsilon, delta, sensitivity)
+    if d2 is None or d2 >= 0.5 * (1 - 1e-12):
+        return 0.0, 0.0
+    return lower_bounds(epsilon, d2, sensitivity)
+
+
+def tightness(epsilon: float, delta: float) -> tuple[float, float]:
+    """(V1low/V1upp, V2low/V2upp) at real n (Thms 6, 7); independent of Δ."""
+    p = tlap_params(epsilon, delta, 1.0)
+    v1, v2 = lower_bounds(epsilon, delta, 1.0)
+    return v1 / p.mean_abs, v2 / p.second_moment
+
+
+def tightness_limits(regime: str, *, epsilon: float | None = None, delta: float | None = None
+                     ) -> tuple[float, float]:
+    """The limits of Thms 6/7 (spec §2.3).
+
+    ``regime``: "eps->0" (needs delta): (1 − 2δ, (1−δ)(1−2δ));
+    "delta->0" (needs epsilon): (ε/expm1(ε), ε²(1+e^ε)/(2 expm1(ε)²));
+    "eps=delta->0": (1, 1).
+    """
+    if regime == "eps->0":
+        d = check_delta(delta, upper=0.5)
+        return 1 - 2 * d, (1 - d) * (1 - 2 * d)
+    if regime == "delta->0":
+        e = check_epsilon(epsilon)
+        em1 = math.expm1(e)
+        if e > 700:
+            return e * math.exp(-e), 0.0
+        return e / em1, e * e * (1 + math.exp(e)) / (2 * em1 * em1)
+    if regime == "eps=delta->0":
+        return 1.0, 1.0
+    raise ValueError(f"unknown regime {regime!r}")
+
+
+#: ε = δ → 0 constants (eq. 6 and Thm 7): E|X| ~ C1·Δ/ε, E[X²] ~ C2·Δ²/ε²
+EQUAL_LIMIT_AMPLITUDE = 1 - 2 * math.log(1.5)
+EQUAL_LIMIT_POWER = 2 * (1 - 2 * math.log(1.5) - math.log(1.5) ** 2)

@@ -1,1 +1,0 @@
-"""Calibration and exact laws of the truncated-and-normalised Laplace (paper 000): pure math."""

@@ -1,0 +1,448 @@
+"""Reading a data set into the typed, schema-defined view -- the only thing queries see.
+
+The rule of the custodian path: *the only data-dependent thing a release emits is its
+noisy answer*.  So the data is read ONCE, when the session opens, into an in-memory
+DuckDB table ``__dp_view`` that holds exactly the declared columns, each converted to its
+declared type by a conversion that cannot fail, plus the person id; nothing else of the
+file is visible afterwards.  From then on no cell can raise an error or appear in a
+message, and every query runs on columns of known types.
+
+**Text form.**  Every raw value is first turned into text: ``TRY_CAST(value AS VARCHAR)``
+(DuckDB prints a DOUBLE with the shortest decimal that round-trips, an integer or DECIMAL
+exactly; a value with no text form is NULL), then stripped of ASCII whitespace (space,
+``\\t``, ``\\n``, ``\\v``, ``\\f``, ``\\r``) at both ends.  CSV files are read with every
+column as VARCHAR, so the text is the cell as written.
+
+**Text -> number** (defined once here; another engine must implement the same): the
+stripped text must fully match ``[+-]?(D+.?D*|.D+)([eE][+-]?D+)?`` (D an ASCII digit; no
+``inf``/``nan`` words, no hex, no digit separators, no thousands commas); it is then
+converted to the nearest double (DuckDB ``TRY_CAST(text AS DOUBLE)``, correctly rounded);
+a result that is not finite (``1e400``) is missing.
+
+**Per declared type** (a value that fails its test is *missing*, i.e. NULL in the view):
+
+* numeric with bounds: the number (finite; NOT clamped here -- sums clamp);
+* integer key ``[lower, upper]``: the number, if it is an integer inside the range;
+* categorical: the index of the declared category it equals -- text equal to a string
+  category, or (numeric categories) a number equal to the category's value;
+* person id (``user_id``): the stripped text; missing if NULL, empty, or one of
+  ``nan``, ``+nan``, ``-nan`` in any letter case.  Rows whose person id is missing have no
+  owner whose contribution could be bounded and are dropped from the view (for every
+  input format alike: csv, parquet, duckdb, numpy).
+
+**Lockdown.**  The file is opened once by this process (``os.open``; the path is never
+globbed, so a name containing ``*?[]`` is that file) and DuckDB is handed ``/dev/fd/N``
+of that descriptor, the only path in ``allowed_paths`` while ``enable_external_access``
+is already off -- a ``.duckdb`` view or generated column that reads another file fails.
+``.duckdb`` files must not carry an un-checkpointed ``.wal``; DuckDB attaches a file by
+its resolved name (and derives the ``.wal`` name from it, mangling ``?``), so it is given
+a private copy of the bytes read through the descriptor, attached READ_ONLY, and only a
+BASE TABLE without generated columns is read (views and table macros are refused).
+Extensions are never installed or auto-loaded.  After the view is built the source is
+detached and the configuration locked (the descriptor stays open while the engine lives,
+so ``/dev/fd/N`` -- which DuckDB does not let us remove from ``allowed_paths`` -- can only
+ever name the file that was read; no SQL the engine runs reads a file any more).  The
+fingerprint is the SHA-256 of the bytes read through that same descriptor; the file's
+identity (device, inode, size, mtime) is checked again after the read, so a file swapped
+or modified during the read is refused.
+
+**Errors.**  Anything that goes wrong while reading is reported with a fixed message that
+names the file and its format but never the reader's own text (DuckDB quotes the line).
+Whether a file parses is a property of the whole file, fixed before any query; it does
+not depend on any query and charges nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import os
+import stat
+import tempfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from .schema import Column, Schema, quote_identifier
+
+NUMBER_REGEX = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+_WS = "chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"
+_MISSING_IDS = ("", "nan", "+nan", "-nan")
+_HEADER_BYTES = 1 << 20
+VIEW = "__dp_view"
+UID = "__dp_uid"
+
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+DUCKDB_SUFFIXES = (".duckdb", ".db", ".ddb")
+
+
+def sql_string(s: str) -> str:
+    if "\x00" in s:
+        raise ParameterError("a path or name must not contain a NUL character")
+    return "'" + s.replace("'", "''") + "'"
+
+
+def text_sql(expr: str) -> str:
+    """The stripped text form of any raw value (never fails)."""
+    return f"trim(TRY_CAST({expr} AS VARCHAR), {_WS})"
+
+
+def number_sql(text: str) -> str:
+    """Text -> finite double or NULL (never fails); see the module docstring."""
+    v = f"TRY_CAST({text} AS DOUBLE)"
+    return (f"(CASE WHEN regexp_full_match({text}, {sql_string(NUMBER_REGEX)}) "
+            f"AND isfinite({v}) THEN {v} END)")
+
+
+def _typed_sql(col: Column, text: str, number: str) -> str:
+    if col.categories is not None:
+        arms = []
+        for i, c in enumerate(col.categories):
+            if isinstance(c, str):
+                arms.append(f"WHEN {text} = {sql_string(c)} THEN {i}")
+            else:
+                arms.append(f"WHEN {number} = CAST({float(c)!r} AS DOUBLE) THEN {i}")
+        return f"CAST((CASE {' '.join(arms)} END) AS INTEGER)"
+    if col.integer:
+        return (f"(CASE WHEN {number} = floor({number}) AND {number} BETWEEN "
+                f"CAST({col.lower!r} AS DOUBLE) AND CAST({col.upper!r} AS DOUBLE) "
+                f"THEN {number} END)")
+    return number
+
+
+def _withheld(path: Path, fmt: str) -> ParameterError:
+    return ParameterError(
+        f"data file {str(path)!r} could not be read as {fmt} (the reader's message is "
+        "withheld because it may quote the data)"
+    )
+
+
+class Source:
+    """Opens ``data`` into ``con`` as the typed view; ``fingerprint`` names what was read."""
+
+    def __init__(self, con: Any, data: Any, schema: Schema) -> None:
+        import duckdb
+
+        self.con = con
+        self.schema = schema
+        self.fd: int | None = None
+        self._error = duckdb.Error
+        # exact headers needed: declared columns' sources and the person id
+        self.needed = sorted({c.header for c in schema.columns.values()}
+                             | ({schema.user_header()} - {None}))  # type: ignore[arg-type]
+        try:
+            if isinstance(data, Mapping):
+                self.fingerprint = self._arrays(data)
+            elif isinstance(data, (str, Path)):
+                self.fingerprint = self._file(Path(data))
+            else:
+                raise ParameterError(
+                    "data must be a file path (.csv, .parquet, .duckdb) or a mapping of "
+                    f"numpy columns, got {type(data).__name__}"
+                )
+            self._build_view()
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the data file's descriptor (kept open so that ``/dev/fd/N``, which stays in
+        DuckDB's allowed_paths -- they cannot be changed once external access is off --
+        names the file that was read and never another one)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    # ------------------------------------------------------------------ inputs
+    def _check_headers(self, headers: list[str], where: str) -> dict[str, str]:
+        """Map each needed header to its position name ``c<i>``; refuse absent/duplicates."""
+        missing = [h for h in self.needed if h not in headers]
+        if missing:
+            raise ParameterError(
+                f"column(s) {missing} are declared in the schema but absent from {where} "
+                f"(it has {sorted(headers)})"
+            )
+        dup = sorted({h for h in self.needed if headers.count(h) > 1})
+        if dup:
+            raise ParameterError(f"column(s) {dup} appear more than once in {where}")
+        return {h: f"c{headers.index(h)}" for h in self.needed}
+
+    def _arrays(self, data: Mapping[Any, Any]) -> str:
+        cols: dict[str, np.ndarray] = {}
+        for k, v in data.items():
+            name = str(k)
+            quote_identifier(name)
+            a = np.asarray(v)
+            if a.ndim != 1:
+                raise ParameterError(f"data column {name!r} must be one-dimensional")
+            cols[name] = a if a.dtype.kind in "biufU" else _text_array(a)
+        sizes = {a.size for a in cols.values()}
+        if len(sizes) > 1:
+            raise ParameterError("data columns must all have the same length")
+        names = list(cols)
+        self._raw_names = self._check_headers(names, "the data")
+        h = hashlib.sha256()
+        for k in sorted(cols):
+            a = cols[k]
+            h.update(k.encode() + b"\x00" + str(a.dtype).encode() + b"\x00")
+            h.update(np.ascontiguousarray(a).tobytes() if a.dtype != object
+                     else repr(a.tolist()).encode())
+        reg = {f"c{i}": cols[n] for i, n in enumerate(names)}
+        try:
+            self.con.register("__dp_arrays", reg)
+            pick = ", ".join(f"c{names.index(n)}" for n in self.needed) or "1 AS c_one"
+            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM __dp_arrays")
+            self.con.unregister("__dp_arrays")
+        except self._error:
+            raise ParameterError(
+                "the data columns could not be read (use numpy arrays of numbers or strings; "
+                "the reader's message is withheld because it may quote the data)"
+            ) from None
+        return "arrays:" + h.hexdigest()[:16]
+
+    def _file(self, path: Path) -> str:
+        name = path.name.lower()
+        if name.endswith(".csv.gz") or name.endswith(".tsv.gz"):
+            fmt, gz = "csv", True
+        elif path.suffix.lower() in CSV_SUFFIXES:
+            fmt, gz = "csv", False
+        elif path.suffix.lower() in PARQUET_SUFFIXES:
+            fmt, gz = "parquet", False
+        elif path.suffix.lower() in DUCKDB_SUFFIXES:
+            fmt, gz = "duckdb", False
+        else:
+            raise ParameterError(
+                f"data file {str(path)!r}: unknown type {path.suffix!r} (use .csv, .tsv, "
+                ".csv.gz, .parquet or .duckdb)"
+            )
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise ParameterError(
+                f"data file {str(path)!r} cannot be opened: {exc.strerror}") from None
+        ok = False
+        try:
+            before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode):
+                raise ParameterError(f"data file {str(path)!r} is not a regular file")
+            digest = _sha256_fd(fd)
+            fd_path = f"/dev/fd/{fd}"
+            if not os.path.exists(fd_path):  # pragma: no cover - every supported OS has it
+                raise ParameterError("reading data files needs /dev/fd (Linux, macOS, BSD)")
+            con = self.con
+            if fmt == "duckdb":
+                if os.path.exists(str(path) + ".wal"):
+                    raise ParameterError(
+                        f"data file {str(path)!r} has an un-checkpointed write-ahead log "
+                        "(.wal): run CHECKPOINT on it first"
+                    )
+                # DuckDB attaches by the resolved NAME (and derives the .wal name from it,
+                # mangling '?'), so it is given a private copy of the descriptor's bytes
+                with tempfile.TemporaryDirectory(prefix="dpnoise-") as tmp:
+                    copy = os.path.join(tmp, "data.duckdb")
+                    _copy_fd(fd, copy)
+                    con.execute("SET allowed_paths = [" + ", ".join(
+                        map(sql_string, (copy, copy + ".wal"))) + "]")
+                    con.execute("SET enable_external_access = false")
+                    self._duckdb(copy, path)
+            else:
+                con.execute(f"SET allowed_paths = [{sql_string(fd_path)}]")
+                con.execute("SET enable_external_access = false")
+                if fmt == "csv":
+                    self._csv(fd, fd_path, path, gz, tsv=".tsv" in name)
+                else:
+                    self._parquet(fd_path, path)
+            after = os.fstat(fd)
+            ident = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns)
+            if (after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns) != ident:
+                raise ParameterError(f"data file {str(path)!r} changed while it was read")
+            ok = True
+        finally:
+            if ok:
+                self.fd = fd
+            else:
+                os.close(fd)
+        return f"{fmt}:{digest[:32]}:{before.st_size}"
+
+    def _csv(self, fd: int, fd_path: str, path: Path, gz: bool, tsv: bool) -> None:
+        delim = "\t" if tsv else ","
+        headers = _csv_header(fd, gz, delim, path)
+        names = self._check_headers(headers, f"the header of {str(path)!r}")
+        columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(headers))) + "}"
+        pick = ", ".join(names[h] for h in self.needed) or "1 AS c_one"
+        reader = (f"read_csv({sql_string(fd_path)}, header = true, auto_detect = false, "
+                  f"delim = {sql_string(delim)}, quote = '\"', escape = '\"', "
+                  f"columns = {columns}, null_padding = true, strict_mode = false, "
+                  f"compression = {sql_string('gzip' if gz else 'none')})")
+        try:
+            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {reader}")
+        except self._error:
+            raise _withheld(path, "CSV") from None
+        self._raw_names = names
+
+    def _parquet(self, fd_path: str, path: Path) -> None:
+        reader = f"read_parquet({sql_string(fd_path)})"
+        try:
+            headers = [r[0] for r in self.con.execute(
+                f"DESCRIBE SELECT * FROM {reader}").fetchall()]
+        except self._error:
+            raise _withheld(path, "parquet") from None
+        self._select_raw(headers, reader, path, "parquet")
+
+    def _duckdb(self, fd_path: str, path: Path) -> None:
+        con = self.con
+        try:
+            con.execute(f"ATTACH {sql_string(fd_path)} AS __dp_src (READ_ONLY)")
+            rows = con.execute(
+                "SELECT table_name, table_type FROM information_schema.tables "
+                "WHERE table_catalog = '__dp_src' AND table_schema = 'main'").fetchall()
+        except self._error:
+            raise _withheld(path, "a DuckDB database") from None
+        kinds = {str(n): str(t) for n, t in rows}
+        table = self.schema.table
+        if table is None:
+            base = sorted(n for n, t in kinds.items() if t == "BASE TABLE")
+            if len(base) != 1:
+                raise ParameterError(
+                    "the .duckdb file holds several tables (or none): name one with "
+                    f"table = \"...\" in the schema's [dataset] (found {base})"
+                )
+            table = base[0]
+        if table not in kinds:
+            raise ParameterError(f"the .duckdb file has no table {table!r} (tables: "
+                                 f"{sorted(kinds)})")
+        if kinds[table] != "BASE TABLE":
+            raise ParameterError(
+                f"{table!r} in the .duckdb file is a {kinds[table].lower()}, not a base "
+                "table: only base tables are read (views and macros could read other data)"
+            )
+        try:
+            cols = con.execute(
+                "SELECT column_name, is_generated FROM duckdb_columns() WHERE database_name"
+                " = '__dp_src' AND schema_name = 'main' AND table_name = $t "
+                "ORDER BY column_index", {"t": table}).fetchall()
+        except self._error:
+            raise _withheld(path, "a DuckDB database") from None
+        if any(bool(g) for _, g in cols):
+            raise ParameterError(f"table {table!r} has generated columns: only stored "
+                                 "columns are read")
+        self._select_raw([str(c) for c, _ in cols],
+                         f"__dp_src.main.{quote_identifier(table)}", path, "a DuckDB database")
+        con.execute("DETACH __dp_src")
+
+    def _select_raw(self, headers: list[str], relation: str, path: Path, fmt: str) -> None:
+        names = self._check_headers(headers, str(path))
+        pick = ", ".join(f"{quote_identifier(h)} AS {names[h]}" for h in self.needed) \
+            or "1 AS c_one"
+        try:
+            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {relation}")
+        except self._error:
+            raise _withheld(path, fmt) from None
+        self._raw_names = names
+
+    # ------------------------------------------------------------- typed view
+    def _build_view(self) -> None:
+        s = self.schema
+        texts = {h: text_sql(c) for h, c in self._raw_names.items()}
+        stage1 = ", ".join(f"{texts[h]} AS t{i}" for i, h in enumerate(self.needed)) \
+            or "1 AS t_one"
+        tpos = {h: f"t{i}" for i, h in enumerate(self.needed)}
+        stage2 = ", ".join([*(f"t{i}" for i in range(len(self.needed))),
+                            *(f"{number_sql(f't{i}')} AS n{i}"
+                              for i in range(len(self.needed)))]) or "1 AS n_one"
+        outs = []
+        for name, col in sorted(s.columns.items()):
+            i = self.needed.index(col.header)
+            outs.append(f"{_typed_sql(col, f't{i}', f'n{i}')} AS {quote_identifier(name)}")
+        where = "TRUE"
+        uh = s.user_header()
+        if uh is not None:
+            t = tpos[uh]
+            outs.append(f"{t} AS {UID}")
+            missing = ", ".join(sql_string(m) for m in _MISSING_IDS)
+            where = f"{t} IS NOT NULL AND lower({t}) NOT IN ({missing})"
+        select = ", ".join(outs) or "1 AS __dp_one"
+        sql = (f"CREATE TABLE {VIEW} AS SELECT {select} FROM (SELECT {stage2} FROM "
+               f"(SELECT {stage1} FROM __dp_raw)) WHERE {where}")
+        try:
+            self.con.execute(sql)
+            self.con.execute("DROP TABLE __dp_raw")
+        except self._error:
+            raise ParameterError(
+                "the typed view of the data could not be built (the engine's message is "
+                "withheld because it may quote the data)"
+            ) from None
+
+
+def _text_array(a: np.ndarray) -> np.ndarray:
+    """An object (or other non-numeric) column as text or None, element by element: the
+    same text form DuckDB gives typed values (shortest round-trip repr of a float), with
+    None and float NaN as NULL -- so a column of mixed Python types can never make the
+    registration fail on some rows only."""
+    def text(v: Any) -> str | None:
+        if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+            return None
+        if isinstance(v, (float, np.floating)):
+            return repr(float(v))
+        return str(v)
+
+    return np.array([text(v) for v in a.tolist()], dtype=object)
+
+
+def _sha256_fd(fd: int) -> str:
+    h = hashlib.sha256()
+    off = 0
+    while True:
+        chunk = os.pread(fd, 1 << 22, off)
+        if not chunk:
+            return h.hexdigest()
+        h.update(chunk)
+        off += len(chunk)
+
+
+def _copy_fd(fd: int, dest: str) -> None:
+    """Copy the descriptor's bytes into a new private file (mode 0600)."""
+    out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        off = 0
+        while True:
+            chunk = os.pread(fd, 1 << 22, off)
+            if not chunk:
+                return
+            os.write(out, chunk)
+            off += len(chunk)
+    finally:
+        os.close(out)
+
+
+def _csv_header(fd: int, gz: bool, delim: str, path: Path) -> list[str]:
+    """The header record, parsed with the same dialect DuckDB is given (RFC 4180)."""
+    raw = os.pread(fd, _HEADER_BYTES, 0)
+    if gz:
+        try:  # a prefix of the stream decompresses to a prefix of the text
+            raw = zlib.decompressobj(wbits=31).decompress(raw, _HEADER_BYTES)
+        except zlib.error:
+            raise _withheld(path, "gzip-compressed CSV") from None
+    try:
+        text = raw.decode("utf-8-sig", errors="strict")
+    except UnicodeDecodeError as exc:  # possibly a multi-byte char cut at the boundary
+        text = raw[: exc.start].decode("utf-8-sig") if exc.start > 0 else ""
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"',
+                      doublequote=True, strict=False)
+    try:
+        header = next(rows)
+    except (StopIteration, csv.Error):
+        header = []
+    if not header or ("\n" not in text and len(raw) >= _HEADER_BYTES):
+        raise ParameterError(f"data file {str(path)!r} has no header line (the first line "
+                             "must name the columns, within 1 MiB)")
+    return header
