@@ -66,10 +66,11 @@ class Interval:
                 f"{self.hi:g}{')' if self.hi_open else ']'}")
 
 
-# Sensitivities of the real-valued mechanisms: far from the float range's ends, so grid steps
-# (2^-k times the sensitivity), scales (sensitivity / epsilon) and outputs never under- or
-# overflow and every grid index is exact.
-SENSITIVITY_RANGE = Interval(1e-100, 1e100)
+# Sensitivities of the real-valued mechanisms: grid steps (2^-k times the sensitivity, k <= ~40)
+# stay normal floats above 2^-1022, and outputs -- at most ~2^23 grid steps of noise beyond the
+# true value even at the smallest epsilon, |index| < 2^53 enforced -- stay below 2^1024 (1e295
+# ~ 2^980 leaves room for a custodian's sum of two values at bounds up to 2^970).
+SENSITIVITY_RANGE = Interval(1e-280, 1e295)
 
 
 def supported(ranges: Mapping[str, Interval]) -> Mapping[str, Interval]:

@@ -400,7 +400,7 @@ class AnalyticGaussian(_LatticeGaussian):
     """(ε, δ)-DP Gaussian with the smallest σ (Balle & Wang 2018), exact on a grid.
 
     Supported: epsilon in [0.001, 1000], delta in [1e-12, 1), sensitivity in
-    [1e-100, 1e+100] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
+    [1e-280, 1e+295] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
     seconds); true values |x| < 2^51·grid.
 
     >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
@@ -437,7 +437,7 @@ class Gaussian(_LatticeGaussian):
 
     Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", Foundations and
     Trends in TCS 2014, Theorem A.1.  Supported: epsilon in [0.001, 1), delta in
-    [1e-12, 1), sensitivity in [1e-100, 1e+100]; true values |x| < 2^51·grid.
+    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values |x| < 2^51·grid.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-3, 1.0, hi_open=True),

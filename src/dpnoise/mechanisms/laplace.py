@@ -106,7 +106,7 @@ class ClampedLaw:
 class Laplace(HalfLatticeMechanism):
     """ε-DP Laplace mechanism, exact on a power-of-two grid (pure DP on real hardware).
 
-    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-100, 1e+100] (the default grid's
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (the default grid's
     block table has <= 2^18 entries and builds in well under a second; an explicit ``grid``
     must give a block length <= 2^18); true values |x| < 2^51·grid.
 
@@ -190,7 +190,7 @@ class ClampedLaplace(Mechanism):
     an end piles up *on* the end point, which biases answers near the edges -- the
     behaviour the range-adherent mechanisms (paper 000) improve on.
 
-    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-100, 1e+100] (as
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
     :class:`Laplace`); finite lower < upper with |lower|, |upper| < 2^51·grid.
     """
 

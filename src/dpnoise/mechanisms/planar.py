@@ -152,7 +152,7 @@ class PlanarLaplace(Mechanism):
     tolerance:
         largest accepted relative overhead (ε' − ε)/ε (default 1e-3), else ParameterError.
 
-    Supported: epsilon in [1e-06, 1000], sensitivity in [1e-100, 1e+100], grid a power of
+    Supported: epsilon in [1e-06, 1000], sensitivity in [1e-280, 1e+295], grid a power of
     two in [2^-60, 2^60]; region coordinates with |coordinate| < 2^50·grid (else the
     finite-precision check refuses the grid).
     """

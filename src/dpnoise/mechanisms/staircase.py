@@ -63,7 +63,6 @@ from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..laws.staircase import CRITERIA, StaircaseDensity, check_level, optimal_gamma
 from ..params import (
     LN2,
-    SENSITIVITY_RANGE,
     Interval,
     _as_real,
     check_values,
@@ -77,6 +76,8 @@ JOINT_MAX_OUTCOMES = 1 << 13  # one-word period table: <= 2^13 blocks (2 x 128 K
 JOINT_TAIL_NATS = 10.0  # the block spans >= 10/ε steps: mass beyond its boundary <= e^-10
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
+# the grid choice and the moments square grid steps (g^2 must stay a normal float)
+STAIRCASE_SENSITIVITY = Interval(1e-140, 1e140)
 MV_MIN_EPSILON = 3e-3  # the level ratio 2^(-a/M) with M <= 256 needs ε/ln2 >= 1/256
 DEFAULT_GRID_BITS = 12
 MAX_PERIOD_CELLS = 1 << 20  # M·S: keeps tables and the verifier's window small
@@ -286,7 +287,7 @@ class Staircase(HalfLatticeMechanism):
     ``criterion`` picks the member of the optimal family: "variance" (default),
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
 
-    Supported: epsilon in [2e-05, 20], sensitivity in [1e-100, 1e+100] (block tables of
+    Supported: epsilon in [2e-05, 20], sensitivity in [1e-140, 1e+140] (block tables of
     <= 2^16 steps); true values |x| < 2^51·grid.
 
     >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
@@ -295,7 +296,7 @@ class Staircase(HalfLatticeMechanism):
     """
 
     SUPPORTED = supported({"epsilon": Interval(MIN_EPSILON, MAX_EPSILON),
-                           "sensitivity": SENSITIVITY_RANGE})
+                           "sensitivity": STAIRCASE_SENSITIVITY})
 
     def __init__(
         self,
@@ -584,11 +585,11 @@ class MultivariateStaircase(_MultivariateBase):
     Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
 
     Supported: epsilon in [0.003, 20] (the level ratio 2^(-a/M) needs M <= 256), each of
-    1..8 sensitivities in [1e-100, 1e+100]; true values |x_k| < 2^51·L_k.
+    1..8 sensitivities in [1e-140, 1e+140]; true values |x_k| < 2^51·L_k.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
-                           "sensitivities": SENSITIVITY_RANGE})
+                           "sensitivities": STAIRCASE_SENSITIVITY})
 
     def __init__(self, *, epsilon: float, sensitivities: ArrayLike, lam: float | None = None,
                  grid_bits: int = 10) -> None:
@@ -684,11 +685,11 @@ class L1Staircase(_MultivariateBase):
     triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
 
     Supported: epsilon in [0.003, 20] (as :class:`MultivariateStaircase`), sensitivity in
-    [1e-100, 1e+100]; true values |x_k| < 2^51·L.
+    [1e-140, 1e+140]; true values |x_k| < 2^51·L.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
-                           "sensitivity": SENSITIVITY_RANGE})
+                           "sensitivity": STAIRCASE_SENSITIVITY})
 
     def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 2,
                  lam: float | None = None, grid_bits: int | None = None) -> None:

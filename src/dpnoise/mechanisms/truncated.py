@@ -193,7 +193,7 @@ class TruncatedLaplace(HalfLatticeMechanism):
     """(ε, δ)-DP truncated Laplacian (paper 001), exact on a power-of-two grid.
 
     Supported: epsilon in [1e-05, 1000], delta in [1e-300, 0.5), sensitivity in
-    [1e-100, 1e+100] (block tables <= 2^18 entries, as :class:`Laplace`); true values
+    [1e-280, 1e+295] (block tables <= 2^18 entries, as :class:`Laplace`); true values
     |x| < 2^51·grid.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
