@@ -4,12 +4,17 @@ numbers only; noise() takes one true value; the CLI exits 2 with ``error: ...``.
 
 The list below is separate from ``tests/registry.py`` (whose generic harness also runs the
 statistical checks): it covers every public mechanism class, including the multivariate and
-planar ones the harness does not take.
+planar ones the harness does not take.  Every entry of the mechanism registry
+(:mod:`dpnoise.mechanisms.registry`, used by the CLI and the custodian) must map to one of them
+(:data:`REGISTRY_REQUESTS`; a new registry entry without a mapping fails
+``test_every_registry_entry_is_swept``), and the bad-parameter sweep runs through the
+registry's builders as well.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import itertools
 import math
@@ -23,7 +28,13 @@ import pytest
 
 import dpnoise as dp
 from dpnoise import ParameterError
+from dpnoise.mechanisms import registry
+from dpnoise.mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
+from dpnoise.mechanisms.registry import Request
 from dpnoise.params import Interval
+
+# the reproduction-only PaperHalfLineLaplaceUnsafe warns on every construction and scale
+pytestmark = pytest.mark.filterwarnings("ignore:.*NOT differentially private:UserWarning")
 
 LIMIT_S = 5  # per construction
 
@@ -65,6 +76,31 @@ SPECS: dict[str, tuple[Callable[..., Any], dict[str, Any], Any]] = {
     "CountNoise": (dp.CountNoise, {"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000}, 3),
     "PlanarLaplace": (dp.PlanarLaplace, {"epsilon": 1.0, "grid": 1.0, "region": _REGION},
                       np.array([1.0, 2.0])),
+    "PaperHalfLineLaplaceUnsafe": (PaperHalfLineLaplaceUnsafe,
+                                   {"epsilon": 1.0, "sensitivity": 1.0}, -1.0),
+}
+
+# registry entry -> (the SPECS class it builds, a valid request, the Request fields its
+# builder passes on as numeric privacy parameters)
+REGISTRY_REQUESTS: dict[str, tuple[str, Request, tuple[str, ...]]] = {
+    "laplace": ("Laplace", Request(epsilon=1.0), ("epsilon", "sensitivity")),
+    "clamped-laplace": ("ClampedLaplace", Request(epsilon=1.0, lower=0.0, upper=10.0),
+                        ("epsilon", "sensitivity")),
+    "range-laplace": ("RangeLaplace", Request(epsilon=1.0, lower=0.0, upper=1.0),
+                      ("epsilon", "sensitivity")),
+    "range-laplace-paper-unsafe": ("PaperHalfLineLaplaceUnsafe", Request(epsilon=1.0),
+                                   ("epsilon", "sensitivity")),
+    "truncated-laplace": ("TruncatedLaplace", Request(epsilon=1.0, delta=1e-5),
+                          ("epsilon", "delta", "sensitivity")),
+    "gaussian": ("Gaussian", Request(epsilon=0.5, delta=1e-5), ("epsilon", "delta", "sensitivity")),
+    "analytic-gaussian": ("AnalyticGaussian", Request(epsilon=1.0, delta=1e-5),
+                          ("epsilon", "delta", "sensitivity")),
+    "count-noise": ("CountNoise", Request(epsilon=2.18, upper=1000.0,
+                                          options={"D": 6, "eta": 0.8}), ("epsilon",)),
+    "geometric": ("Geometric", Request(epsilon=1.0), ("epsilon", "sensitivity")),
+    "discrete-gaussian": ("DiscreteGaussian", Request(epsilon=1.0, delta=1e-6),
+                          ("epsilon", "delta", "sensitivity")),
+    "staircase": ("Staircase", Request(epsilon=1.0), ("epsilon", "sensitivity")),
 }
 
 BAD = [math.nan, math.inf, -math.inf, 0.0, -1.0, 5e-324, 1e308, "1", None, True, 1 + 2j, b"1"]
@@ -87,6 +123,31 @@ def test_bad_parameter_is_a_clean_parameter_error(case: tuple[str, str, Any]) ->
     with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
         cls(**{**kw, param: value})
     assert param.split("/")[0] in str(info.value) or "grid" in str(info.value)
+
+
+def test_every_registry_entry_is_swept() -> None:
+    """Each registry entry has a request here and builds a class the sweeps above cover."""
+    names = set(registry.entries())
+    assert names == set(REGISTRY_REQUESTS), (
+        f"registry entries missing from REGISTRY_REQUESTS: {sorted(names - set(REGISTRY_REQUESTS))}"
+        f"; stale: {sorted(set(REGISTRY_REQUESTS) - names)}")
+    for name, (spec, request, _params) in REGISTRY_REQUESTS.items():
+        m = registry.build(name, request)
+        assert type(m) is SPECS[spec][0], (name, type(m), spec)
+
+
+REGISTRY_CASES = [(name, p, v) for name, (_s, _r, params) in REGISTRY_REQUESTS.items()
+                  for p in params for v in BAD]
+
+
+@pytest.mark.parametrize("case", REGISTRY_CASES, ids=[_ids(c) for c in REGISTRY_CASES])
+def test_bad_parameter_through_the_registry(case: tuple[str, str, Any]) -> None:
+    """The registry's builders (the CLI's and the custodian's path) refuse the same values."""
+    name, param, value = case
+    request = dataclasses.replace(REGISTRY_REQUESTS[name][1], **{param: value})
+    with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
+        registry.build(name, request)
+    assert param in str(info.value)
 
 
 def test_every_mechanism_states_its_supported_ranges() -> None:

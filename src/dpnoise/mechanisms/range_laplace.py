@@ -77,9 +77,9 @@ from ..params import (
     LN2,
     SENSITIVITY_RANGE,
     Interval,
-    check_epsilon,
-    check_sensitivity,
+    check_finite,
     check_true_scalar,
+    check_values,
     supported,
 )
 from ..randomness import RngLike, resolve_rng
@@ -509,14 +509,19 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
     like exp(|y|(1/sigma_2 − 1/sigma_1)), so the loss is unbounded: ``dpnoise verify``
     reports it.  The claimed guarantee is the paper's (ε), with notion "none".  Release uses
     a float inverse-CDF sampler -- reproduction only, never use it on real data.
+
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
+    :class:`Laplace`), a finite border; true values finite and <= border.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
 
     def __init__(self, *, epsilon: float, sensitivity: float, border: float = 0.0) -> None:
         import warnings
 
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
-        self.border = float(border)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
+        self.border = check_finite("border", border)
         warnings.warn("PaperHalfLineLaplaceUnsafe is NOT differentially private "
                       "(Croft et al. 2022 Sec. 4.1); reproduction only", UserWarning,
                       stacklevel=2)
@@ -537,9 +542,7 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
                          "paper's claim only: NOT differentially private (loss unbounded)")
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        x = np.asarray(true_value, dtype=np.float64)
-        if x.size and (not np.all(np.isfinite(x)) or np.any(x > self.border)):
-            raise ParameterError(f"true_value must be finite and <= border {self.border}")
+        x = check_values("true_value", true_value, upper=self.border)  # numbers only
         source = resolve_rng(rng)
         flat = x.reshape(-1)
         u = (source.words(flat.size) >> np.uint64(11)).astype(np.float64) * 2.0**-53
@@ -550,7 +553,8 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         return as_output(out.reshape(x.shape), true_value)
 
     def noise(self, true_value: float | None = None) -> TruncatedLaplaceLaw:
-        mu = self.border if true_value is None else float(true_value)
+        mu = self.border if true_value is None else float(check_values(
+            "true_value", check_true_scalar("true_value", true_value), upper=self.border))
         return TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
 
     def privacy_model(self) -> Any:
