@@ -304,14 +304,7 @@ def test_demo_session(capsys: pytest.CaptureFixture[str]) -> None:
         assert word in out
 
 
-# ------------------------------------------------- mechanisms of issues 3 and 7
-needs_counts = pytest.mark.skipif("geometric" not in MECHANISMS,
-                                  reason="integer count mechanisms (issue 7) not merged")
-needs_range = pytest.mark.skipif("range-laplace" not in MECHANISMS,
-                                 reason="RangeLaplace (issue 3) not merged")
-
-
-@needs_counts
+# ------------------------------------------- integer counts and range-adherent sums
 def test_counts_default_to_exact_integer_noise() -> None:
     with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s, \
             pytest.raises(BudgetExceededError, match="delta=0"):
@@ -328,7 +321,6 @@ def test_counts_default_to_exact_integer_noise() -> None:
         assert s.spent.epsilon == 1.0  # the refusals cost nothing
 
 
-@needs_counts
 def test_count_noise_refuses_sensitivity_above_one() -> None:
     with Session(_people(), Budget(1.0, 1e-5), schema=SCHEMA_K) as s:
         with pytest.raises(ParameterError, match="sensitivity 1 only"):
@@ -336,7 +328,6 @@ def test_count_noise_refuses_sensitivity_above_one() -> None:
         assert s.spent.epsilon == 0
 
 
-@needs_range
 def test_sums_default_to_range_laplace_only_where_it_is_more_accurate() -> None:
     with Session(DATA, Budget(2.0), rng=SeededRandom(3)) as s:
         # [0, 5000 * 250000] is wide against the noise: clamping has about half the error
@@ -352,7 +343,6 @@ def test_sums_default_to_range_laplace_only_where_it_is_more_accurate() -> None:
         assert s.release("sum x", epsilon=1.0).mechanism == "clamped-laplace"
 
 
-@needs_range
 def test_range_laplace_is_not_used_on_many_cells() -> None:
     data = {"k": np.arange(1000) % 500, "x": np.ones(1000)}
     schema = {"dataset": {"max_rows": 2},
