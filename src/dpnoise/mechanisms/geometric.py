@@ -23,7 +23,7 @@ from ..errors import ParameterError
 from ..exact.discrete_laplace import discrete_laplace
 from ..exact.rational import float_up
 from ..exact.words import WordStream
-from ..params import check_epsilon
+from ..params import Interval, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
 from .integers import (
@@ -51,13 +51,21 @@ class Geometric(Mechanism):
     p(z) = (1 − r)/(1 + r) · r^{|z|},  r = e^{−ε_r/Δ},  ε_r = s/t <= ε rational
     (relative gap <= 2^-24), sampled exactly (CKS Algorithm 2).  The exact privacy loss
     of a shift by Δ is ε_r <= ε.
+
+    Supported: epsilon in [0.001, 1000], sensitivity an integer in [1, 2^20], and
+    epsilon / sensitivity >= 0.001 (noise() tabulates 1500/(ε/Δ) points); true counts
+    |n| < 2^53.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
+                           "epsilon/sensitivity": Interval(1e-3, 1000.0)})
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1, lower: int | None = 0,
                  upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp"
                  ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
+        self._supported("epsilon/sensitivity", self.epsilon / self.sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         s, t = _rational_below(self.epsilon / self.sensitivity)

@@ -30,19 +30,16 @@ the sensitivity is unchanged), and the mechanism's output is post-processed into
 
 Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults, chosen
 from public facts only (:func:`default_mechanism`): counts use ``geometric`` (exact integer
-noise clamped into ``[0, N]``, issue 7); sums and means use ``range-laplace`` (truncated
-and normalised Laplace on the derived range, issue 3) when that range is narrow against the
+noise clamped into ``[0, N]``); sums and means use ``range-laplace`` (truncated and
+normalised Laplace on the derived range, Croft et al. 2022) when that range is narrow against the
 noise (width <= 2·Δ/ε, where it has the smaller error) and the query has at most
 RANGE_LAPLACE_MAX_CELLS cells (RangeLaplace samples per distinct true value, so it is not
 vectorised over 10^6 different cells); otherwise ``clamped-laplace``, which is also
 range-adherent (clamping is post-processing) and has about half the error on wide ranges.
-Without those modules the defaults are ``laplace`` (rounded to integers) and
-``clamped-laplace``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -149,11 +146,6 @@ def _clamped_laplace(s: Spec) -> Mechanism:
     return _laplace_cached(s.epsilon, s.sensitivity)
 
 
-def _has(module: str) -> bool:
-    """Is ``dpnoise.mechanisms.<module>`` present (issues 3 and 7 land on their own)?"""
-    return importlib.util.find_spec(f"dpnoise.mechanisms.{module}") is not None
-
-
 def _integer_sensitivity(s: Spec, name: str) -> int:
     if not float(s.sensitivity).is_integer():
         raise ParameterError(f"mechanism {name!r} needs an integer sensitivity, got "
@@ -253,37 +245,34 @@ MECHANISMS: dict[str, MechanismInfo] = {
                              "exact lattice Laplace, then post-processed into the range"),
     "clamped-laplace": MechanismInfo("clamped-laplace", _clamped_laplace,
                                      "Laplace then snapped into the range (baseline)"),
-}
-if _has("range_laplace"):
-    MECHANISMS["range-laplace"] = MechanismInfo(
+    "range-laplace": MechanismInfo(
         "range-laplace", _range_laplace,
-        "truncated and normalised Laplace on the derived range (paper 000, issue 3)",
-        max_cells=RANGE_LAPLACE_MAX_CELLS)
-if _has("geometric"):  # (was "counts", renamed to count_noise: geometric was unregistered)
-    MECHANISMS["geometric"] = MechanismInfo(
+        "truncated and normalised Laplace on the derived range (Croft et al. 2022)",
+        max_cells=RANGE_LAPLACE_MAX_CELLS),
+    "geometric": MechanismInfo(
         "geometric", _geometric, "two-sided geometric integer noise, clamped into [0, N]",
-        integer_only=True)
-    MECHANISMS["discrete-gaussian"] = MechanismInfo(
+        integer_only=True),
+    "discrete-gaussian": MechanismInfo(
         "discrete-gaussian", _discrete_gaussian,
         "discrete Gaussian integer noise, exact delta (needs delta > 0)",
-        integer_only=True, needs_delta=True)
-    MECHANISMS["count-noise"] = MechanismInfo(
+        integer_only=True, needs_delta=True),
+    "count-noise": MechanismInfo(
         "count-noise", _count_noise,
-        "finite-support count noise, exact delta (paper 002; needs delta > 0)",
-        integer_only=True, needs_delta=True)
-
-if _has("staircase"):
-    MECHANISMS["staircase"] = MechanismInfo(
+        "finite-support count noise, exact delta (Sadeghi et al.; needs delta > 0)",
+        integer_only=True, needs_delta=True),
+    "staircase": MechanismInfo(
         "staircase", _staircase,
-        "optimal data-independent noise (paper 004), then post-processed into the range")
-if _has("truncated"):
-    MECHANISMS["truncated-laplace"] = MechanismInfo(
+        "optimal data-independent noise (Soria-Comas & Domingo-Ferrer), then "
+        "post-processed into the range"),
+    "truncated-laplace": MechanismInfo(
         "truncated-laplace", _truncated_laplace,
-        "(epsilon, delta) truncated Laplacian (paper 001), then post-processed into the range",
-        needs_delta=True)
+        "(epsilon, delta) truncated Laplacian (Geng et al.), then post-processed into the "
+        "range", needs_delta=True),
+}
+"""Every mechanism the custodian path can use, by name (all are always installed)."""
 
-DEFAULT_COUNT = "geometric" if "geometric" in MECHANISMS else "laplace"
-DEFAULT_SUM = "range-laplace" if "range-laplace" in MECHANISMS else "clamped-laplace"
+DEFAULT_COUNT = "geometric"
+DEFAULT_SUM = "range-laplace"
 
 
 def default_mechanism(target: Target, n_cells: int = 1, epsilon: float = 1.0) -> str:
@@ -295,14 +284,12 @@ def default_mechanism(target: Target, n_cells: int = 1, epsilon: float = 1.0) ->
     absolute error RangeLaplace / clamped Laplace at the edge, a quarter in, the middle):
     width 1: .42/.32 .27/.37 .23/.39; width 2: .77/.43 .50/.59 .44/.63; width 5:
     1.36/.50 .95/.84 .94/.92; width >= 20: 1.61/.50 1.5/1.0 1.6/1.0.  The ε-DP truncated
-    Laplace needs a scale up to ~1.6-1.95·Δ/ε on wide ranges (spec 000), whereas clamping
+    Laplace needs a scale up to ~1.6-1.95·Δ/ε on wide ranges (Croft et al. 2022), whereas clamping
     is free post-processing, so on the wide range of a sum over N rows clamped Laplace is
     better everywhere.
     """
     if target.kind == "count":
         return DEFAULT_COUNT
-    if DEFAULT_SUM != "range-laplace":
-        return DEFAULT_SUM
     info = MECHANISMS["range-laplace"]
     if info.max_cells is not None and n_cells > info.max_cells:
         return "clamped-laplace"
