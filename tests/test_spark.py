@@ -243,7 +243,8 @@ def test_executor_noise_follows_the_law_and_reproduces(spark: Any, tmp_path: Pat
         plans = s.plans("histogram k", eps)
     assert r.details["written"]["blocks"] == 5 and r.values.size == 0
     got = pd.read_parquet(out).sort_values("k")
-    assert list(got.columns) == ["k", "count"] and len(got) == keys
+    assert list(got.columns) == ["k", "count", "low", "high"] and len(got) == keys
+    assert ((got["low"] <= got["count"]) & (got["count"] <= got["high"])).all()
     noise = got["count"].to_numpy() - truth
     # two-sided geometric: P(z) = (1 - a) / (1 + a) a^|z|, a = e^-eps
     a = math.exp(-eps)
@@ -307,3 +308,30 @@ def test_plan_encoding_parts() -> None:
     plan = compile_query(parse_query("mean x by g, k").validate(schema), schema)
     assert encoding_parts(plan) == ("k0", "k1", "tok")
     assert plan.shape == (2, 3) and plan.strides == (3, 1)
+
+
+# ---------------------------------------------------------------- issue 17 statistics
+def test_new_statistics_and_bounding_agree_with_duckdb(tmp_path: Path) -> None:
+    """Two-dimensional bounding (SHA-256 group choice), variance sums, quantile buckets
+    and private keys with distinct persons: the same true components on both engines."""
+    rng = np.random.default_rng(4)
+    rows = [[int(rng.integers(0, 8)), round(float(rng.normal(5, 3)), 3),
+             str(rng.choice(["u", "v", "w"])), str(rng.choice(["a", "b", "c|1", "é"]))]
+            for _ in range(60)]
+    rows += [[99, "abc", "u", ""], [98, None, "v", "a"]]
+    path = write(tmp_path, "parquet", ["pid", "x", "g", "city"], rows)
+    schema = {"dataset": {"user_id": "pid", "max_contributions": 3, "max_groups": 2,
+                          "max_rows_per_group": 2},
+              "columns": {"x": {"lower": -2, "upper": 12}, "g": {"categories": ["u", "v", "w"]},
+                          "city": {"text": True}}}
+    duck, spark_s = _pair(path, schema)
+    with duck, spark_s:
+        for q in ["count by g", "variance x by g", "median x by g", "count by city",
+                  "stddev x by city", "quantile 0.9 x by city", "sum x"]:
+            a, b = duck.true_components(q), spark_s.true_components(q)
+            assert sorted(a) == sorted(b), q
+            for role in a:
+                if role == "labels":
+                    assert a[role].tolist() == b[role].tolist(), q
+                else:
+                    _same(a[role], b[role], f"{q}: {role}")

@@ -31,6 +31,11 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--write-anchor", metavar="FILE", default=None,
                    help="verify: after a successful check, record the head in FILE")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--show", type=int, metavar="N", default=None,
+                   help="print release N with its error bars (recomputed from its stored "
+                        "answer and public recipe; count and sum releases)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the error bars printed by --show (default 0.95)")
 
 
 @subcommand("ledger", "create (init), show, verify or migrate a privacy-budget ledger", _args)
@@ -89,6 +94,8 @@ def _show(path: str, args: argparse.Namespace) -> int:
     with led:
         rows = led.entries()
         spent, left = led.spent(), led.remaining()
+        if getattr(args, "show", None) is not None:
+            return _show_release(rows, args)
         if args.json:
             emit_json({
                 "format": led.version, "read_only": led.read_only,
@@ -116,6 +123,32 @@ def _show(path: str, args: argparse.Namespace) -> int:
             status = e.status if e.reason is None else f"{e.status} ({e.reason})"
             print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g} "
                   f"{e.query}  ->  {ans}")
+    return 0
+
+
+def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
+    """One past release with its error bars (from its answer and public recipe only)."""
+    from ..errors import ParameterError
+    from ..session.session import entry_interval
+
+    match = [e for e in rows if e.id == args.show]
+    if not match:
+        raise ParameterError(f"the ledger has no release {args.show}")
+    e = match[0]
+    low, high = entry_interval(e, args.confidence)
+    ans = np.asarray(e.answer).ravel()
+    lo, hi = np.asarray(low).ravel(), np.asarray(high).ravel()
+    if args.json:
+        emit_json({**_entry_json(e), "confidence": args.confidence,
+                   "rows": [[a.item(), b.item(), c.item()]
+                            for a, b, c in zip(ans, lo, hi, strict=True)]})
+        return 0
+    print(f"release {e.id}: {e.query}  (eps={e.epsilon:.4g}, {e.mechanism})")
+    print(f"error bars at {args.confidence:g} confidence, from the released answer and "
+          "public parameters only (test inversion; conservative)")
+    print(f"{'cell':>6}  {'answer':>14}  {'low':>14}  {'high':>14}")
+    for i, (a, b, c) in enumerate(zip(ans, lo, hi, strict=True)):
+        print(f"{i:>6}  {a.item():>14.6g}  {b.item():>14.6g}  {c.item():>14.6g}")
     return 0
 
 

@@ -75,6 +75,15 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="reproducible (NOT secure) randomness, only with --ledger :memory:; "
                         "default: OS-keyed CSPRNG")
     g.add_argument("--json", action="store_true", help="machine-readable output")
+    g.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the error bars (low/high columns; default 0.95)")
+    g.add_argument("--text", metavar="COL", action="append", default=[],
+                   help="declare a text column whose keys are NOT public: grouping by it "
+                        "releases only groups surviving DP partition selection (repeatable)")
+    g.add_argument("--max-groups", type=int, default=None,
+                   help="groups one individual may contribute to (with --max-rows-per-group)")
+    g.add_argument("--max-rows-per-group", type=int, default=None,
+                   help="rows one individual may contribute to one group")
     add_engine_arguments(p)
 
 
@@ -145,7 +154,8 @@ def run_data_release(args: argparse.Namespace) -> int:
     schema = Schema.from_flags(
         args.bounds, args.categories, args.keys, user_id=args.user_id,
         max_contributions=args.max_contributions, max_rows=args.max_rows, table=args.table,
-        base=base,
+        base=base, texts=args.text, max_groups=args.max_groups,
+        max_rows_per_group=args.max_rows_per_group,
     )
     ledger = args.ledger or DEFAULT_LEDGER
     in_memory = ledger == MEMORY
@@ -166,7 +176,8 @@ def run_data_release(args: argparse.Namespace) -> int:
                  schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
                  anchor=args.anchor, engine=engine, engine_options=options) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
-                      mechanism=args.data_mechanism, output=args.output)
+                      mechanism=args.data_mechanism, output=args.output,
+                      confidence=args.confidence)
         remaining = s.remaining
         if args.json:
             emit_json({
@@ -176,8 +187,10 @@ def run_data_release(args: argparse.Namespace) -> int:
                 "ledger_head": {"event": s.ledger.head_seq, "hash": s.ledger.head},
                 "recorded": not in_memory,
                 "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
-                "columns": [*r.group_by, r.stat],
-                "rows": [] if "written" in r.details else r.rows(),
+                "columns": r.columns(),
+                "rows": [] if "written" in r.details else r.rows(intervals=True),
+                **({"confidence": r.confidence, "error_bars": r.interval_note()}
+                   if "written" not in r.details else {}),
                 **({"written": r.details["written"]} if "written" in r.details else {}),
             })
             return 0

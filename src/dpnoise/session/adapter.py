@@ -340,6 +340,11 @@ class Plan:
             "sensitivity": s.sensitivity,
             "contributions": self.target.rows,
             "range": [s.lower, s.upper],
+            # public recipe to rebuild this plan (error bars of a past release)
+            "target": {"unit": self.target.unit, "rows": self.target.rows,
+                       "cells": self.target.cells, "lower": self.target.lower,
+                       "upper": self.target.upper, "per_cell": self.target.per_cell,
+                       "changed": self.target.changed},
         }
 
 

@@ -487,7 +487,8 @@ class Session:
         )
         try:
             if executors:
-                written = self._release_on_executors(q, plans, output, rng)  # type: ignore[arg-type]
+                written = self._release_on_executors(q, plans, output, rng,  # type: ignore[arg-type]
+                                                     confidence)
                 answer = np.zeros(0)
             else:
                 agg = self.engine.aggregate(q)
@@ -555,11 +556,11 @@ class Session:
         return executors
 
     def _release_on_executors(self, q: Query, plans: list[tuple[str, Plan]], output: str,
-                              rng: Any) -> dict[str, Any]:
+                              rng: Any, confidence: float = 0.95) -> dict[str, Any]:
         # a fresh 256-bit driver key from the release's random source (a SeededRandom
         # makes it reproducible, for tests); it travels only in the noise closure
         driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
-        return self.engine.release_to(q, dict(plans), str(output), driver_key)
+        return self.engine.release_to(q, dict(plans), str(output), driver_key, confidence)
 
     def close(self) -> None:
         self.engine.close()
@@ -618,6 +619,33 @@ def combine_variance(parts: Mapping[str, Any], lower: float, upper: float) -> ND
     h = (upper - lower) / 2
     v = np.clip(v, 0.0, h * h * cc / (cc - 1))
     return np.where(c < 2, 0.0, v)
+
+
+def entry_interval(entry: Any, confidence: float = 0.95
+                   ) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Error bars of a PAST release (a ledger :class:`Entry`), recomputed from its stored
+    answer and the public recipe in its parameters -- never from data.  Available for
+    ``count`` and ``sum`` releases, whose answer is the noisy component itself; a mean,
+    variance or quantile combines several noisy components that the ledger does not
+    store, so their error bars exist only on the live :class:`Release`."""
+    from ..laws.base import check_level
+
+    conf = check_level(confidence)
+    plans = (entry.parameters or {}).get("plans", {})
+    if entry.answer is None:
+        raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
+    if set(plans) not in ({"count"}, {"sum"}) or "target" not in next(iter(plans.values())):
+        raise ParameterError(
+            f"release {entry.id}: error bars can be recomputed from the ledger for count and "
+            "sum releases only (the other statistics combine noisy components the ledger "
+            "does not store)")
+    (_role, p), = plans.items()
+    t = p["target"]
+    target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
+                    float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
+    rebuilt = plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
+                   mechanism=p["mechanism"], n_cells=int(np.size(entry.answer)))
+    return component_interval(rebuilt, np.asarray(entry.answer), 1 - conf)
 
 
 def _interval_function(q: Query, schema: Schema, plans: list[tuple[str, Any]],

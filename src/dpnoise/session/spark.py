@@ -507,12 +507,12 @@ class SparkEngine:
         return plan.n_cells > self.driver_cells
 
     def release_to(self, q: Query, plans: Mapping[str, Any], output: str,
-                   driver_key: bytes) -> dict[str, Any]:
+                   driver_key: bytes, confidence: float = 0.95) -> dict[str, Any]:
         """Noise every public cell on the executors and write the release to ``output``
         (parquet); see :mod:`dpnoise.session.spark_noise`."""
         from .spark_noise import write_release
 
-        return write_release(self, q, self.plan(q), plans, output, driver_key)
+        return write_release(self, q, self.plan(q), plans, output, driver_key, confidence)
 
     def close(self) -> None:
         """The SparkSession belongs to the caller (or is shared): it is left running."""

@@ -60,12 +60,28 @@ def block_key(driver_key: bytes, block: int) -> bytes:
 
 def noise_block(block: int, truth: Mapping[str, np.ndarray], plans: list[tuple[str, Any]],
                 driver_key: bytes, stat: str, lower: float | None,
-                upper: float | None) -> np.ndarray:
+                upper: float | None, confidence: float | None = None) -> Any:
     """The released values of one block's cells (``truth``: per component, the block's
-    cells in increasing index order)."""
+    cells in increasing index order); with ``confidence``, also their error bars
+    ``(values, low, high)`` -- computed from the noisy components and public plans only
+    (:mod:`dpnoise.session.intervals`)."""
     rng = KeyedRandom(block_key(driver_key, block))
     noisy = {role: p.release(np.asarray(truth[role]), rng) for role, p in plans}
-    return combine(stat, noisy, lower, upper)
+    values = combine(stat, noisy, lower, upper)
+    if confidence is None:
+        return values
+    from .intervals import component_interval, ratio_interval
+
+    pl = dict(plans)
+    alpha = 1 - confidence
+    if stat == "mean":
+        c = component_interval(pl["count"], noisy["count"], alpha / 2)
+        sm = component_interval(pl["centred_sum"], noisy["centred_sum"], alpha / 2)
+        low, high = ratio_interval(c, sm, float(lower), float(upper))  # type: ignore[arg-type]
+    else:
+        role = next(iter(pl))
+        low, high = component_interval(pl[role], noisy[role], alpha)
+    return values, low, high
 
 
 def output_schema(q: Query, schema: Schema) -> str:
@@ -79,12 +95,14 @@ def output_schema(q: Query, schema: Schema) -> str:
             kind = "string" if isinstance(col.categories[0], str) else "double"
         fields.append(f"`{g}` {kind}")
     fields.append(f"`{q.stat}` {'bigint' if q.stat == 'count' else 'double'}")
+    fields += ["`low` double", "`high` double"]  # error bars (output + public params)
     return ", ".join(fields)
 
 
 def make_noise_function(q: Query, schema: Schema, plan: AggregatePlan,
                         plans: list[tuple[str, Any]], driver_key: bytes,
-                        block_cells: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+                        block_cells: int, confidence: float = 0.95
+                        ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The ``mapInPandas`` function; ``driver_key`` lives only in its closure."""
     sources = component_sources(q.stat, q.column is not None)
     sum_grid, mean_grid = plan.grids()
@@ -115,13 +133,15 @@ def make_noise_function(q: Query, schema: Schema, plan: AggregatePlan,
             for role, src in sources.items():
                 v = part[src].to_numpy(dtype=np.float64) * scale[src]  # powers of two
                 truth[role] = v.astype(np.int64) if src in ("n", "nv") else v
-            values = noise_block(int(block), truth, plans, driver_key, q.stat, lower, upper)
+            values, low, high = noise_block(int(block), truth, plans, driver_key, q.stat,
+                                            lower, upper, confidence)
             out = {}
             for i, name in enumerate(names[:-1]):
                 code = (cells // strides[i]) % sizes[i]
                 out[name] = labels[i][code] if labels[i] is not None else code + offsets[i]
             out[names[-1]] = values
-            yield pd.DataFrame(out, columns=names)
+            out["low"], out["high"] = low, high
+            yield pd.DataFrame(out, columns=[*names, "low", "high"])
 
     noise.__name__ = "dpnoise_executor_noise"
     noise.__qualname__ = "dpnoise_executor_noise"
@@ -151,13 +171,14 @@ def noise_input(engine: Any, plan: AggregatePlan) -> Any:
 
 
 def write_release(engine: Any, q: Query, plan: AggregatePlan, plans: Mapping[str, Any],
-                  output: str, driver_key: bytes) -> dict[str, Any]:
+                  output: str, driver_key: bytes, confidence: float = 0.95) -> dict[str, Any]:
     """Noise every cell on the executors and write the release to ``output``."""
     ordered = list(plans.items())
     df, n_blocks = noise_input(engine, plan)
     fn = make_noise_function(q, engine.schema, plan, ordered, driver_key,
-                             engine.block_cells)
+                             engine.block_cells, confidence)
     out = df.mapInPandas(fn, schema=output_schema(q, engine.schema))
     out.write.mode("errorifexists").parquet(output)
     return {"output": output, "cells": plan.n_cells, "blocks": n_blocks,
-            "block_cells": engine.block_cells, "noise": "executors"}
+            "block_cells": engine.block_cells, "noise": "executors",
+            "confidence": confidence}
