@@ -6,7 +6,11 @@ The demo opens a :class:`dpnoise.Session` with a total budget, answers a handful
 queries (counts, a sum, means, a histogram, a GROUP BY), and prints for each the true
 answer (which only the custodian sees), the private answer, the mechanism and the budget
 that remains.  It ends with a replayed query (no new spend) and a refused one (over
-budget, costs nothing).  The ledger is created explicitly (``Ledger(..., create=True)``):
+budget, costs nothing).  Every private answer carries its 95% error bar (computed from
+the released output and public parameters only).  Two releases go beyond counts and
+sums: a DP median (a quantile over the public range of income) and a mean per *area*
+-- the region column declared as text whose keys are NOT public, so only the areas that
+survive DP partition selection are released.  The ledger is created explicitly (``Ledger(..., create=True)``):
 a temporary file, or the file ``--ledger`` names (created if it does not exist yet,
 reused otherwise).  With a seed (``--seed``) the ledger is in memory instead -- seeded
 randomness is never charged to a ledger file.
@@ -25,9 +29,15 @@ import numpy as np
 
 from .errors import BudgetExceededError, ParameterError
 from .randomness import CryptoRandom
-from .session import MECHANISMS, Budget, Ledger, Session
+from .session import MECHANISMS, Budget, Ledger, Schema, Session
+from .session.schema import Column
 
-TOTAL = Budget(epsilon=2.0)
+TOTAL = Budget(epsilon=2.0, delta=1e-5)
+#: releases beyond counts and sums (printed with their own tables)
+EXTRA: list[tuple[str, str, float, float]] = [
+    ("median income (DP quantile)", "median income", 0.1, 0.0),
+    ("mean age per area (keys not public)", "mean age by area", 0.1, 1e-6),
+]
 
 # (label, query, epsilon); QUERIES_PICKED below choose their mechanism explicitly
 QUERIES: list[tuple[str, str, float]] = [
@@ -57,6 +67,8 @@ class DemoRow:
     mechanism: str
     epsilon: float
     remaining: float
+    low: float = float("nan")
+    high: float = float("nan")
 
 
 def survey_paths() -> tuple[Path, Path]:
@@ -76,10 +88,36 @@ def run_session(session: Session) -> list[DemoRow]:
         r = session.release(query, epsilon=eps, mechanism=mech[0] if mech else None)
         left = session.remaining.epsilon
         keys = r.key_arrays()
+        low, high = (np.asarray(a).ravel() for a in r.interval(0.95))
         for i, (t, p) in enumerate(zip(true, r.values.ravel(), strict=True)):
             cell = ", ".join(str(keys[g][i]) for g in r.group_by)
-            rows.append(DemoRow(label, query, cell, float(t), float(p), r.mechanism, eps, left))
+            rows.append(DemoRow(label, query, cell, float(t), float(p), r.mechanism, eps, left,
+                                float(low[i]), float(high[i])))
     return rows
+
+
+def demo_schema(path: Path) -> Schema:
+    """The survey's schema plus ``area``: the region column read as text whose keys are
+    NOT declared (grouping by it goes through DP partition selection)."""
+    from dataclasses import replace
+
+    base = Schema.from_toml(path)
+    cols = {**base.columns, "area": Column("area", text=True, source="region")}
+    return replace(base, columns=cols)
+
+
+def run_extra(session: Session) -> list[tuple[str, str]]:
+    """The releases beyond counts and sums, as (label, table) -- skipped (with a note)
+    when the ledger cannot pay for them."""
+    out = []
+    for label, query, eps, delta in EXTRA:
+        try:
+            r = session.release(query, epsilon=eps, delta=delta)
+        except BudgetExceededError as exc:
+            out.append((label, f"(not released: {exc})"))
+            continue
+        out.append((label, f"{r.mechanism}; {r.guarantee.split(' [')[0]}\n{r.table()}"))
+    return out
 
 
 def _open_ledger(rng: Any, ledger: str | None, tmp: str) -> tuple[Ledger, str]:
@@ -99,8 +137,9 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
     data, schema = survey_paths()
     with tempfile.TemporaryDirectory() as tmp:
         led, where = _open_ledger(rng, ledger, tmp)
-        with Session(data, None, led, schema=schema, rng=rng) as s:
+        with Session(data, None, led, schema=demo_schema(schema), rng=rng) as s:
             rows = run_session(s)
+            extra = run_extra(s)
             replay = s.release(QUERIES[1][1], epsilon=QUERIES[1][2], replay=True)
             try:
                 s.release("mean income by region", epsilon=1.0)
@@ -111,6 +150,7 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
             if as_json:
                 print(json.dumps({
                     "releases": [asdict(r) for r in rows],
+                    "beyond_counts": [{"statistic": a, "table": b} for a, b in extra],
                     "replayed": {"query": replay.query, "value": replay.value,
                                  "replayed": replay.replayed},
                     "refused": refused,
@@ -118,6 +158,8 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
                 }, indent=2))
                 return 0
             _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
+            for label, table in extra:
+                print(f"\n{label}:\n{table}")
     return 0
 
 
@@ -131,8 +173,8 @@ def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,
     if s.ledger.durable:
         print(f"          head event {s.ledger.head_seq} {s.ledger.head}")
     print()
-    head = (f"{'statistic':32s} {'cell':6s} {'true':>12s} {'private':>12s}  {'eps':>4s}  "
-            f"{'left':>4s}  mechanism")
+    head = (f"{'statistic':32s} {'cell':6s} {'true':>12s} {'private':>12s} "
+            f"{'95% error bar':>25s}  {'eps':>4s}  {'left':>4s}  mechanism")
     print(head)
     print("-" * len(head))
     last = None
@@ -143,8 +185,9 @@ def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,
         eps = f"{r.epsilon:4g}" if first else ""
         left = f"{r.remaining:4g}" if first else ""
         mech = r.mechanism if first else ""
-        print(f"{name:32s} {r.cell:6s} {_fmt(r.true_value):>12s} {_fmt(r.private_value):>12s}  "
-              f"{eps:>4s}  {left:>4s}  {mech}")
+        bar = f"[{_fmt(r.low)}, {_fmt(r.high)}]"
+        print(f"{name:32s} {r.cell:6s} {_fmt(r.true_value):>12s} {_fmt(r.private_value):>12s} "
+              f"{bar:>25s}  {eps:>4s}  {left:>4s}  {mech}")
     print()
     print(f"replay of {QUERIES[1][1]!r}: {replay_value} "
           f"({'served from the ledger, nothing spent' if replayed else 'new release'})")
