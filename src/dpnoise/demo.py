@@ -10,10 +10,10 @@ budget, costs nothing).  Every private answer carries its 95% error bar (compute
 the released output and public parameters only).  Two releases go beyond counts and
 sums: a DP median (a quantile over the public range of income) and a mean per *area*
 -- the region column declared as text whose keys are NOT public, so only the areas that
-survive DP partition selection are released.  The ledger is created explicitly (``Ledger(..., create=True)``):
-a temporary file, or the file ``--ledger`` names (created if it does not exist yet,
-reused otherwise).  With a seed (``--seed``) the ledger is in memory instead -- seeded
-randomness is never charged to a ledger file.
+survive DP partition selection are released.  The ledger is created explicitly
+(``Ledger(..., create=True)``): a temporary file, or the file ``--ledger`` names
+(created if it does not exist yet, reused otherwise).  With a seed (``--seed``) the
+ledger is in memory instead -- seeded randomness is never charged to a ledger file.
 """
 
 from __future__ import annotations
