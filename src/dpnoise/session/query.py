@@ -15,8 +15,12 @@ Two spellings parse to the same :class:`Query`:
       SELECT COUNT(*) FROM data WHERE age > 30
       SELECT region, AVG(income) FROM data WHERE smoker = 0 GROUP BY region
 
-Only COUNT(*) / COUNT(col), SUM(col) and MEAN/AVG(col) of a *declared, bounded* column
-are allowed, grouped only by columns with *declared public keys*.  Predicates are
+Only COUNT(*) / COUNT(col), SUM(col), MEAN/AVG(col), VARIANCE/VAR_SAMP(col),
+STDDEV/STDDEV_SAMP(col), MEDIAN(col) and QUANTILE_CONT(col, q) of a *declared, bounded*
+column are allowed (small language: ``variance x``, ``stddev x``, ``median x``,
+``quantile 0.9 x``), grouped by columns with *declared public keys* -- or by ONE column
+declared ``text = true`` (keys not public: only groups surviving DP partition selection
+are released).  Predicates are
 conjunctions / disjunctions / negations of ``col OP literal``, ``col [NOT] IN (...)``,
 ``col [NOT] BETWEEN a AND b`` and ``col IS [NOT] NULL`` on declared columns.
 

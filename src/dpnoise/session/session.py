@@ -35,6 +35,10 @@ clamped into the declared ``[lo, hi]`` and an optional public row bound N:
   *centred* sum S = Σ(x − mid) over the same values (one row moves it by at most
   ``(hi − lo)/2``, rounded up to its grid); the answer is ``clamp(mid + S/max(C, 1), lo,
   hi)`` -- post-processing, so always inside ``[lo, hi]``.  A missing value is in neither.
+* VARIANCE / STDDEV, QUANTILE, groups whose keys are not public, two-dimensional
+  bounding (``max_groups`` / ``max_rows_per_group``) and the error bars every release
+  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.stats` and
+  :mod:`dpnoise.session.intervals`.
 """
 
 from __future__ import annotations
