@@ -224,7 +224,7 @@ def test_error_bars_cover_across_the_range_including_its_edges(kind: str, mech: 
     t = Target(kind, 1.0, 1, False, lo, hi)  # type: ignore[arg-type]
     p = plan(t, epsilon=0.7, mechanism=mech)
     truths = [lo, lo + 1, (lo + hi) / 2, hi - 1, hi]
-    draws = 60 if mech == "range-laplace" else 1500
+    draws = 40 if mech == "range-laplace" else 1500
     cov = _coverage(p, truths, draws, conf, seed=11)
     slack = 3 * math.sqrt(conf * (1 - conf) / draws)
     assert min(cov) >= conf - slack, (mech, cov)
@@ -255,7 +255,7 @@ def test_session_error_bars_cover_every_statistic() -> None:
     with Session(data, Budget(1e9, 0.5), schema=SCHEMA, rng=SeededRandom(2)) as s:
         for q in ["count by g", "sum x by g", "mean x by g", "variance x", "stddev x"]:
             truth = np.asarray(s.true_answer(q), float).ravel()
-            for _ in range(40):
+            for _ in range(30):
                 r = s.release(q, epsilon=0.3, confidence=conf)
                 lo, hi = (np.asarray(a, float).ravel() for a in r.interval())
                 hits.setdefault(q, []).extend(((lo <= truth + 1e-9)
