@@ -170,3 +170,13 @@ def test_report_renders_in_a_real_browser(tmp_path: Path) -> None:
     assert differs.mean() > 0.02  # text, cards and charts were drawn (not a blank page)
     blue = (rgb[..., 2] > 0.8) & (rgb[..., 0] < 0.5)  # the chart bars / budget line
     assert blue.sum() > 500
+
+
+def test_grouped_release_shows_its_public_keys_and_notebook_html() -> None:
+    s = _released(DATA)
+    html = ledger_report(s.ledger, name="survey")
+    for region in ("north", "south", "east", "west"):
+        assert f'<td class="q">{region}</td>' in html
+    r = s.release("histogram region", epsilon=0.1)
+    nb = r._repr_html_()
+    assert "<svg" in nb and "north" in nb and "<table>" in nb

@@ -85,21 +85,12 @@ class ReleaseView:
 
 
 def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
+    """Labels of the first ``n`` cells (C order over the group columns' public keys)."""
     if not view.group_by:
         return [()] * n
-    keys = [list(k) if not isinstance(k, range) else list(range(k.start, min(k.stop,
-            k.start + max(n, 1) * 1))) for k in view.group_keys]
-    sizes = [len(k) if not isinstance(gk, range) else len(gk)
-             for k, gk in zip(keys, view.group_keys, strict=True)]
-    labels = []
-    for i in range(n):
-        rem, parts = i, []
-        for size, k in zip(reversed(sizes), reversed(keys), strict=True):
-            j = rem % size
-            rem //= size
-            parts.append(str(k[j]) if j < len(k) else "?")
-        labels.append(tuple(reversed(parts)))
-    return labels
+    shape = tuple(len(k) for k in view.group_keys)
+    return [tuple(str(k[j]) for k, j in zip(view.group_keys, np.unravel_index(i, shape),
+                                            strict=True)) for i in range(n)]
 
 
 def _fmt(v: Any) -> str:

@@ -80,6 +80,12 @@ class Release:
     details: dict[str, Any] = field(default_factory=dict, compare=False)
     ledger_head: str | None = None  # the ledger's head hash after this release (an anchor)
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the released table and the error law at a public point."""
+        from ..report import fragment, release_html
+
+        return fragment(release_html(self))
+
     @property
     def value(self) -> Any:
         """The scalar answer (queries without GROUP BY)."""
@@ -354,7 +360,8 @@ class Session:
             epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
             dataset=self.engine.fingerprint, mechanism=mech_name,
             parameters={"plans": {role: p.parameters() for role, p in plans},
-                        "schema": self.schema.fingerprint()},
+                        "schema": self.schema.fingerprint(),
+                        "cells": _public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         )
@@ -435,6 +442,13 @@ def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
         return {"sum": agg.sums.reshape(shape)}
     # mean: count of non-missing values and Σ(x - mid) of the same values, exactly
     return {"count": agg.values.reshape(shape), "centred_sum": agg.centred.reshape(shape)}
+
+
+def _public_cells(group_by: tuple[str, ...], keys: tuple[Any, ...]) -> dict[str, Any]:
+    """The public cell labels of a release (declared keys only), for reports."""
+    return {"group_by": list(group_by),
+            "keys": [{"range": [k.start, k.stop - 1]} if isinstance(k, range)
+                     else [str(v) for v in k] for k in keys]}
 
 
 def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
