@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/dpnoise demo
+	$(BIN)/dpnoise demo --report out/demo-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

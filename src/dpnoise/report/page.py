@@ -243,20 +243,17 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
 
 
 def _integrity(ledger: Any) -> tuple[bool, str]:
-    """(ok, note) from the ledger's own check (hash chain where the ledger has one)."""
-    for attr in ("verify", "integrity"):
-        fn = getattr(ledger, attr, None)
-        if fn is None:
-            continue
-        try:
-            res = fn()
-        except Exception as exc:  # an integrity failure is reported, not raised
-            return False, type(exc).__name__
-        if isinstance(res, str):
-            return res in ("ok", "verified") or res.startswith("ok"), res
-        ok = bool(getattr(res, "ok", res))
-        return ok, str(getattr(res, "message", "ok" if ok else "broken"))
-    return False, "this ledger has no integrity check"
+    """(ok, note): the full hash-chain check of a ledger file (``dpnoise ledger verify``)."""
+    if not getattr(ledger, "durable", False):
+        return False, "in-memory ledger: nothing is recorded, nothing to verify"
+    from ..session.ledger import verify_ledger
+
+    report = verify_ledger(ledger.path)
+    if report.ok:
+        return True, (f"{report.events} events verified, head "
+                      f"{(report.head or '')[:16]}…")
+    where = f" at event {report.seq}" if report.seq is not None else ""
+    return False, f"BROKEN{where}: {report.problem}"
 
 
 def release_html(release: Any) -> str:
