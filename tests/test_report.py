@@ -117,6 +117,13 @@ def test_bin_law_is_the_exact_law() -> None:
     lv = bin_law(Laplace(epsilon=1.0, sensitivity=1.0).noise())
     assert lv is not None
     assert 0.998 <= sum(lv.probabilities) <= 1.0
+    wide = bin_law(Geometric(epsilon=0.1).noise())  # many integers per bar, all bars equal
+    assert wide is not None
+    widths = np.diff(wide.edges)
+    assert np.all(widths == widths[0]) and widths[0] >= 3 and widths[0] % 2 == 1
+    mid = int(np.argmax(wide.probabilities))  # the mode's bar is centred on the error 0
+    assert wide.edges[mid] == -wide.edges[mid + 1]
+    assert wide.probabilities[mid - 1] == pytest.approx(wide.probabilities[mid + 1])
     g = bin_law(Geometric(epsilon=2.0).noise())
     assert g is not None
     centres = [(a + b) / 2 for a, b in zip(g.edges[:-1], g.edges[1:], strict=True)]

@@ -65,9 +65,13 @@ def bin_law(law: Any, public: float | None = None) -> LawView | None:
     if hi <= lo:  # (nearly) a point mass
         lo, hi = lo - 0.5, hi + 0.5
     span = hi - lo
-    integer_support = float(lo).is_integer() and float(hi).is_integer() and span <= 80
-    if integer_support:  # one bar per integer
-        edges = np.arange(lo - 0.5, hi + 1.0, 1.0)
+    if float(lo).is_integer() and float(hi).is_integer() and float(centre).is_integer():
+        # integer support: bars of an odd number of whole integers, one centred on x0 (a
+        # bar never splits the integers unevenly: no comb artefacts, no lopsided peak)
+        step = max(1, math.ceil((span + 1) / BINS)) | 1
+        below = math.ceil((centre - lo) / step)
+        start = centre - step / 2 - below * step
+        edges = np.arange(start, hi + step, step)
     else:
         edges = np.linspace(lo - span * 0.02, hi + span * 0.02, BINS + 1)
     cdf = np.asarray(law.cdf(edges), dtype=np.float64)

@@ -221,9 +221,9 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
             ]
     if budget.delta:
         body += [_kpi(f"{spent.delta:.3g}", "δ spent"), _kpi(f"{left.delta:.3g}", "δ remaining")]
-    ok, note = integrity
-    body.append(_kpi("verified" if ok else "FAILED", "ledger hash chain: " + note,
-                     "ok" if ok else "bad"))
+    status, note = integrity
+    body.append(_kpi(status, "ledger hash chain: " + note,
+                     {"verified": "ok", "BROKEN": "bad"}.get(status, "")))
     body.append("</div>")
     cum_eps = list(np.cumsum([float(e.epsilon) for e in entries]))
     body.append('<h2>Budget over time</h2><div class="card">'
@@ -242,18 +242,19 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
     return page(f"dpnoise release report — {dataset}", body)
 
 
-def _integrity(ledger: Any) -> tuple[bool, str]:
-    """(ok, note): the full hash-chain check of a ledger file (``dpnoise ledger verify``)."""
+def _integrity(ledger: Any) -> tuple[str, str]:
+    """(status, note): the full hash-chain check of a ledger file (``dpnoise ledger
+    verify``); status is "verified", "BROKEN" or "not recorded" (an in-memory ledger)."""
     if not getattr(ledger, "durable", False):
-        return False, "in-memory ledger: nothing is recorded, nothing to verify"
+        return "not recorded", "in-memory ledger: nothing is recorded, nothing to verify"
     from ..session.ledger import verify_ledger
 
     report = verify_ledger(ledger.path)
     if report.ok:
-        return True, (f"{report.events} events verified, head "
-                      f"{(report.head or '')[:16]}…")
+        return "verified", (f"{report.events} events verified, head "
+                            f"{(report.head or '')[:16]}…")
     where = f" at event {report.seq}" if report.seq is not None else ""
-    return False, f"BROKEN{where}: {report.problem}"
+    return "BROKEN", f"chain broken{where}: {report.problem}"
 
 
 def release_html(release: Any) -> str:
