@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 
 from dpnoise import Session
-from dpnoise.session import Ledger
 from dpnoise.demo import QUERIES, TOTAL, survey_paths
 from dpnoise.report import ledger_report
+from dpnoise.session import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "img" / "report.png"
