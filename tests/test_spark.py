@@ -297,7 +297,7 @@ def test_cli_engine_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     path = write(tmp_path, "parquet", ["x"], [[1.0], [2.0], [3.0]])
     code = main(["release", "--engine", "spark", "--data", str(path), "--bounds", "x=0:5",
                  "--query", "count", "--epsilon", "0.5", "--budget", "1",
-                 "--ledger", str(tmp_path / "l.sqlite"), "--json"])
+                 "--ledger", ":memory:", "--json"])
     out = capsys.readouterr().out
     assert code == 0 and '"count"' in out
 
