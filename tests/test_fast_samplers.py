@@ -84,3 +84,54 @@ def test_geometric_sampler_parameter() -> None:
     with pytest.raises(ParameterError):
         Geometric(epsilon=1.0, sampler="float")
     assert "sampler='cks'" in repr(Geometric(epsilon=1.0, sampler="cks"))
+
+
+# ------------------------------------------------------------------ discrete Gaussian table
+@pytest.mark.parametrize("kw", [{"delta": 1e-6}, {"sigma2": 4.0},
+                                {"delta": 1e-9, "sensitivity": 2}])
+def test_dg_table_verified_and_close_to_ideal(kw: dict) -> None:
+    from dpnoise import DiscreteGaussian
+    from dpnoise.laws import discrete_gaussian as dga
+
+    m = DiscreteGaussian(epsilon=1.0, **kw)
+    assert m.sampler == "table"
+    rep = verify(m)
+    assert rep.passed
+    assert rep.delta_at(1.0) <= m.guarantee.delta
+    ideal = dga.delta(float(m.sigma2), 1.0, m.sensitivity)
+    assert abs(m.guarantee.delta - ideal) < 1e-14 + 1e-4 * ideal
+    if "delta" in kw:
+        assert m.guarantee.delta <= kw["delta"]
+    assert sum(m.table.table.exact_weights()) == 1 << 64
+
+
+def test_dg_table_draws_match_noise_and_reference() -> None:
+    from dpnoise import DiscreteGaussian
+
+    fast = DiscreteGaussian(epsilon=1.0, sigma2=9.0, lower=None, boundary="none")
+    ref = DiscreteGaussian(epsilon=1.0, sigma2=9.0, lower=None, boundary="none",
+                           sampler="cks")
+    assert fast.sampler == "table" and ref.sampler == "cks"
+    law = fast.noise()
+    a = fast.release(np.zeros(300_000, dtype=np.int64), rng=SeededRandom(7))
+    assert _chi2_pvalue(a, law.values, law.probs) > 1e-3
+    b = ref.release(np.zeros(300_000, dtype=np.int64), rng=SeededRandom(8))
+    lo, hi = -12, 12
+    ca = np.bincount(np.clip(a, lo, hi) - lo, minlength=hi - lo + 1)
+    cb = np.bincount(np.clip(b, lo, hi) - lo, minlength=hi - lo + 1)
+    assert stats.chi2_contingency(np.vstack([ca, cb]))[1] > 1e-3
+
+
+def test_dg_table_one_word_per_draw_and_fallback() -> None:
+    from dpnoise import DiscreteGaussian
+    from dpnoise.exact.dg_table import fits
+
+    m = DiscreteGaussian(epsilon=1.0, sigma2=2.0)
+    rng = CountingRandom(9)
+    m.sample_noise(50_001, rng)
+    assert rng.count == 50_001
+    assert not fits(1e9)
+    big = DiscreteGaussian(epsilon=1.0, sigma2=1e9)
+    assert big.sampler == "cks" and big.table is None
+    with pytest.raises(ParameterError):
+        DiscreteGaussian(epsilon=1.0, sigma2=2.0, sampler="float")

@@ -179,6 +179,15 @@ def _discrete_gaussian(m: Any, h: float) -> SourcedPLD:
 
     s2 = float(m.sigma2)
     S = int(m.sensitivity)
+    table = getattr(m, "table", None)
+    if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
+        z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
+        lp = np.asarray(table.logpmf(z), dtype=np.float64)
+        lf = -(z.astype(np.float64) ** 2) / (2 * s2)
+        pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
+        return SourcedPLD(pld, EXACT, f"discrete Gaussian table sigma2={s2:.6g}, shift {S}: "
+                          f"log-concave minorant of mass {lam:.17g}, rest at +inf (finite "
+                          "support; clamping is post-processing)")
     K = math.ceil(40 * math.sqrt(s2)) + 2 * S + 60  # beyond 40σ the mass is < e^-790
     z = np.arange(-K, K + 1)
     lp = logpmf(z, s2)
