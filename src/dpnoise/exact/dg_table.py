@@ -78,8 +78,13 @@ class DGTable:
     def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         """n exact draws, one word each."""
         out = np.empty(n, dtype=np.int64)
-        if n <= 0:
-            return out
+        if n > 0:
+            self.sample_into(rng, out)
+        return out
+
+    def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
+        """Fill ``out`` (1-D int64) with exact draws, one word each."""
+        n = out.size
         thr2, out2 = self._kernel
         t = self.table
         chunk = min(n, _CHUNK)
@@ -101,7 +106,6 @@ class DGTable:
             np.greater_equal(tt, thr2[cl], out=a)
             np.add(cl, a, out=cl)
             np.take(out2, cl, out=out[start : start + c])
-        return out
 
     # ------------------------------------------------------------- exact law
     @cached_property

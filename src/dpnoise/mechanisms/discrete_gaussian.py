@@ -137,7 +137,13 @@ class DiscreteGaussian(Mechanism):
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         if self.table is not None:
-            return self.table.sample(resolve_rng(rng), int(n))
+            from ..parallel import run_split
+
+            table = self.table
+            out = np.empty(int(n), dtype=np.int64)
+            run_split(resolve_rng(rng), out.size,
+                      lambda src, s, e: table.sample_into(src, out[s:e]))
+            return out
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:

@@ -137,7 +137,13 @@ class Geometric(Mechanism):
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         if self.block is not None:
-            return self.block.sample(resolve_rng(rng), int(n))
+            from ..parallel import run_split
+
+            block = self.block
+            out = np.empty(int(n), dtype=np.int64)
+            run_split(resolve_rng(rng), out.size,
+                      lambda src, s, e: block.sample_into(src, out[s:e]))
+            return out
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
