@@ -46,7 +46,7 @@ def threads() -> int:
 
 def _pool(workers: int) -> ThreadPoolExecutor:
     global _POOL, _POOL_PID
-    if _POOL is None or _POOL_PID != os.getpid() or _POOL._max_workers < workers:
+    if _POOL is None or os.getpid() != _POOL_PID or _POOL._max_workers < workers:
         _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpnoise")
         _POOL_PID = os.getpid()
     return _POOL
