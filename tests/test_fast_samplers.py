@@ -163,3 +163,15 @@ def test_split_release_independent_of_threads(which: str, monkeypatch: pytest.Mo
     if which != "laplace":
         law = m.noise()
         assert _chi2_pvalue(noise.astype(np.int64), law.values, law.probs) > 1e-3
+
+
+def test_scalar_path_equals_array_kernel() -> None:
+    """The one-value path reads the same two words and computes the same release."""
+    from dpnoise import Laplace
+
+    m = Laplace(epsilon=1.0, sensitivity=1.0)
+    sampler = m._sampler()
+    for i, x in enumerate([0.0, 3.3, -7.1, 1e6, 0.5 * m.grid]):
+        fast = m.release(x, rng=SeededRandom(i))
+        ref = sampler.signed_odd(SeededRandom(i), 1, centre=np.array([x]), grid=m.grid)[0]
+        assert isinstance(fast, float) and fast == ref

@@ -175,10 +175,15 @@ class NumpyRandom:
 RngLike = RandomSource | np.random.Generator | None
 
 
+_OWN_SOURCES: frozenset[type] = frozenset()
+
+
 def resolve_rng(rng: RngLike) -> RandomSource:
     """The random source a release uses: ``None`` -> a fresh :class:`CryptoRandom`."""
     if rng is None:
         return CryptoRandom()
+    if type(rng) in _OWN_SOURCES:  # fast path: skips the runtime Protocol check
+        return rng
     if isinstance(rng, np.random.Generator):
         return NumpyRandom(rng)
     if isinstance(rng, RandomSource):
@@ -204,3 +209,6 @@ def random_bits(rng: RandomSource, n: int, bits: int) -> NDArray[np.uint64]:
         raise ParameterError(f"bits must be in [1, 64], got {bits}")
     w = rng.words(n)
     return w if bits == 64 else w >> np.uint64(64 - bits)
+
+
+_OWN_SOURCES = frozenset({CryptoRandom, KeyedRandom, SeededRandom, NumpyRandom})

@@ -128,7 +128,10 @@ class HalfLatticeMechanism(Mechanism):
         source = resolve_rng(rng)
         sampler = self._sampler()
         n = flat.size
-        if n < 2:  # scalar fast path: no split, no chunk buffers beyond one value
+        if n == 1 and hasattr(sampler, "signed_odd_scalar"):  # one value: Python integers
+            y = sampler.signed_odd_scalar(source, float(flat[0]), self.grid)
+            return as_output(np.array([y]).reshape(values.shape), true_value)
+        if n < 2:
             out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
             return as_output(out.reshape(values.shape), true_value)
         out = np.empty(n, dtype=np.float64)
