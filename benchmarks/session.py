@@ -39,7 +39,8 @@ def main() -> None:
               f"{data.stat().st_size / 1e6:.1f} MB, written in {time.perf_counter() - t:.2f} s)")
         schema = {"columns": {"k": {"integer": True, "lower": 0, "upper": groups - 1},
                               "x": {"lower": 0, "upper": 100}}}
-        s = Session(data, Budget(10.0), Path(tmp) / "ledger.sqlite", schema=schema)
+        s = Session(data, Budget(10.0), Path(tmp) / "ledger.sqlite", schema=schema,
+                    create_ledger=True)
         print(f"\n{'release':34s} {'total s':>8s} {'aggregate s':>12s} {'numpy lap s':>12s} "
               f"{'ratio':>6s}")
         for q in ("histogram k", "sum x by k", "mean x by k"):
@@ -66,7 +67,7 @@ def main() -> None:
         small = Path(tmp) / "small.csv"
         small.write_text("x\n" + "\n".join(str(i % 50) for i in range(1000)) + "\n")
         n = 50 if args.quick else 200
-        s2 = Session(small, Budget(1000.0), Path(tmp) / "l2.sqlite",
+        s2 = Session(small, Budget(1000.0), Path(tmp) / "l2.sqlite", create_ledger=True,
                      schema={"columns": {"x": {"lower": 0, "upper": 50}}})
         s2.release("count where x > 10", epsilon=0.5)
         t = time.perf_counter()

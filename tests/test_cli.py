@@ -54,7 +54,7 @@ def test_verify_json(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["release", "laplace", "--epsilon", "-1", "3"], "epsilon must be in (0, 1000]"),
+        (["release", "laplace", "--epsilon", "-1", "3"], "epsilon must be in [1e-05, 1000]"),
         (["release", "laplace", "--epsilon", "1", "--sensitivity", "0", "3"], "sensitivity"),
         (["release", "laplace", "--epsilon", "1", "nan"], "finite"),
         (["release", "clamped-laplace", "--epsilon", "1", "--lower", "0", "--upper", "1", "5"],

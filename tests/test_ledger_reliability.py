@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpnoise import Budget
 from dpnoise.session import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -58,7 +59,7 @@ def test_concurrent_processes_never_overspend(tmp_path: Path) -> None:
     data = _data(tmp_path)
     ledger = tmp_path / "ledger.sqlite"
     eps = 2.0**-3
-    Ledger(ledger, budget=__import__("dpnoise").Budget(16.0)).close()
+    Ledger(ledger, budget=Budget(16.0), create=True).close()
     procs = [_python(WORKER.format(data=str(data), ledger=str(ledger), n=50, eps=eps))
              for _ in range(8)]
     results = []
@@ -107,7 +108,7 @@ with Session({data!r}, None, {ledger!r}) as s:
 def test_sigkill_at_random_moments_leaves_ledger_consistent(tmp_path: Path) -> None:
     data = _data(tmp_path)
     ledger = tmp_path / "ledger.sqlite"
-    Ledger(ledger, budget=__import__("dpnoise").Budget(1000.0)).close()
+    Ledger(ledger, budget=Budget(1000.0), create=True).close()
     rng = np.random.default_rng(5)
     before = 0
     for _ in range(3):
@@ -140,7 +141,7 @@ with Session({data!r}, None, {ledger!r}) as s:
 def test_sigkill_between_reservation_and_answer_keeps_the_charge(tmp_path: Path) -> None:
     data = _data(tmp_path)
     ledger = tmp_path / "ledger.sqlite"
-    Ledger(ledger, budget=__import__("dpnoise").Budget(1.0)).close()
+    Ledger(ledger, budget=Budget(1.0), create=True).close()
     p = _python(HANGER.format(data=str(data), ledger=str(ledger)))
     assert p.stdout is not None
     line = p.stdout.readline()
@@ -158,7 +159,7 @@ def test_sigkill_inside_reservation_transaction_records_nothing(tmp_path: Path,
     """Killed after the INSERT but before COMMIT: the row must vanish entirely."""
     data = _data(tmp_path)
     ledger = tmp_path / "ledger.sqlite"
-    Ledger(ledger, budget=__import__("dpnoise").Budget(1.0)).close()
+    Ledger(ledger, budget=Budget(1.0), create=True).close()
     code = """
     import time
     from dpnoise import Session

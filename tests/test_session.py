@@ -14,6 +14,7 @@ from dpnoise import Budget, BudgetExceededError, ParameterError, SeededRandom, S
 from dpnoise.cli import main
 from dpnoise.demo import run_demo, survey_paths
 from dpnoise.session.adapter import MECHANISMS, Target, plan
+from dpnoise.session.ledger import Ledger
 
 from .helpers import assert_removal_within_plan
 
@@ -228,10 +229,11 @@ def test_missing_column_in_data_costs_nothing(tmp_path: Path) -> None:
     (the header is metadata, checked before any query), so nothing can be spent."""
     schema = {"columns": {"height": {"lower": 0, "upper": 3}}}
     led = tmp_path / "l.sqlite"
+    Ledger(led, budget=Budget(1.0), create=True).close()
     for path in _write_formats(tmp_path):
         with pytest.raises(ParameterError, match=r"\['height'\] are declared in the schema "
                                                  "but absent"):
-            Session(path, Budget(1.0), led, schema=schema)
+            Session(path, None, led, schema=schema)
     assert Session(path, None, led, schema={"columns": {}}).spent.epsilon == 0
 
 
@@ -266,14 +268,16 @@ def test_cli_mechanism_form_still_works(capsys: pytest.CaptureFixture[str]) -> N
 def test_cli_data_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    base = ["release", "--data", str(DATA), "--seed", "1"]
-    assert main([*base, "--query", "count", "--epsilon", "0.1"]) == 2  # no budget yet
-    assert "give a total budget" in capsys.readouterr().err
-    assert main([*base, "--budget", "1", "--query", "histogram region", "--epsilon", "0.25",
-                 "--json"]) == 0
+    base = ["release", "--data", str(DATA)]
+    assert main([*base, "--query", "count", "--epsilon", "0.1"]) == 2  # no ledger yet
+    assert "dpnoise ledger init dpnoise-ledger.sqlite" in capsys.readouterr().err
+    assert not Path("dpnoise-ledger.sqlite").exists()  # never created implicitly
+    assert main(["ledger", "init", "dpnoise-ledger.sqlite", "--budget", "1"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--query", "histogram region", "--epsilon", "0.25", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["columns"] == ["region", "count"] and len(out["rows"]) == 4
-    assert out["remaining"]["epsilon"] == 0.75 and Path("dpnoise-ledger.sqlite").exists()
+    assert out["remaining"]["epsilon"] == 0.75
     assert main([*base, "--query", "mean income by region", "--epsilon", "0.5",
                  "--bounds", "income=0:100000"]) == 0
     text = capsys.readouterr().out
@@ -363,8 +367,9 @@ def test_range_laplace_is_not_used_on_many_cells() -> None:
 
 def test_cli_ledger_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     led = tmp_path / "l.sqlite"
+    assert main(["ledger", "init", str(led), "--budget", "1"]) == 0
     assert main(["release", "--data", str(DATA), "--ledger", str(led), "--budget", "1",
-                 "--query", "count", "--epsilon", "0.25", "--seed", "1"]) == 0
+                 "--query", "count", "--epsilon", "0.25"]) == 0
     capsys.readouterr()
     assert main(["ledger", str(led), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -380,7 +385,7 @@ def test_row_bound_released_once_and_reused(tmp_path: Path) -> None:
     schema = {"columns": {"x": {"lower": 0, "upper": 1}}}  # no public max_rows
     led = tmp_path / "l.sqlite"
     with Session(data, Budget(1.0), led, schema=schema, rows_epsilon=0.125,
-                 rng=SeededRandom(2)) as s:
+                 create_ledger=True) as s:
         with pytest.raises(BudgetExceededError, match="row bound"):
             s.release("count", epsilon=0.95)
         assert s.spent.epsilon == 0  # N is not released in vain
@@ -398,7 +403,9 @@ def test_row_bound_released_once_and_reused(tmp_path: Path) -> None:
 def test_cli_flags_mechanism_and_user_bound(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     led = str(tmp_path / "l.sqlite")
-    args = ["release", "--data", str(DATA), "--ledger", led, "--budget", "2", "--seed", "3",
+    assert main(["ledger", "init", led, "--budget", "2"]) == 0
+    capsys.readouterr()
+    args = ["release", "--data", str(DATA), "--ledger", led, "--budget", "2",
             "--user-id", "region", "--max-contributions", "5", "--json"]
     assert main([*args, "--query", "count", "--epsilon", "0.5", "--mechanism", "laplace"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -143,7 +143,8 @@ def test_bad_queries_cost_nothing(tmp_path, text: str) -> None:  # type: ignore[
     schema = {"columns": {"age": {"lower": 0, "upper": 100},
                           "income": {"lower": 0, "upper": 100},
                           "name": {"categories": ["a", "b"]}}}
-    with Session(data, Budget(1.0), tmp_path / "l.sqlite", schema=schema) as s:
+    with Session(data, Budget(1.0), tmp_path / "l.sqlite", schema=schema,
+                 create_ledger=True) as s:
         with pytest.raises(ParameterError):
             s.release(text, epsilon=0.5)
         assert s.spent.epsilon == 0 and s.history() == []

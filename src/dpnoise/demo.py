@@ -6,8 +6,10 @@ The demo opens a :class:`dpnoise.Session` with a total budget, answers a handful
 queries (counts, a sum, means, a histogram, a GROUP BY), and prints for each the true
 answer (which only the custodian sees), the private answer, the mechanism and the budget
 that remains.  It ends with a replayed query (no new spend) and a refused one (over
-budget, costs nothing).  The ledger is a temporary SQLite file unless ``--ledger`` names
-one.
+budget, costs nothing).  The ledger is created explicitly (``Ledger(..., create=True)``):
+a temporary file, or the file ``--ledger`` names (created if it does not exist yet,
+reused otherwise).  With a seed (``--seed``) the ledger is in memory instead -- seeded
+randomness is never charged to a ledger file.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BudgetExceededError
-from .session import MECHANISMS, Budget, Session
+from .errors import BudgetExceededError, ParameterError
+from .randomness import CryptoRandom
+from .session import MECHANISMS, Budget, Ledger, Session
 
 TOTAL = Budget(epsilon=2.0)
 
@@ -79,13 +82,24 @@ def run_session(session: Session) -> list[DemoRow]:
     return rows
 
 
+def _open_ledger(rng: Any, ledger: str | None, tmp: str) -> tuple[Ledger, str]:
+    """The demo's ledger, created explicitly; in memory when the randomness is seeded."""
+    if rng is not None and not isinstance(rng, CryptoRandom):
+        if ledger:
+            raise ParameterError("dpnoise demo: --seed cannot be combined with --ledger "
+                                 "(seeded randomness is never charged to a ledger file)")
+        return Ledger(None, budget=TOTAL), "in memory (seeded demo: nothing recorded)"
+    path = Path(ledger) if ledger else Path(tmp) / "survey-ledger.sqlite"
+    if path.exists():
+        return Ledger(path), f"{path} (existing ledger)"
+    return Ledger(path, budget=TOTAL, create=True), f"{path} (created: total {TOTAL})"
+
+
 def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) -> int:
     data, schema = survey_paths()
     with tempfile.TemporaryDirectory() as tmp:
-        ledger_path = Path(ledger) if ledger else Path(tmp) / "survey-ledger.sqlite"
-        fresh = not ledger_path.exists()
-        with Session(data, TOTAL if fresh else None, ledger_path, schema=schema,
-                     rng=rng) as s:
+        led, where = _open_ledger(rng, ledger, tmp)
+        with Session(data, None, led, schema=schema, rng=rng) as s:
             rows = run_session(s)
             replay = s.release(QUERIES[1][1], epsilon=QUERIES[1][2], replay=True)
             try:
@@ -103,17 +117,20 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
                     "budget": {"total": TOTAL.epsilon, "remaining": remaining.epsilon},
                 }, indent=2))
                 return 0
-            _print(rows, replay.value, replay.replayed, refused, remaining, s, ledger_path)
+            _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
     return 0
 
 
 def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,
-           remaining: Budget, s: Session, ledger_path: Path) -> None:
+           remaining: Budget, s: Session, where: str) -> None:
     n = int(rows[0].true_value)
     print(f"dpnoise demo: a custodian session on a synthetic survey of {n} people")
     print("  data:   src/dpnoise/data/survey.csv (read in place by DuckDB)")
     print("  schema: src/dpnoise/data/survey.toml (public bounds; values are clamped to them)")
-    print(f"  ledger: {ledger_path} (SQLite), total budget {s.budget}\n")
+    print(f"  ledger: {where}, total budget {s.budget}")
+    if s.ledger.durable:
+        print(f"          head event {s.ledger.head_seq} {s.ledger.head}")
+    print()
     head = (f"{'statistic':32s} {'cell':6s} {'true':>12s} {'private':>12s}  {'eps':>4s}  "
             f"{'left':>4s}  mechanism")
     print(head)

@@ -128,10 +128,9 @@ class Domain:
     def check_values(self, values: ArrayLike, *, name: str = "true_value"
                      ) -> NDArray[np.float64]:
         """Finite float64 values that all lie in the domain (else ParameterError)."""
-        try:
-            arr = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"{name} must be real numbers, got {values!r}") from exc
+        from .params import as_real_array
+
+        arr = as_real_array(name, values)  # numbers only: no bool, str, complex, ragged
         if not arr.size:
             return arr
         lo, hi = float(np.min(arr)), float(np.max(arr))  # NaN propagates into both

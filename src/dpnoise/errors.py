@@ -16,8 +16,13 @@ class ParameterError(DpnoiseError, ValueError):
     """A privacy or query parameter is outside its valid range."""
 
 
-class PrecisionError(DpnoiseError, ValueError):
-    """A value cannot be represented exactly on the mechanism's grid or in float64."""
+class PrecisionError(ParameterError):
+    """A value cannot be represented exactly on the mechanism's grid or in float64.
+
+    A :class:`ParameterError`: it is raised (before any randomness) for true values or
+    parameters outside the exactly representable range, so callers catching bad input catch
+    it too.
+    """
 
 
 class BudgetExceededError(DpnoiseError):

@@ -9,6 +9,10 @@ spend anything on bad input.
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -19,14 +23,85 @@ from .errors import ParameterError
 LN2 = math.log(2.0)  # ln 2: defined here once, imported by every module that needs it
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _as_real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or value is None:
-        raise ParameterError(f"{name} must be a real number, got {value!r}")
+    """The one numeric-input rule: int, float, numpy real scalars and Fraction only.
+
+    bool (and numpy bool), str, bytes, None, complex and anything else are refused -- a
+    string "1" or True is never silently taken as 1.0.  A 0-d real numpy array counts as
+    its scalar.  Integers or fractions too large for a float are refused too.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ParameterError(
+            f"{name} must be a real number (int, float or Fraction), got {_short(value)}")
     try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be a real number, got {value!r}") from exc
+        return float(value)
+    except (OverflowError, TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be a real number within the float range, "
+                             f"got {_short(value)}") from exc
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A supported parameter range, e.g. ``Interval(1e-5, 1000)`` is [1e-05, 1000]."""
+
+    lo: float
+    hi: float
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __contains__(self, x: float) -> bool:
+        above = x > self.lo if self.lo_open else x >= self.lo
+        below = x < self.hi if self.hi_open else x <= self.hi
+        return bool(above and below)
+
+    def __str__(self) -> str:
+        return (f"{'(' if self.lo_open else '['}{self.lo:g}, "
+                f"{self.hi:g}{')' if self.hi_open else ']'}")
+
+
+# Sensitivities of the real-valued mechanisms: grid steps (2^-k times the sensitivity, k <= ~40)
+# stay normal floats above 2^-1022, and outputs -- at most ~2^23 grid steps of noise beyond the
+# true value even at the smallest epsilon, |index| < 2^53 enforced -- stay below 2^1024 (1e295
+# ~ 2^980 leaves room for a custodian's sum of two values at bounds up to 2^970).
+SENSITIVITY_RANGE = Interval(1e-280, 1e295)
+
+
+def supported(ranges: Mapping[str, Interval]) -> Mapping[str, Interval]:
+    """A mechanism's read-only ``SUPPORTED`` table: parameter name -> :class:`Interval`."""
+    return MappingProxyType(dict(ranges))
+
+
+def check_supported(owner: str, supported: Mapping[str, Interval], name: str, value: Any,
+                    *, key: str | None = None) -> float:
+    """``value`` as a float inside ``supported[key or name]``; else ParameterError.
+
+    The message names the parameter, the mechanism and its supported range; nothing is
+    computed before this check, so no bad value can make a constructor slow or crash.
+    """
+    x = _as_real(name, value)
+    rng = supported[key or name]
+    if not (math.isfinite(x) and x in rng):
+        raise ParameterError(
+            f"{name} must be in {rng} for {owner} (its supported range), got {_short(value)}")
     return x
+
+
+def check_true_scalar(name: str, value: Any) -> float:
+    """ONE real true value for ``noise(true_value)``: an array is refused (the law of one
+    release is for one true value; call noise() once per value)."""
+    if isinstance(value, (list, tuple)) or (hasattr(value, "__array__") and np.ndim(value)):
+        raise ParameterError(
+            f"{name} must be a single real number for noise() (the law of one release); "
+            f"got an array of shape {np.shape(value)}: call noise() once per value")
+    arr = check_values(name, value)
+    return float(arr.reshape(-1)[0])
 
 
 def check_finite(name: str, value: Any) -> float:
@@ -92,6 +167,39 @@ def check_interval(
     return lo, hi
 
 
+def as_real_array(name: str, values: Any) -> NDArray[np.float64]:
+    """True values as float64: real numbers or arrays of them only.
+
+    Refused with ParameterError: bool, str, bytes, None, complex and object values (also
+    inside lists), numpy arrays of those dtypes, and ragged sequences.  A Fraction (or other
+    real number) scalar is converted exactly as ``float()`` does.
+    """
+    return real_array(name, values).astype(np.float64, copy=False)
+
+
+def real_array(name: str, values: Any) -> NDArray[Any]:
+    """Like :func:`as_real_array` but keeping an integer dtype (for counts)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "iuf":
+            raise ParameterError(f"{name} must be real numbers, got an array of dtype "
+                                 f"{values.dtype}")
+        return values
+    if not (isinstance(values, (list, tuple)) or hasattr(values, "__array__")):
+        x = _as_real(name, values)
+        if isinstance(values, (int, np.integer)) and abs(int(values)) < 1 << 63:
+            return np.asarray(int(values), dtype=np.int64)
+        return np.asarray(x, dtype=np.float64)
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise ParameterError(f"{name} must be a real number or a rectangular array of real "
+                             f"numbers (ragged sequences are refused)") from exc
+    if arr.dtype.kind not in "iuf":
+        raise ParameterError(f"{name} must be real numbers (no bool, str, bytes, None or "
+                             f"complex entries), got dtype {arr.dtype}")
+    return arr
+
+
 def check_values(
     name: str,
     values: ArrayLike,
@@ -100,10 +208,7 @@ def check_values(
     upper: float = math.inf,
 ) -> NDArray[np.float64]:
     """True answers as a float64 array: all finite and inside [lower, upper]."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be real numbers, got {values!r}") from exc
+    arr = as_real_array(name, values)
     if arr.size:
         lo, hi = float(arr.min()), float(arr.max())  # NaN propagates through min/max
         if not (math.isfinite(lo) and math.isfinite(hi)):

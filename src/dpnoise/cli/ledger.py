@@ -1,51 +1,175 @@
-"""``dpnoise ledger FILE``: show a budget ledger -- total, spent, remaining, every release."""
+"""``dpnoise ledger``: create, show, verify and migrate privacy-budget ledgers.
+
+    dpnoise ledger init FILE --budget EPS[,DELTA] [--anchor A]   create a new ledger
+    dpnoise ledger FILE [--anchor A] [--json]                    total, spent, releases, head
+    dpnoise ledger verify FILE [--anchor A] [--write-anchor A]   check the whole hash chain
+    dpnoise ledger migrate FILE                                  format 1 -> 2 (FILE.v1.bak kept)
+
+(A ledger file literally named ``init``, ``verify`` or ``migrate`` is written ``./init``.)
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
 from .command import subcommand
 from .output import emit_json
 
+ACTIONS = ("init", "verify", "migrate")
+
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ledger", help="the SQLite ledger file")
+    p.add_argument("words", nargs="+", metavar="[init|verify|migrate] FILE",
+                   help="the ledger file, optionally after an action")
+    p.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
+                   help="init: the ledger's total, fixed for ever")
+    p.add_argument("--anchor", metavar="FILE", default=None,
+                   help="anchor file outside the ledger: init writes it; show/verify compare")
+    p.add_argument("--write-anchor", metavar="FILE", default=None,
+                   help="verify: after a successful check, record the head in FILE")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-@subcommand("ledger", "show a privacy-budget ledger: total, spent, remaining, releases", _args)
+@subcommand("ledger", "create (init), show, verify or migrate a privacy-budget ledger", _args)
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ..errors import ParameterError
 
-    from ..errors import LedgerError
+    words = list(args.words)
+    if len(words) == 2 and words[0] in ACTIONS:
+        action, path = words
+    elif len(words) == 1 and words[0] not in ACTIONS:
+        action, path = "show", words[0]
+    else:
+        raise ParameterError(
+            "usage: dpnoise ledger [init|verify|migrate] FILE (got "
+            f"{' '.join(words)!r}); a file named like an action is written ./NAME")
+    if args.budget is not None and action != "init":
+        raise ParameterError("--budget is only for `dpnoise ledger init FILE --budget ...` "
+                             "(a ledger's total never changes)")
+    if args.write_anchor is not None and action != "verify":
+        raise ParameterError("--write-anchor is only for `dpnoise ledger verify`")
+    return {"init": _init, "show": _show, "verify": _verify, "migrate": _migrate}[action](
+        path, args)
+
+
+def _init(path: str, args: argparse.Namespace) -> int:
+    from ..errors import ParameterError
+    from ..session import Ledger
+    from .release_data import _budget
+
+    budget = _budget(args.budget)
+    if budget is None:
+        raise ParameterError(f"dpnoise ledger init {path} needs --budget EPS[,DELTA] (the "
+                             "total, fixed for ever)")
+    with Ledger(path, budget=budget, create=True, anchor=args.anchor) as led:
+        info = {"ledger": path, "total": {"epsilon": budget.epsilon, "delta": budget.delta},
+                "accountant": led.accountant, "head": {"event": led.head_seq, "hash": led.head},
+                "anchor": args.anchor}
+    if args.json:
+        emit_json(info)
+        return 0
+    print(f"created ledger {path}: total {budget}, accountant {led.accountant}")
+    print(f"head:      event {led.head_seq} {led.head}")
+    if args.anchor:
+        print(f"anchor:    {args.anchor} (keep it outside the ledger's directory/backups)")
+    return 0
+
+
+def _show(path: str, args: argparse.Namespace) -> int:
+    import warnings
+
     from ..session import Ledger
 
-    if not Path(args.ledger).is_file():
-        raise LedgerError(f"ledger {args.ledger!r} does not exist")
-    with Ledger(args.ledger) as led:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the read-only note is printed below instead
+        led = Ledger(path, anchor=args.anchor)
+    with led:
         rows = led.entries()
         spent, left = led.spent(), led.remaining()
         if args.json:
             emit_json({
+                "format": led.version, "read_only": led.read_only,
+                "accountant": led.accountant,
                 "total": {"epsilon": led.budget.epsilon, "delta": led.budget.delta},
                 "spent": {"epsilon": spent.epsilon, "delta": spent.delta},
                 "remaining": {"epsilon": left.epsilon, "delta": left.delta},
-                "releases": [{
-                    "id": e.id, "time": e.created_at, "status": e.status, "query": e.query,
-                    "mechanism": e.mechanism, "epsilon": e.epsilon, "delta": e.delta,
-                    "answer": None if e.answer is None else e.answer.ravel()[:20].tolist(),
-                } for e in rows],
+                "head": {"event": led.head_seq, "hash": led.head},
+                "releases": [_entry_json(e) for e in rows],
             })
             return 0
-        print(f"ledger:    {args.ledger}")
+        print(f"ledger:    {path}")
+        if led.read_only:
+            print(f"format:    {led.version} -- {led.read_only_message()}")
+        else:
+            print(f"format:    {led.version} (hash-chained, verified on open), accountant "
+                  f"{led.accountant}")
+            print(f"head:      event {led.head_seq} {led.head}")
         print(f"total:     {led.budget}")
         print(f"spent:     {spent}  ({len(rows)} releases, basic sequential composition)")
         print(f"remaining: {left}\n")
         for e in rows:
             ans = "" if e.answer is None else np.array2string(
                 e.answer.ravel()[:6], precision=6, separator=", ")
-            print(f"{e.id:>5d}  {e.created_at[:20]}  {e.status:8s}  eps={e.epsilon:<8.4g} "
+            status = e.status if e.reason is None else f"{e.status} ({e.reason})"
+            print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g} "
                   f"{e.query}  ->  {ans}")
+    return 0
+
+
+def _entry_json(e: Any) -> dict[str, Any]:
+    return {"id": e.id, "time": e.created_at, "status": e.status, "reason": e.reason,
+            "query": e.query, "mechanism": e.mechanism, "epsilon": e.epsilon,
+            "delta": e.delta, "head": e.head,
+            "answer": None if e.answer is None else e.answer.ravel()[:20].tolist()}
+
+
+def _verify(path: str, args: argparse.Namespace) -> int:
+    from ..session.ledger import Anchor, verify_ledger, write_anchor
+
+    rep = verify_ledger(path, anchor=args.anchor)
+    if rep.ok and args.write_anchor:
+        assert rep.chain_id is not None and rep.head is not None
+        write_anchor(args.write_anchor, Anchor(rep.chain_id, rep.events, rep.head))
+    if args.json:
+        emit_json({"ledger": rep.path, "ok": rep.ok, "format": rep.version,
+                   "events": rep.events, "releases": rep.releases, "head": rep.head,
+                   "chain": rep.chain_id, "problem": rep.problem, "event": rep.seq,
+                   "anchor": rep.anchor})
+        return 0 if rep.ok else 1
+    print(f"ledger:   {path}")
+    if rep.version:
+        print(f"format:   {rep.version}")
+    if rep.ok:
+        print(f"events:   {rep.events} ({rep.releases} releases), every hash recomputed, "
+              "every link and blob checked")
+        print(f"head:     event {rep.events} {rep.head}")
+        if rep.anchor:
+            print(f"anchor:   {rep.anchor}: the chain reaches the anchored head")
+        if args.write_anchor:
+            print(f"anchor written: {args.write_anchor}")
+        print("result:   OK")
+        return 0
+    where = f" at event {rep.seq}" if rep.seq is not None else ""
+    print(f"verified: events 1..{rep.events} are intact" if rep.events else
+          "verified: nothing")
+    print(f"result:   BROKEN{where}: {rep.problem}")
+    return 1
+
+
+def _migrate(path: str, args: argparse.Namespace) -> int:
+    from ..session.ledger import Ledger, migrate
+
+    backup = migrate(path)
+    with Ledger(path) as led:
+        n = len(led.entries())
+        if args.json:
+            emit_json({"ledger": path, "backup": str(backup), "releases": n,
+                       "head": {"event": led.head_seq, "hash": led.head}})
+            return 0
+        print(f"migrated ledger {path} to format {led.version}: {n} releases chained in order")
+        print(f"backup:    {backup} (format 1, untouched)")
+        print(f"head:      event {led.head_seq} {led.head}")
     return 0

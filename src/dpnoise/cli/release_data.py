@@ -3,19 +3,27 @@
 This is the data form of ``dpnoise release``; the mechanism form
 (``dpnoise release MECHANISM ... TRUE_VALUE``) is unchanged.  ``--data`` selects this
 path.  Every release is charged to a durable ledger (``--ledger``, default
-``dpnoise-ledger.sqlite`` in the current directory), created with ``--budget`` on first
-use.
+``dpnoise-ledger.sqlite`` in the current directory) that must have been created first with
+``dpnoise ledger init FILE --budget EPS[,DELTA]``: a release never creates a ledger.
+``--budget`` is then only a check (it must equal the ledger's total), except with
+``--ledger :memory:``, a throw-away ledger whose total it sets and which records nothing
+(said on stderr every time).  ``--seed`` is refused with a ledger file.
 
-    dpnoise release --data people.csv --schema people.toml --budget 1 \\
+    dpnoise ledger init people.ledger --budget 1
+    dpnoise release --data people.csv --schema people.toml --ledger people.ledger \\
         --query "count where age > 30" --epsilon 0.1
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 DEFAULT_LEDGER = "dpnoise-ledger.sqlite"
+MEMORY = ":memory:"
+MEMORY_NOTICE = ("note: --ledger :memory: -- nothing is recorded: this release's budget is "
+                 "forgotten when the command ends, so it protects nothing across runs")
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,9 +54,14 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="without --max-rows: release the row count N once (at EPS, "
                         "ledgered) and use it as the public bound of counts and sums")
     g.add_argument("--ledger", metavar="FILE", default=None,
-                   help=f"SQLite budget ledger (default ./{DEFAULT_LEDGER})")
+                   help=f"budget ledger made by `dpnoise ledger init` (default "
+                        f"./{DEFAULT_LEDGER}); {MEMORY}: in memory, nothing recorded")
     g.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
-                   help="total budget; required to create a new ledger")
+                   help="with a ledger file: a check that its total is this; with "
+                        f"--ledger {MEMORY}: the throw-away total")
+    g.add_argument("--anchor", metavar="FILE", default=None,
+                   help="anchor file outside the ledger: compared on open, advanced after "
+                        "the release")
     g.add_argument("--epsilon", dest="data_epsilon", type=float, default=None,
                    help="epsilon to spend on this release")
     g.add_argument("--delta", dest="data_delta", type=float, default=0.0,
@@ -59,7 +72,8 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve an identical earlier release from the ledger at no cost")
     g.add_argument("--limit", type=int, default=30, help="cells to print (default 30)")
     g.add_argument("--seed", default=None,
-                   help="reproducible (NOT secure) randomness; default: OS-keyed CSPRNG")
+                   help="reproducible (NOT secure) randomness, only with --ledger :memory:; "
+                        "default: OS-keyed CSPRNG")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_arguments(p)
 
@@ -133,11 +147,24 @@ def run_data_release(args: argparse.Namespace) -> int:
         max_contributions=args.max_contributions, max_rows=args.max_rows, table=args.table,
         base=base,
     )
-    rng = None if args.seed is None else SeededRandom(args.seed)
     ledger = args.ledger or DEFAULT_LEDGER
-    with Session(args.data, _budget(args.budget), ledger, schema=schema, rng=rng,
-                 replay=args.replay, rows_epsilon=args.release_rows, engine=engine,
-                 engine_options=options) as s:
+    in_memory = ledger == MEMORY
+    if args.seed is not None and not in_memory:
+        raise ParameterError(
+            f"--seed with ledger {ledger!r}: seeded randomness is for tests and reproductions "
+            f"only and is never charged to a ledger file; use --ledger {MEMORY} (nothing "
+            "recorded) with --seed, or drop --seed"
+        )
+    if in_memory:
+        if args.budget is None:
+            raise ParameterError(f"--ledger {MEMORY} needs --budget EPS[,DELTA] (its total)")
+        if args.anchor is not None:
+            raise ParameterError(f"--anchor needs a ledger file, not --ledger {MEMORY}")
+        print(MEMORY_NOTICE, file=sys.stderr)
+    rng = None if args.seed is None else SeededRandom(args.seed)
+    with Session(args.data, _budget(args.budget), None if in_memory else ledger,
+                 schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
+                 anchor=args.anchor, engine=engine, engine_options=options) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
                       mechanism=args.data_mechanism, output=args.output)
         remaining = s.remaining
@@ -146,6 +173,8 @@ def run_data_release(args: argparse.Namespace) -> int:
                 "query": r.query, "canonical": r.canonical, "mechanism": r.mechanism,
                 "epsilon": r.epsilon, "delta": r.delta, "guarantee": r.guarantee,
                 "ledger": str(ledger), "ledger_id": r.ledger_id, "replayed": r.replayed,
+                "ledger_head": {"event": s.ledger.head_seq, "hash": s.ledger.head},
+                "recorded": not in_memory,
                 "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
                 "columns": [*r.group_by, r.stat],
                 "rows": [] if "written" in r.details else r.rows(),
@@ -156,7 +185,9 @@ def run_data_release(args: argparse.Namespace) -> int:
         print(f"mechanism:  {r.mechanism}")
         print(f"guarantee:  {r.guarantee}")
         tag = " (replayed from the ledger, nothing spent)" if r.replayed else ""
-        print(f"ledger:     {ledger} row {r.ledger_id}{tag}")
+        print(f"ledger:     {ledger} release {r.ledger_id}{tag}"
+              + ("  (in memory: NOT recorded)" if in_memory else ""))
+        print(f"head:       event {s.ledger.head_seq} {s.ledger.head}")
         print(f"remaining:  {remaining} of {s.budget}")
         print()
         if "written" in r.details:

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .geometric import BlockGeometric
@@ -249,6 +250,7 @@ class FoldedBlockGeometric:
         if table.mass > (1 << 63):  # pragma: no cover - tables have >= 2 columns
             raise ParameterError("alias table needs at least 2 columns")
         scaled = np.empty(chunk, dtype=np.float64)
+        work = np.empty(chunk, dtype=np.float64)
         n_int = self.n
         qm_mod = np.array([(q * self.M) % n_int for q in range(_QTAB)], dtype=np.int64)
         # [column r | alias of column r], reduced mod n (R may exceed n on tiny supports)
@@ -307,8 +309,7 @@ class FoldedBlockGeometric:
             if release:
                 x = scaled[:c]
                 np.divide(centre[start : start + c], grid, out=x)  # exact: grid = 2^j
-                np.add(x, 0.5, out=x)
-                np.floor(x, out=x)
+                round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
                 R[:] = x
                 np.left_shift(R, 1, out=R)
                 np.add(K, R, out=K)  # |2c| <= 2^52, |2Z| < 2^51 (n < 2^50): exact below 2^53

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights
@@ -120,6 +121,7 @@ class BlockGeometric:
         out: NDArray[np.int64] | NDArray[np.float64]
         out = np.empty(n, dtype=np.float64 if release else np.int64)
         scaled = np.empty(chunk, dtype=np.float64)
+        work = np.empty(chunk, dtype=np.float64)
         cidx = np.empty(chunk, dtype=np.int64)
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
         lowest = np.empty(chunk, dtype=np.uint64)
@@ -167,8 +169,7 @@ class BlockGeometric:
             if release:
                 x, ci = scaled[:c], cidx[:c]
                 np.divide(centre[start : start + c], grid, out=x)  # exact: L = 2^j
-                np.add(x, 0.5, out=x)  # exact while |x| < 2^51
-                np.floor(x, out=x)
+                round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
                 ci[:] = x
                 np.add(ci, ci, out=ci)
                 np.add(K, ci, out=K)  # |2c| < 2^52 and |2Z| < 2^45: exact below 2^53

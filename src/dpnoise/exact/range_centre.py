@@ -240,12 +240,7 @@ class CentreSampler:
         tab = self._tables[0]
         g, thr = tab._g, tab._thr
         mods, base2, step2 = self._entry_mod[0], self._entry_base2[0], self._entry_step2[0]
-        # i = Q mod m_r through a small lookup table: class of each entry's modulus x 64 + Q
-        classes, cls_of = np.unique(mods, return_inverse=True)
-        cls64 = (cls_of.astype(np.int64) * 64).reshape(-1)
-        qs = np.arange(64, dtype=np.int64)
-        lut = np.concatenate([np.remainder(qs, m) for m in classes.tolist()])
-        limit = (1 << 53) - int(np.abs(base2).max())
+        cls64, lut, limit = self._fast_consts
         out = np.empty(n, dtype=np.float64 if grid is not None else np.int64)
         chunk = min(n, 1 << 14) if n > 0 else 1
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
@@ -289,6 +284,18 @@ class CentreSampler:
             else:
                 np.multiply(H, grid / 2, out=out[start:start + c])
         return out
+
+    @cached_property
+    def _fast_consts(self) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+        """Per-sampler constants of :meth:`_sample_fast`, built once (not per call): i = Q mod
+        m_r through a small lookup table (class of each entry's modulus x 64 + Q), and the
+        largest |2j + 1| base."""
+        mods, base2 = self._entry_mod[0], self._entry_base2[0]
+        classes, cls_of = np.unique(mods, return_inverse=True)
+        cls64 = (cls_of.astype(np.int64) * 64).reshape(-1)
+        qs = np.arange(64, dtype=np.int64)
+        lut = np.concatenate([np.remainder(qs, m) for m in classes.tolist()])
+        return cls64, lut, (1 << 53) - int(np.abs(base2).max())
 
     def _finish(self, gi: int, v: NDArray[np.uint64], q: NDArray[np.int64]) -> NDArray[np.int64]:
         e = self._tables[gi].lookup(v)

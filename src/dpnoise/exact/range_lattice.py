@@ -155,6 +155,12 @@ def distortion_bound(M: int, n_decisions: int) -> float:
 
 
 # ------------------------------------------------------------------ grid geometry
+def _half_up(q: float) -> float:
+    """floor(q + 1/2) exactly (the float sum q + 0.5 can round up across an integer)."""
+    i = math.floor(q)
+    return float(i + (q - i >= 0.5))
+
+
 @dataclass(frozen=True)
 class GridDomain:
     """Cells j (y_j = (j + 1/2)L) inside each piece, and the reachable centre indices."""
@@ -167,13 +173,14 @@ class GridDomain:
     def build(cls, pieces: tuple[tuple[float, float], ...], grid: float) -> GridDomain:
         cells, centres = [], []
         for lo, hi in pieces:
-            jlo = -math.inf if math.isinf(lo) else float(math.ceil(lo / grid - 0.5))
-            jhi = math.inf if math.isinf(hi) else float(math.floor(hi / grid - 0.5))
+            # exact: ceil(q − 1/2) = −floor(−q + 1/2), floor(q − 1/2) = floor(q + 1/2) − 1
+            jlo = -math.inf if math.isinf(lo) else -_half_up(-lo / grid)
+            jhi = math.inf if math.isinf(hi) else _half_up(hi / grid) - 1.0
             if jlo > jhi:
                 raise ParameterError(f"domain piece [{lo!r}, {hi!r}] holds no grid point of step "
                                      f"{grid!r}; pass a finer grid")
-            clo = -math.inf if math.isinf(lo) else float(math.floor(lo / grid + 0.5))
-            chi = math.inf if math.isinf(hi) else float(math.floor(hi / grid + 0.5))
+            clo = -math.inf if math.isinf(lo) else _half_up(lo / grid)
+            chi = math.inf if math.isinf(hi) else _half_up(hi / grid)
             for t in (jlo, jhi, clo, chi):
                 if math.isfinite(t) and abs(t) >= 2.0**50:
                     raise PrecisionError("domain end too large for the grid step; pass a coarser "
@@ -269,6 +276,12 @@ def _windows(gd: GridDomain, radius: int) -> list[tuple[int, int]]:
         else:
             ivs.append((a, b))
     return ivs
+
+
+def window_cells(gd: GridDomain, M: int, shift: int) -> int:
+    """Number of centre cells :func:`loss_bound` scans for block length ``M`` (its cost)."""
+    radius = math.ceil(WINDOW_SCALES * M / LN2) + 2 * shift + 2
+    return sum(b - a + 1 for a, b in _windows(gd, radius))
 
 
 def loss_bound(gd: GridDomain, M: int, shift: int, *, metric_cells: float | None = None,

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights
@@ -263,6 +264,7 @@ class LatticeStaircase:
         fl = np.empty(chunk, dtype=bool)
         f1 = np.empty(chunk, dtype=np.float64)
         xs = np.empty(chunk, dtype=np.float64)
+        work = np.empty(chunk, dtype=np.float64)
         one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
         inv = 1.0 / grid  # exact: L is a power of two
         for start in range(0, n, chunk):
@@ -302,8 +304,7 @@ class LatticeStaircase:
             np.bitwise_or(ov, t1, out=ov)
             x = xs[:c]
             np.multiply(centre[start : start + c], inv, out=x)  # exact
-            np.add(x, 0.5, out=x)  # exact while |x| < 2^51
-            np.floor(x, out=x)
+            round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out

@@ -41,6 +41,19 @@ def default_grid(sensitivity: float, epsilon: float, *, max_bits: int | None = N
     return power_of_two_at_most(sensitivity) / 2.0**k
 
 
+MAX_FAST_BLOCK = 1 << 18  # block tables up to 2^18 entries build in well under a second
+
+
+def check_block_length(epsilon: float, steps: int, grid: float) -> None:
+    """Refuse (before building anything) a grid whose block length ceil(S·ln2/ε) would exceed
+    :data:`MAX_FAST_BLOCK`: the table would be slow to build (seconds) or not fit."""
+    M = math.ceil(steps * LN2 / epsilon)
+    if M > MAX_FAST_BLOCK:
+        raise ParameterError(
+            f"grid={grid!r} is too fine for epsilon={epsilon!r}: the block length {M} would "
+            f"exceed 2^18 (S = {steps} grid steps per sensitivity); pass a coarser grid")
+
+
 def calibrate_block(
     epsilon: float,
     steps: int,

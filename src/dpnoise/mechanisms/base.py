@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..params import Interval, check_supported
 
 Notion = Literal["pure", "approximate", "metric", "none"]
 
@@ -60,6 +62,16 @@ class Mechanism(ABC):
     """An immutable, calibrated mechanism: calibration + exact output law + safe release."""
 
     sensitivity: float
+
+    #: The supported range of each numeric parameter (where the calibration and sampler are
+    #: exact, the tables fit in memory and construction takes at most a few seconds);
+    #: checked by :meth:`_supported` before any work.  Stated in each class docstring.
+    SUPPORTED: ClassVar[Mapping[str, Interval]] = {}
+
+    @classmethod
+    def _supported(cls, name: str, value: Any, *, key: str | None = None) -> float:
+        """``value`` as a float inside ``SUPPORTED[key or name]`` (else ParameterError)."""
+        return check_supported(cls.__name__, cls.SUPPORTED, name, value, key=key)
 
     @property
     @abstractmethod
@@ -118,11 +130,13 @@ class HalfLatticeMechanism(Mechanism):
         :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
 
     def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
+        from ..laws.grid import check_representable
         from ..params import check_values
         from ..randomness import resolve_rng
 
         values = check_values("true_value", true_value)
         flat = np.ascontiguousarray(values.reshape(-1))
+        check_representable(flat, self.grid)  # before any random word
         from ..parallel import run_split
 
         source = resolve_rng(rng)
@@ -145,12 +159,12 @@ class HalfLatticeMechanism(Mechanism):
     def noise(self, true_value: float | None = None) -> Any:
         """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""
         from ..laws.grid import to_index
-        from ..params import check_values
+        from ..params import check_true_scalar
 
         if true_value is None:
             return self._law(0.0)
-        x = check_values("true_value", true_value)
-        return self._law(float(to_index(x.reshape(-1), self.grid)[0]) * self.grid)
+        x = check_true_scalar("true_value", true_value)
+        return self._law(float(to_index(np.array([x]), self.grid)[0]) * self.grid)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""

@@ -48,7 +48,7 @@ from ..errors import ParameterError
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..laws import count_noise as cf
-from ..params import check_delta, check_epsilon
+from ..params import Interval, check_delta, check_epsilon, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 from .integers import (
@@ -58,6 +58,7 @@ from .integers import (
     _check_d,
     _check_domain,
     _domain_output_set,
+    _one_count,
     _push_forward,
     check_counts,
 )
@@ -70,12 +71,16 @@ _ETA_RES = 40  # calibration resolution of eta: 2^-40
 class CountNoise(Mechanism):
     """Finite-support integer noise for counts (Sadeghi et al. 2020) with exact (ε, δ) accounting.
 
+    Supported: epsilon in [0.001, 100], D an integer in [1, 256], eta in (0, 1) (as a float,
+    Fraction or "p/q" string); true counts |n| < 2^53.
+
     >>> m = CountNoise(epsilon=2.18, D=6, eta=0.8)
     >>> m.k, round(float(m.delta_tilde), 7)      # the paper's Fig. 1: type I, k = 3
     (3, 0.0049478)
     """
 
     sensitivity = 1.0
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 100.0)})
 
     def __init__(
         self,
@@ -88,7 +93,7 @@ class CountNoise(Mechanism):
         upper: int | None = None,
         boundary: Boundary = "clamp",
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.D = _check_d(D)
         self.eta = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         if method not in ("paper", "optimal", "geometric"):
@@ -142,7 +147,7 @@ class CountNoise(Mechanism):
     def from_delta(cls, *, epsilon: float, delta: float, D: int, method: Method = "paper",
                    **kw: Any) -> CountNoise:
         """The largest η (to 2^-40, rounded down) whose exact δ at ε is <= delta, for this D."""
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         D = _check_d(D)
         eta = _max_eta(eps, target, D, method)
@@ -165,7 +170,7 @@ class CountNoise(Mechanism):
                          method: Method = "paper", max_D: int = 256, **kw: Any
                          ) -> CountNoise:
         """Smallest D meeting delta: for the given η, or (eta=None) with the largest η there."""
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         max_D = _check_d(max_D)
         for D in range(1, max_D + 1):
@@ -195,7 +200,7 @@ class CountNoise(Mechanism):
         if delta is not None:
             return cls.smallest_support(epsilon=epsilon, delta=delta, eta=eta, method=method,
                                         max_D=max_D, **kw)
-        eps = check_epsilon(epsilon)
+        eps = cls._supported("epsilon", epsilon)
         e = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         E = exp_lower(eps)
         if e <= (E - 1) / (E + 1):
@@ -296,7 +301,7 @@ class CountNoise(Mechanism):
         p = np.array([w / 2.0**64 for w in self.weights])
         if true_value is None:
             return IntegerLaw(z, p)
-        n = int(check_counts(true_value, self.lower, self.upper).reshape(-1)[0])
+        n = _one_count(true_value, self.lower, self.upper)
         clip_in, clip_out = self._clips()
         return _push_forward(z, p, n, clip_in, clip_out)
 

@@ -31,7 +31,7 @@ from ..exact.discrete_gaussian import DGParams, discrete_gaussian, grid_sigma2
 from ..exact.rational import as_fraction
 from ..exact.words import WordStream
 from ..laws import discrete_gaussian as dga
-from ..params import check_delta, check_epsilon
+from ..params import Interval, check_epsilon, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
 from .integers import (
@@ -51,21 +51,28 @@ class DiscreteGaussian(Mechanism):
     δ(ε), or ``epsilon`` and ``delta`` to get the smallest σ² meeting δ.  σ² is rounded up
     to the exact sampler's grid σ² = t·m/2^j (relative step <= 2^-20); the reported δ is
     that of the rounded σ².
+
+    Supported: epsilon in [0.01, 1000], delta in [1e-300, 1) (combinations needing
+    σ² > 1e10 are refused), sigma2 in (0, 1e10], sensitivity an integer in [1, 2^20];
+    true counts |n| < 2^53.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
+                           "delta": Interval(1e-300, 1.0, hi_open=True)})
 
     def __init__(self, *, epsilon: float, delta: float | None = None,
                  sigma2: float | Fraction | None = None, sensitivity: int = 1,
                  lower: int | None = 0, upper: int | None = None,
                  boundary: Literal["clamp", "none"] = "clamp",
                  sampler: Literal["auto", "table", "cks"] = "auto") -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         if (delta is None) == (sigma2 is None):
             raise ParameterError("give exactly one of delta= (calibrate) or sigma2= (scale)")
         if delta is not None:
-            target = check_delta(delta)
+            target = self._supported("delta", delta)
             s2 = Fraction(dga.calibrate_sigma2(self.epsilon, target, self.sensitivity))
         else:
             s2 = as_fraction("sigma2", sigma2, low=Fraction(0), high=Fraction(10**10),
@@ -77,17 +84,24 @@ class DiscreteGaussian(Mechanism):
         self.params: DGParams = grid_sigma2(s2)
         use_table = sampler == "table" or (sampler == "auto" and fits(float(self.params.sigma2)))
         self.table: DGTable | None = None
-        while True:
-            self.sigma2 = self.params.sigma2
-            if use_table:
-                self.table = dg_table(float(self.sigma2))
-                self.delta = self.table.delta(self.epsilon, self.sensitivity)
-            else:
-                self.delta = dga.delta(float(self.sigma2), self.epsilon, self.sensitivity)
-            if delta is None or self.delta <= float(delta) or not use_table:
+        base = self.params
+        for _ in range(8):
+            if not use_table:
+                break
+            self.table = dg_table(float(self.params.sigma2))
+            self.delta = self.table.delta(self.epsilon, self.sensitivity)
+            if delta is None or self.delta <= float(delta):
                 break
             # the table's δ exceeds the target by its rounding (<~2^-60): one grid step up
-            self.params = grid_sigma2(self.sigma2 * (1 + Fraction(1, 1 << 19)))
+            self.params = grid_sigma2(self.params.sigma2 * (1 + Fraction(1, 1 << 19)))
+        else:  # a target δ below the table's rounding floor (~1e-15): exact CKS instead
+            if sampler == "table":
+                raise ParameterError(f"delta={delta!r} is below the table sampler's rounding "
+                                     "floor (~1e-15); use sampler='cks' or 'auto'")
+            self.table, self.params = None, base
+        self.sigma2 = self.params.sigma2
+        if self.table is None:
+            self.delta = dga.delta(float(self.sigma2), self.epsilon, self.sensitivity)
         self.sampler = "table" if self.table is not None else "cks"
         if delta is not None and self.delta > float(delta):
             raise AssertionError("calibration missed delta")  # pragma: no cover

@@ -54,8 +54,23 @@ from scipy import optimize, special
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
 from ..laws.base import TableLaw
-from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
-from ..params import check_delta, check_epsilon, check_sensitivity, check_values
+from ..laws.grid import (
+    check_representable,
+    grid_sensitivity,
+    power_of_two_at_most,
+    round_half_up_inplace,
+    to_index,
+)
+from ..params import (
+    SENSITIVITY_RANGE,
+    Interval,
+    check_delta,
+    check_epsilon,
+    check_sensitivity,
+    check_true_scalar,
+    check_values,
+    supported,
+)
 from ..randomness import RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
@@ -263,10 +278,7 @@ class _LatticeGaussian(Mechanism):
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
-            with np.errstate(over="ignore"):
-                idx = np.floor(flat / self.grid + 0.5)
-            if max(-float(idx.min()), float(idx.max())) >= float(1 << 51):
-                raise PrecisionError(f"true value too large for grid step {self.grid!r}")
+            check_representable(flat, self.grid)
         source = resolve_rng(rng)
         out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
@@ -274,8 +286,8 @@ class _LatticeGaussian(Mechanism):
     def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
         if true_value is None:
             return LatticeGaussianNoise(self.weights, self.grid, 0.0)
-        x = check_values("true_value", true_value)
-        c = float(to_index(x.reshape(-1), self.grid)[0]) * self.grid
+        x = check_true_scalar("true_value", true_value)
+        c = float(to_index(np.array([x]), self.grid)[0]) * self.grid
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
@@ -314,6 +326,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
     thr = np.empty(chunk, dtype=np.uint64)
     z = np.empty(chunk, dtype=np.int64)
     x = np.empty(chunk, dtype=np.float64)
+    work = np.empty(chunk, dtype=np.float64)
     ci = np.empty(chunk, dtype=np.int64)
     shift = np.uint64(64 - table.bits)
     mask = np.uint64(table.mass - 1)
@@ -335,8 +348,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
         np.bitwise_or(lo, cl, out=lo)
         np.take(pick, lo.view(np.int64), out=Z, mode="wrap")
         np.divide(centre[start : start + c], grid, out=X)
-        np.add(X, 0.5, out=X)
-        np.floor(X, out=X)
+        round_half_up_inplace(X, work[:c])  # exact index floor(x/L + 1/2)
         if max(-float(X.min()), float(X.max())) >= float(1 << 51):
             raise PrecisionError(f"true value too large for grid step {grid!r}")
         C[:] = X
@@ -348,20 +360,25 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
 class AnalyticGaussian(_LatticeGaussian):
     """(ε, δ)-DP Gaussian with the smallest σ (Balle & Wang 2018), exact on a grid.
 
+    Supported: epsilon in [0.001, 1000], delta in [1e-12, 1), sensitivity in
+    [1e-280, 1e+295] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
+    seconds); true values |x| < 2^51·grid.
+
     >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> m.guarantee.delta
     1e-05
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
+                           "delta": Interval(MIN_DELTA, 1.0, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
+
     kind = "analytic Gaussian (Balle & Wang 2018)"
 
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.sensitivity = check_sensitivity(sensitivity)
-        if self.delta < MIN_DELTA:
-            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
-                                 f"Gaussian, got {self.delta!r}")
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.delta = self._supported("delta", delta)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         self.ideal_sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         self._build(self.ideal_sigma, search=True)
         self._freeze()
@@ -377,18 +394,24 @@ class AnalyticGaussian(_LatticeGaussian):
 
 
 class Gaussian(_LatticeGaussian):
-    """Classic Gaussian mechanism σ = Δ·sqrt(2 ln(1.25/δ))/ε (ε < 1), exact on a grid."""
+    """Classic Gaussian mechanism σ = Δ·sqrt(2 ln(1.25/δ))/ε (ε < 1), exact on a grid.
+
+    Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", Foundations and
+    Trends in TCS 2014, Theorem A.1.  Supported: epsilon in [0.001, 1), delta in
+    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values |x| < 2^51·grid.
+    """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1.0, hi_open=True),
+                           "delta": Interval(MIN_DELTA, 1.0, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
 
     kind = "classic Gaussian (Dwork & Roth Thm A.1)"
 
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float) -> None:
-        self.ideal_sigma = classic_gaussian_sigma(epsilon, delta, sensitivity)
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.sensitivity = float(sensitivity)
-        if self.delta < MIN_DELTA:
-            raise ParameterError(f"delta must be in [{MIN_DELTA:g}, 1) for the discretised "
-                                 f"Gaussian, got {self.delta!r}")
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.delta = self._supported("delta", delta)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
+        self.ideal_sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         self._build(self.ideal_sigma, search=False)
         self._freeze()
 

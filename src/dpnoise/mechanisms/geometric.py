@@ -3,8 +3,8 @@
 :class:`Geometric` -- two-sided geometric (discrete Laplace), p(z) ∝ e^{−|z|ε_r/Δ}, ε_r <= ε,
 pure ε-DP, with one of two exact samplers:
 
-* ``sampler="block"`` (default): the two-word block/alias sampler of
-  :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per step (a rational multiple of ln 2
+* ``sampler="block"`` (what the default ``"auto"`` picks when ε/Δ <= 48 ln 2): the
+  two-word block/alias sampler of :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per step (a rational multiple of ln 2
   just below ε/Δ), 64-bit alias weights whose exact loss is measured at construction;
   fixed two words per draw, ~20x faster than the rejection sampler;
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
@@ -32,7 +32,7 @@ from ..exact.discrete_laplace import discrete_laplace
 from ..exact.integer_block import IntegerBlockLaplace, calibrate_integer_block
 from ..exact.rational import float_up
 from ..exact.words import WordStream
-from ..params import check_epsilon
+from ..params import Interval, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
 from .integers import (
@@ -62,33 +62,49 @@ def _calibrated_block(epsilon: float, sensitivity: int) -> tuple[IntegerBlockLap
 class Geometric(Mechanism):
     """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
 
-    ``sampler="block"`` (default): p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit
-    quantisation of M + 1 alias weights (:class:`~dpnoise.exact.integer_block.IntegerBlockLaplace`);
-    (j, M) is the largest decay whose exact loss for a shift by Δ is <= ε.
+    ``sampler="block"`` (picked by the default ``"auto"`` when ε/Δ <= 48 ln 2):
+    p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit quantisation of M + 1 alias weights
+    (:class:`~dpnoise.exact.integer_block.IntegerBlockLaplace`); (j, M) is the largest
+    decay whose exact loss for a shift by Δ is <= ε.
 
     ``sampler="cks"``: p(z) = (1 − r)/(1 + r) · r^{|z|}, r = e^{−ε_r/Δ}, ε_r = s/t <= ε
     rational (relative gap <= 2^-24), sampled exactly by rejection (C. L. Canonne,
     G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
     Algorithm 2).  The exact privacy loss of a shift by Δ is ε_r <= ε.
+
+    Supported: epsilon in [0.001, 1000], sensitivity an integer in [1, 2^20], and
+    epsilon / sensitivity >= 0.001 (noise() tabulates 1500/(ε/Δ) points); true counts
+    |n| < 2^53.  The block sampler covers ε/Δ <= 48 ln 2; above it ``auto`` uses CKS.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
+                           "epsilon/sensitivity": Interval(1e-3, 1000.0)})
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1, lower: int | None = 0,
                  upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp",
-                 sampler: Literal["block", "cks"] = "block") -> None:
-        self.epsilon = check_epsilon(epsilon)
+                 sampler: Literal["auto", "block", "cks"] = "auto") -> None:
+        self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
+        self._supported("epsilon/sensitivity", self.epsilon / self.sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
-        if sampler not in ("block", "cks"):
-            raise ParameterError(f"sampler must be 'block' or 'cks', got {sampler!r}")
+        if sampler not in ("auto", "block", "cks"):
+            raise ParameterError(f"sampler must be 'auto', 'block' or 'cks', got {sampler!r}")
         s, t = _rational_below(self.epsilon / self.sensitivity)
         if t > 1 << 56:
             raise ParameterError("epsilon/sensitivity too small for the exact sampler (< 2^-32)")
-        self.sampler = str(sampler)
         self.s, self.t = s, t
         self.block: IntegerBlockLaplace | None = None
-        if self.sampler == "block":
-            self.block, loss = _calibrated_block(self.epsilon, self.sensitivity)
+        calibrated = None
+        if sampler != "cks":
+            try:
+                calibrated = _calibrated_block(self.epsilon, self.sensitivity)
+            except ParameterError:  # ε/Δ above 48 ln 2: only the rejection sampler covers it
+                if sampler == "block":
+                    raise
+        self.sampler = "block" if calibrated is not None else "cks"
+        if calibrated is not None:
+            self.block, loss = calibrated
             self.epsilon_exact: Fraction | float = loss  # measured loss of a shift by Δ
         else:
             self.epsilon_exact = Fraction(s * self.sensitivity, t)  # loss of a shift by Δ

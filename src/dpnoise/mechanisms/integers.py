@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..laws.base import TableLaw
+from ..params import real_array
 from ..randomness import RngLike
 from .base import as_output
 
@@ -70,9 +71,7 @@ def _check_sensitivity(v: Any) -> int:
 def check_counts(values: ArrayLike, lower: int | None, upper: int | None
                  ) -> NDArray[np.int64]:
     """True counts as int64: integers (integer-valued floats accepted), inside [lower, upper]."""
-    arr = np.asarray(values)
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise ParameterError(f"true_value must be integer counts, got dtype {arr.dtype}")
+    arr = real_array("true_value", values)  # refuses bool, str, bytes, complex, ragged
     if arr.dtype.kind == "f":
         if arr.size and not np.all(np.isfinite(arr)):
             raise ParameterError("true_value must be finite integers (no NaN or infinity)")
@@ -100,6 +99,16 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
                 f"got values in [{lo_v}, {hi_v}]"
             )
     return out
+
+
+def _one_count(true_value: Any, lower: int | None, upper: int | None) -> int:
+    """ONE true count for noise(): an array is refused (call noise() once per value)."""
+    arr = check_counts(true_value, lower, upper)
+    if arr.ndim:
+        raise ParameterError(
+            f"true_value must be a single count for noise() (the law of one release); got an "
+            f"array of shape {arr.shape}: call noise() once per value")
+    return int(arr)
 
 
 def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
@@ -159,7 +168,7 @@ def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int |
     """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
     if true_value is None:
         return IntegerLaw(z, p)
-    n = int(check_counts(true_value, lower, upper).reshape(-1)[0])
+    n = _one_count(true_value, lower, upper)
     clip_out = (lower, upper) if boundary == "clamp" else (None, None)
     return _push_forward(z, p, n, (None, None), clip_out)
 

@@ -43,13 +43,22 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exact.geometric import BlockGeometric
 from ..laws.base import TableLaw
-from ..laws.block_calibration import calibrate_block, default_grid
+from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
 from ..laws.grid import (
     check_grid,
+    check_representable,
     grid_sensitivity,
 )
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
-from ..params import LN2, check_epsilon, check_interval, check_sensitivity, check_values
+from ..params import (
+    LN2,
+    SENSITIVITY_RANGE,
+    Interval,
+    check_interval,
+    check_true_scalar,
+    check_values,
+    supported,
+)
 from ..randomness import RngLike
 from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
 
@@ -91,18 +100,25 @@ class ClampedLaw(TableLaw):
 class Laplace(HalfLatticeMechanism):
     """ε-DP Laplace mechanism, exact on a power-of-two grid (pure DP on real hardware).
 
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (the default grid's
+    block table has <= 2^18 entries and builds in well under a second; an explicit ``grid``
+    must give a block length <= 2^18); true values |x| < 2^51·grid.
+
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
     >>> m.guarantee.epsilon
     1.0
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
+
     def __init__(self, *, epsilon: float, sensitivity: float, grid: float | None = None) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         self.grid = (
             default_grid(self.sensitivity, self.epsilon) if grid is None else check_grid(grid)
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
+        check_block_length(self.epsilon, self.shift_steps, self.grid)
         self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
         self._freeze()
 
@@ -167,7 +183,12 @@ class ClampedLaplace(Mechanism):
     Clamping is post-processing, so the guarantee is the Laplace one.  Mass beyond
     an end piles up *on* the end point, which biases answers near the edges -- the
     behaviour the range-adherent mechanisms (Croft et al. 2022) improve on.
+
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
+    :class:`Laplace`); finite lower < upper with |lower|, |upper| < 2^51·grid.
     """
+
+    SUPPORTED = Laplace.SUPPORTED
 
     def __init__(
         self,
@@ -178,8 +199,12 @@ class ClampedLaplace(Mechanism):
         upper: float,
         grid: float | None = None,
     ) -> None:
+        self._supported("epsilon", epsilon)
+        self._supported("sensitivity", sensitivity)
         self.lower, self.upper = check_interval(lower, upper, name="range")
         self.laplace = Laplace(epsilon=epsilon, sensitivity=sensitivity, grid=grid)
+        check_representable(np.array([self.lower, self.upper]), self.laplace.grid,
+                            name="lower/upper")
         self.epsilon = self.laplace.epsilon
         self.sensitivity = self.laplace.sensitivity
         self._freeze()
@@ -197,7 +222,8 @@ class ClampedLaplace(Mechanism):
 
     def noise(self, true_value: float | None = None) -> ClampedLaw:
         """The exact law of the clamped release for ``true_value`` (default: mid-range)."""
-        x = (self.lower + self.upper) / 2 if true_value is None else true_value
+        x = (self.lower + self.upper) / 2 if true_value is None else check_true_scalar(
+            "true_value", true_value)
         x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
         ys, logp = self._clamped_law(x)
         return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, ys, np.exp(logp))

@@ -67,7 +67,15 @@ from ..laws.finite_precision import (
     eps_prime_overhead,
 )
 from ..laws.grid import check_grid
-from ..params import LN2, check_epsilon, check_interval, check_sensitivity
+from ..params import (
+    LN2,
+    SENSITIVITY_RANGE,
+    Interval,
+    _as_real,
+    as_real_array,
+    check_interval,
+    supported,
+)
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 
@@ -152,7 +160,14 @@ class PlanarLaplace(Mechanism):
         rectangle the true points must lie in (default: ``region``).
     tolerance:
         largest accepted relative overhead (ε' − ε)/ε (default 1e-3), else ParameterError.
+
+    Supported: epsilon in [1e-06, 1000], sensitivity in [1e-280, 1e+295], grid a power of
+    two in [2^-60, 2^60]; region coordinates with |coordinate| < 2^50·grid (else the
+    finite-precision check refuses the grid).
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-6, 1000.0), "sensitivity": SENSITIVITY_RANGE,
+                           "grid": Interval(2.0**-60, 2.0**60)})
 
     def __init__(
         self,
@@ -164,14 +179,16 @@ class PlanarLaplace(Mechanism):
         domain: Rect | None = None,
         tolerance: float = DEFAULT_TOLERANCE,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         self.grid = check_grid(grid)
+        self._supported("grid", self.grid)
         (rx, ry) = _check_rect("region", region)
         self.domain = _check_rect("domain", region if domain is None else domain)
         (dx, dy) = self.domain
         if dx[0] < rx[0] or dx[1] > rx[1] or dy[0] < ry[0] or dy[1] > ry[1]:
             raise ParameterError(f"domain {self.domain!r} must lie inside region {region!r}")
+        tolerance = _as_real("tolerance", tolerance)
         if not (math.isfinite(tolerance) and tolerance > 0):
             raise ParameterError(f"tolerance must be a finite number > 0, got {tolerance!r}")
         xm = aligned_interval(*rx, self.grid)
@@ -191,6 +208,11 @@ class PlanarLaplace(Mechanism):
                 f"{MIN_GRID_OVER_DT * self.delta_t:.3g} (centre the coordinates or use a "
                 "coarser grid)"
             )
+        if self.epsilon * L / self.sensitivity > 1.0:  # overhead > ε (and e^x overflows)
+            raise ParameterError(
+                f"grid={L!r} is too coarse: epsilon * grid / sensitivity must be <= 1 (the "
+                f"finite-precision overhead grows like e^(ε·grid/Δ)), got "
+                f"{self.epsilon * L / self.sensitivity:.3g}")
         self.additive_c = eps_prime_overhead(self.epsilon, self.sensitivity, L, self.delta_t, 2)
         if self.additive_c > tolerance * self.epsilon:
             raise ParameterError(
@@ -214,8 +236,8 @@ class PlanarLaplace(Mechanism):
 
         Then a true point anywhere in the domain exits with probability <= exit_probability.
         """
-        eps = check_epsilon(epsilon)
-        sens = check_sensitivity(sensitivity)
+        eps = cls._supported("epsilon", epsilon)
+        sens = cls._supported("sensitivity", sensitivity)
         (dx, dy) = _check_rect("domain", domain)
         t = radius_for_exit_probability(sens / eps, exit_probability)
         region = ((dx[0] - t, dx[1] + t), (dy[0] - t, dy[1] + t))
@@ -263,10 +285,7 @@ class PlanarLaplace(Mechanism):
 
     # -------------------------------------------------------------- release
     def _validate(self, points: ArrayLike, clamp: bool) -> NDArray[np.float64]:
-        try:
-            arr = np.array(points, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"true_value must be (x, y) point(s), got {points!r}") from exc
+        arr = np.array(as_real_array("true_value", points))  # a copy: clamp writes into it
         if arr.ndim == 0 or arr.shape[-1] != 2:
             raise ParameterError(f"true_value must have shape (..., 2), got {arr.shape}")
         if arr.size and not np.all(np.isfinite(arr)):
@@ -290,7 +309,7 @@ class PlanarLaplace(Mechanism):
         ``clamp=True`` projects true points onto the domain first (non-expansive, so the
         guarantee is unchanged); otherwise points outside it raise ParameterError.
         """
-        arr = self._validate(true_value, clamp)
+        arr = self._validate(true_value, clamp)  # before any random word
         flat = arr.reshape(-1, 2)
         source = resolve_rng(rng)
         pts, exited = self._sample(source, flat)
@@ -344,6 +363,9 @@ class PlanarLaplace(Mechanism):
         return exited | (on_grid & inside)
 
     def noise(self, true_value: ArrayLike | None = None) -> PlanarLaplaceNoise:
+        if true_value is not None and np.shape(true_value) != (2,):
+            raise ParameterError("true_value must be ONE point (x, y) for noise(), got shape "
+                                 f"{np.shape(true_value)}: call noise() once per point")
         centre = (0.0, 0.0) if true_value is None else tuple(
             self._validate(true_value, False).reshape(2).tolist())
         return PlanarLaplaceNoise(self.scale, centre, self.grid)  # type: ignore[arg-type]

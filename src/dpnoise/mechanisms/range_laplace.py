@@ -23,8 +23,9 @@ Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset
 ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
 ``c = floor(x/L + 1/2)`` (neighbours move c by at most ``S = ceil(Δ/L)``), and the cell is drawn
 exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by the integer sampler
-of :mod:`dpnoise.exact.range_lattice` (fixed number of 64-bit words per draw, no rejection, so
-no timing leak).  The block length M is the smallest integer whose *proven* loss bound
+of :mod:`dpnoise.exact.range_lattice` (fixed number of 64-bit words per draw, no rejection
+loop; docs/timing.md: the first release at a new centre builds its table, which is not
+timing-safe).  The block length M is the smallest integer whose *proven* loss bound
 
     S·ln2/M + max_{|c−c'|<=S} |ln z(c) − ln z(c')| + 2ρ + 1e-12  <=  ε
 
@@ -62,9 +63,9 @@ from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
 from ..exact.range_centre import CentreSampler
 from ..exact.range_convex import ConvexSampler
-from ..exact.range_lattice import GridDomain, LossBound, loss_bound
+from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
 from ..laws.base import TableLaw
-from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most
+from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
     log_mass,
     paper_half_line_scale_unsafe,
@@ -72,12 +73,21 @@ from ..laws.range_laplace import (
     sigma_std,
 )
 from ..laws.range_laplace_law import TruncatedLaplaceLaw
-from ..params import LN2, check_epsilon, check_sensitivity
+from ..params import (
+    LN2,
+    SENSITIVITY_RANGE,
+    Interval,
+    check_finite,
+    check_true_scalar,
+    check_values,
+    supported,
+)
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism, as_output
 
 MODES = ("dp", "metric")
-MAX_M = 1 << 21
+MAX_M = 1 << 17  # block tables and loss-bound windows build in ~1 s at this size
+MAX_WINDOW_CELLS = 1 << 22  # centre cells the loss bound scans (~0.5 s per evaluation)
 _CACHE = 64
 
 __all__ = [
@@ -101,15 +111,25 @@ def range_laplace_grid(sensitivity: float, scale: float, domain: Domain) -> floa
 class RangeLaplace(Mechanism):
     """Truncated-and-normalised Laplace on a domain, exact on a power-of-two grid.
 
+    Supported: epsilon in [0.01, 1000], sensitivity in [1e-280, 1e+295], domain ends
+    |a| < 2^50·grid; the block length M = scale·ln2/grid must be <= 2^17 and the
+    calibration may scan at most 2^22 centre cells (else a ParameterError asks for a
+    coarser grid: a piece tiny next to the noise scale, or a domain ~10^6 sensitivities
+    wide); construction takes up to ~5 s at the corners (half-lines at ε = 0.01); true
+    values inside the domain.
+
     >>> m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))
     >>> round(m.continuous_scale, 6)
     1.61156
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
+                           "sensitivity": SENSITIVITY_RANGE})
+
     def __init__(self, *, epsilon: float, sensitivity: float, domain: Any, mode: str = "dp",
                  grid: float | None = None) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         if mode not in MODES:
             raise ParameterError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
@@ -130,8 +150,21 @@ class RangeLaplace(Mechanism):
         self.continuous_scale = calib(pieces, self.sensitivity, self.epsilon)
         self.grid = (range_laplace_grid(self.sensitivity, self.continuous_scale, self.domain)
                      if grid is None else check_grid(grid))
+        M0 = math.ceil(self.continuous_scale * LN2 / self.grid)
+        if M0 > MAX_M:
+            raise ParameterError(
+                f"epsilon={self.epsilon!r} at grid {self.grid!r} needs a block length "
+                f"{M0} > 2^17 (the noise scale {self.continuous_scale:.3g} is huge next to the "
+                f"grid); raise epsilon or pass a coarser grid=")
         self._gd = GridDomain.build(pieces, self.grid)
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
+        cells = window_cells(self._gd, math.ceil(1.1 * M0), self.shift_steps)
+        if cells > MAX_WINDOW_CELLS:
+            raise ParameterError(
+                f"this domain is too wide next to the noise scale at epsilon={self.epsilon!r}, "
+                f"sensitivity={self.sensitivity!r} and grid {self.grid!r}: calibration would "
+                f"scan {cells} centre cells (> 2^22, seconds of work); pass a coarser grid= "
+                f"(e.g. grid={power_of_two_at_most(self.grid * 4 * cells / MAX_WINDOW_CELLS)!r})")
         self._n_decisions = len(pieces) if len(pieces) > 1 else 0
         self.block, self.bound = self._calibrate()
         self._freeze()
@@ -160,7 +193,9 @@ class RangeLaplace(Mechanism):
                     break
                 M, best = M - 1, b2
             return M, best
-        lo, step = M0, 1
+        # the answer lies within ~1 % of M0: a first step of M0/512 halves the number of
+        # loss-bound evaluations (the bisection then finds the same smallest M)
+        lo, step = M0, max(1, M0 >> 9)
         while True:
             hi = M0 + step
             if hi > MAX_M:
@@ -228,7 +263,7 @@ class RangeLaplace(Mechanism):
         scaled = flat / self.grid
         if scaled.size and np.max(np.abs(scaled)) >= 2.0**50:
             raise PrecisionError("true value too large for the grid step; pass a coarser grid")
-        return np.floor(scaled + 0.5).astype(np.int64)
+        return round_half_up(scaled).astype(np.int64)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         values = self.domain.check_values(true_value)
@@ -280,7 +315,7 @@ class RangeLaplace(Mechanism):
     def noise(self, true_value: float | None = None) -> RangeLatticeLaw:
         """Exact law of the released value for ``true_value`` (default: a point of the domain)."""
         x = self._default_value() if true_value is None else float(
-            self.domain.check_values(true_value).reshape(-1)[0])
+            self.domain.check_values(check_true_scalar("true_value", true_value)))
         if self.block is None:
             raise ParameterError("a single-point domain has no noise law (output is constant)")
         c = int(self._centres(np.array([x]))[0])
@@ -474,14 +509,19 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
     like exp(|y|(1/sigma_2 − 1/sigma_1)), so the loss is unbounded: ``dpnoise verify``
     reports it.  The claimed guarantee is the paper's (ε), with notion "none".  Release uses
     a float inverse-CDF sampler -- reproduction only, never use it on real data.
+
+    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
+    :class:`Laplace`), a finite border; true values finite and <= border.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
 
     def __init__(self, *, epsilon: float, sensitivity: float, border: float = 0.0) -> None:
         import warnings
 
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
-        self.border = float(border)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
+        self.border = check_finite("border", border)
         warnings.warn("PaperHalfLineLaplaceUnsafe is NOT differentially private "
                       "(Croft et al. 2022 Sec. 4.1); reproduction only", UserWarning,
                       stacklevel=2)
@@ -502,9 +542,7 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
                          "paper's claim only: NOT differentially private (loss unbounded)")
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        x = np.asarray(true_value, dtype=np.float64)
-        if x.size and (not np.all(np.isfinite(x)) or np.any(x > self.border)):
-            raise ParameterError(f"true_value must be finite and <= border {self.border}")
+        x = check_values("true_value", true_value, upper=self.border)  # numbers only
         source = resolve_rng(rng)
         flat = x.reshape(-1)
         u = (source.words(flat.size) >> np.uint64(11)).astype(np.float64) * 2.0**-53
@@ -515,7 +553,8 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         return as_output(out.reshape(x.shape), true_value)
 
     def noise(self, true_value: float | None = None) -> TruncatedLaplaceLaw:
-        mu = self.border if true_value is None else float(true_value)
+        mu = self.border if true_value is None else float(check_values(
+            "true_value", check_true_scalar("true_value", true_value), upper=self.border))
         return TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
 
     def privacy_model(self) -> Any:

@@ -74,11 +74,13 @@ from ..laws.staircase import (
     law_for_grid,
     optimal_gamma,
 )
-from ..params import check_epsilon, check_sensitivity
+from ..params import Interval, supported
 from .base import Guarantee, HalfLatticeMechanism
 
 MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit tables
 MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
+# the grid choice and the moments square grid steps (g^2 must stay a normal float)
+STAIRCASE_SENSITIVITY = Interval(1e-140, 1e140)
 
 
 class LatticeStaircaseNoise(HalfLatticeLaw):
@@ -97,10 +99,16 @@ class Staircase(HalfLatticeMechanism):
     ``criterion`` picks the member of the optimal family: "variance" (default),
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
 
+    Supported: epsilon in [2e-05, 20], sensitivity in [1e-140, 1e+140] (block tables of
+    <= 2^16 steps); true values |x| < 2^51·grid.
+
     >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
     >>> round(m.ideal.var(), 4)
     1.9181
     """
+
+    SUPPORTED = supported({"epsilon": Interval(MIN_EPSILON, MAX_EPSILON),
+                           "sensitivity": STAIRCASE_SENSITIVITY})
 
     def __init__(
         self,
@@ -111,11 +119,8 @@ class Staircase(HalfLatticeMechanism):
         level: float = 0.95,
         grid: float | None = None,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
-        if self.epsilon < MIN_EPSILON:
-            raise ParameterError(f"epsilon must be in [{MIN_EPSILON:g}, {MAX_EPSILON:g}] for "
-                                 f"the staircase (block tables of <= 2^16 steps), got {epsilon!r}")
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         if criterion not in CRITERIA:
             raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}, "
                                  f"got {criterion!r}")

@@ -38,12 +38,13 @@ from ..exact.ratio_geometric import RatioGeometric, ratio_candidates
 from ..exact.words import index_probability, mulhi64
 from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
 from ..laws.staircase import ROUNDING_ALLOWANCE
-from ..params import LN2, check_epsilon, check_sensitivity, check_values
+from ..params import LN2, Interval, _as_real, check_values, supported
 from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import Guarantee, Mechanism
-from .staircase import MAX_EPSILON
+from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 
 _EXACT = 1 << 53
+MV_MIN_EPSILON = 3e-3  # the level ratio 2^(-a/M) with M <= 256 needs ε/ln2 >= 1/256
 
 N_MAX_BITS = 40
 L1_INDEX_BITS = 48
@@ -174,9 +175,10 @@ class _MultivariateBase(Mechanism):
     def noise(self, true_value: ArrayLike | None = None) -> MultivariateNoise:
         if true_value is None:
             return MultivariateNoise(self, np.zeros(self.dim))
-        x = check_values("true_value", true_value).reshape(-1)
-        if x.size != self.dim:
-            raise ParameterError(f"true_value must have {self.dim} entries")
+        x = check_values("true_value", true_value)
+        if x.shape != (self.dim,):
+            raise ParameterError(f"true_value must be ONE point of {self.dim} entries for "
+                                 f"noise() (shape ({self.dim},)), got shape {x.shape}")
         c = np.array([float(to_index(x[k : k + 1], float(self.grids[k]))[0]) for k in
                       range(self.dim)])
         return MultivariateNoise(self, c * self.grids)
@@ -221,20 +223,33 @@ class MultivariateStaircase(_MultivariateBase):
     S_f = Π[−s_k, s_k] (each coordinate moves by at most s_k between neighbours, all at
     once allowed), S_0 = λ·S_f.  Default λ minimises the per-coordinate variance.
     Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
+
+    Supported: epsilon in [0.003, 20] (the level ratio 2^(-a/M) needs M <= 256), each of
+    1..8 sensitivities in [1e-140, 1e+140]; true values |x_k| < 2^51·L_k.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
+                           "sensitivities": STAIRCASE_SENSITIVITY})
 
     def __init__(self, *, epsilon: float, sensitivities: ArrayLike, lam: float | None = None,
                  grid_bits: int = 10) -> None:
-        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
-        s = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
-        if s.ndim != 1 or s.size < 1 or s.size > 8:
+        self.epsilon = self._supported("epsilon", epsilon)
+        if isinstance(sensitivities, (list, tuple, np.ndarray)):
+            try:
+                raw = np.asarray(sensitivities, dtype=object)
+            except ValueError as exc:
+                raise ParameterError("sensitivities must be a 1-D list of 1..8 values") from exc
+        else:
+            raw = np.asarray([sensitivities], dtype=object)
+        if raw.ndim != 1 or raw.size < 1 or raw.size > 8:
             raise ParameterError("sensitivities must be a 1-D list of 1..8 values")
-        self.sensitivities = np.array([check_sensitivity(v, name="sensitivities") for v in s])
+        s = np.array([self._supported("sensitivities", v) for v in raw.tolist()])
+        self.sensitivities = s
         self.dim = int(s.size)
         self.sensitivity = float(self.sensitivities.max())
         from ..laws.staircase import optimal_lambda
 
-        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else float(lam)
+        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else _as_real("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
         if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
@@ -308,19 +323,25 @@ class L1Staircase(_MultivariateBase):
     moves by at most S1 = ceil(Δ/L) + 1 (per-coordinate rounding adds at most one cell).
     Levels are L1 shells of S1 cells.  Only d = 2 is implemented (exact unranking of the
     triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
+
+    Supported: epsilon in [0.003, 20] (as :class:`MultivariateStaircase`), sensitivity in
+    [1e-140, 1e+140]; true values |x_k| < 2^51·L.
     """
+
+    SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
+                           "sensitivity": STAIRCASE_SENSITIVITY})
 
     def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 2,
                  lam: float | None = None, grid_bits: int | None = None) -> None:
-        self.epsilon = check_epsilon(epsilon, upper=MAX_EPSILON)
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = self._supported("epsilon", epsilon)
+        self.sensitivity = self._supported("sensitivity", sensitivity)
         if dim != 2:
             raise ParameterError("L1Staircase releases 2-D vectors only (dim=2); "
                                  "use MultivariateStaircase with a box for other dimensions")
         self.dim = 2
         from ..laws.staircase import optimal_lambda
 
-        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else float(lam)
+        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else _as_real("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
         if grid_bits is None:  # keep P(level beyond the 2^48-index range) below ~1e-100

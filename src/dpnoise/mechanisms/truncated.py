@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import BlockGeometric
 from ..laws.base import Law
-from ..laws.block_calibration import calibrate_block, default_grid
+from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
 from ..laws.grid import check_grid, grid_sensitivity
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..laws.truncated_laplacian import (
@@ -64,7 +64,7 @@ from ..laws.truncated_laplacian import (
     softplus,
     tlap_params,
 )
-from ..params import LN2, check_quantiles
+from ..params import LN2, SENSITIVITY_RANGE, Interval, check_quantiles, supported
 from .base import Guarantee, HalfLatticeMechanism
 
 DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(1 − 1e-9)
@@ -198,13 +198,24 @@ class LatticeTLapNoise(HalfLatticeLaw):
 class TruncatedLaplace(HalfLatticeMechanism):
     """(ε, δ)-DP truncated Laplacian (Geng et al. 2018), exact on a power-of-two grid.
 
+    Supported: epsilon in [1e-05, 1000], delta in [1e-300, 0.5), sensitivity in
+    [1e-280, 1e+295] (block tables <= 2^18 entries, as :class:`Laplace`); true values
+    |x| < 2^51·grid.
+
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     >>> m.guarantee.delta <= 1e-3
     True
     """
 
+    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0),
+                           "delta": Interval(1e-300, 0.5, hi_open=True),
+                           "sensitivity": SENSITIVITY_RANGE})
+
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float,
                  grid: float | None = None) -> None:
+        for name, value in (("epsilon", epsilon), ("delta", delta),
+                            ("sensitivity", sensitivity)):
+            self._supported(name, value)
         self.ideal = tlap_params(epsilon, delta, sensitivity)  # validates (0 < δ < 1/2)
         self.epsilon = self.ideal.epsilon
         self.delta = self.ideal.delta
@@ -212,6 +223,7 @@ class TruncatedLaplace(HalfLatticeMechanism):
         self.grid = (default_grid(self.sensitivity, self.epsilon, max_bits=GRID_BITS)
                      if grid is None else check_grid(grid))
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
+        check_block_length(self.epsilon, self.shift_steps, self.grid)
         self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)
         self.law, self.exact_delta = calibrate_support(self.block, self.shift_steps, self.delta)
         self._freeze()

@@ -1,35 +1,48 @@
-"""A durable privacy-budget ledger in one SQLite file.
+"""A durable privacy-budget ledger in one SQLite file: an append-only, hash-chained log.
 
-Every release is a row: the query as typed and in canonical form, the data set, the
-mechanism, its parameters and guarantee, the (epsilon, delta) charged, the time, and the
-answer.  The protocol that makes it crash-safe and concurrency-safe:
+**Lifecycle.**  A ledger file is created only by an explicit act -- ``dpnoise ledger init
+FILE --budget EPS[,DELTA]`` or ``Ledger(path, budget=..., create=True)`` -- and creation is
+atomic and never touches an existing path.  Opening a path that is missing, empty (0 bytes),
+not SQLite, not a dpnoise ledger or whose chain does not verify is a
+:class:`~dpnoise.errors.LedgerError`: a ledger is never created, reset or repaired
+implicitly.  ``Ledger(None, budget=...)`` is an in-memory ledger (tests, throw-away
+sessions; nothing is recorded).
 
-1. **Reserve** (one ``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock, so
-   reservations of concurrent processes are serialised): sum what is already charged,
-   refuse with :class:`~dpnoise.errors.BudgetExceededError` if the new charge would exceed
-   the total (nothing is written: a refused release costs nothing), else insert the row
-   with ``status = 'reserved'`` and commit (``synchronous = FULL``, WAL journal).
+**Protocol** (crash- and concurrency-safe):
+
+1. **Reserve**, in one ``BEGIN IMMEDIATE`` transaction (SQLite's write lock, so reservations
+   of concurrent processes are serialised): check that the file is still the one opened
+   (device and inode), that the events this object already verified are unchanged (a cheap
+   fingerprint: count, charges, lengths and the head hash), verify the events other
+   processes appended since (hash chain and rules, :mod:`~dpnoise.session.ledger_chain`),
+   refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would exceed the
+   total (nothing is written), else append a ``reserve`` event and commit
+   (``synchronous = FULL``, WAL journal).
 2. Only then is noise drawn.
-3. **Complete**: one transaction stores the answer (table ``answers``, kept apart so the
-   budget scan of ``releases`` stays small) and sets ``status = 'released'``.
+3. **Complete** appends a ``complete`` event with the answer's hash (the answer itself in
+   ``blobs``), or **abort** appends an ``abort`` event with a fixed reason code
+   (:data:`~dpnoise.session.ledger_chain.ABORT_REASONS`; never an exception text, which
+   could quote data).  Nothing is ever updated in place.
 
-A process killed at any point leaves either no row (killed before the reservation
-committed: nothing was drawn) or a ``reserved`` row, which stays charged forever because
-the noise may have been drawn and seen.  A ``released`` row always has its answer (both are
-written in one transaction, and opening a ledger checks it), so there are no half-written
-releases.
+A process killed at any point leaves either no event (killed before the reservation
+committed: nothing was drawn) or an open reservation, which stays charged forever because
+the noise may have been drawn and seen.
 
-Accounting: basic sequential composition -- the charges add up -- computed exactly in
-rational arithmetic from the stored doubles, so rounding can never let the sum of
-charges exceed the total.  (Tighter accountants such as advanced composition or RDP are
-not used: they only pay off for many approximate-DP releases and would need per-mechanism
-RDP curves we have not verified.)
+Accounting: the header records the accountant (``"basic"``: sequential composition, the
+charges add up) and the total; the sums are exact rationals of the stored doubles, so
+rounding never lets the charges exceed the total.  Each reserve event records the hash of
+the composed state after it, and may carry a serialised accounting object (stored with its
+SHA-256), so a tighter accountant can be added without a format change.
 
-Failure modes raise :class:`~dpnoise.errors.LedgerError` with the file name: a locked
-ledger (another process holds the write lock longer than ``timeout``), a file that is not
-SQLite or fails ``PRAGMA quick_check``, a SQLite file that is not a dpnoise ledger, a total
-that differs from the one the ledger was created with, charges that exceed the total.
-The ledger never recreates or resets an existing file.
+The tables and the hash are defined in :mod:`~dpnoise.session.ledger_store` and
+:mod:`~dpnoise.session.ledger_chain`; the latter also states what the chain detects and what
+it does not (the last events truncated, or an older copy restored, is detected only with an
+anchor -- ``anchor=FILE`` -- or by a live session).  Ledgers of format 1 (table
+``releases``) open read-only until converted with ``dpnoise ledger migrate FILE``.
+
+(This module is longer than most because the :class:`Ledger` class is one protocol whose
+transactions share their checks; the event format, the file and whole-file verification live
+in ``ledger_chain``, ``ledger_store`` and ``ledger_verify``.)
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ import math
 import os
 import sqlite3
 import time
+import warnings
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,51 +68,65 @@ from numpy.typing import NDArray
 
 from ..errors import BudgetExceededError, LedgerError, ParameterError
 from ..params import check_delta, check_finite
+from .ledger_chain import (
+    ABORT_REASONS,
+    ACCOUNTANTS,
+    Anchor,
+    ChainError,
+    ChainState,
+    check_anchor,
+    read_anchor,
+    sha256_hex,
+    verify_rows,
+    write_anchor,
+)
+from .ledger_store import (
+    SELECT_EVENTS,
+    V1,
+    V1_COLS,
+    V1_FROM,
+    VERSION,
+    append_event,
+    basic_state,
+    create_file,
+    create_tables,
+    fingerprint,
+    header_body,
+    migrate,
+    v1_charged,
+    v1_check,
+)
+from .ledger_verify import VerifyReport, check_blobs, ledger_version, verify_all, verify_ledger
 
-FORMAT = "dpnoise-ledger"
-VERSION = "1"
+__all__ = ["Budget", "Entry", "Ledger", "VerifyReport", "check_rng_for_ledger",
+           "decode_answer", "encode_answer", "migrate", "verify_ledger"]
+
 _MEMORY = ":memory:"
 QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are read
-
-_DDL = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE releases (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at    TEXT NOT NULL,
-    completed_at  TEXT,
-    status        TEXT NOT NULL CHECK (status IN ('reserved', 'released', 'aborted')),
-    query         TEXT NOT NULL,
-    canonical     TEXT NOT NULL,
-    query_key     TEXT NOT NULL,
-    dataset       TEXT NOT NULL,
-    mechanism     TEXT NOT NULL,
-    parameters    TEXT NOT NULL,
-    guarantee     TEXT NOT NULL,
-    epsilon       REAL NOT NULL CHECK (epsilon >= 0),
-    delta         REAL NOT NULL CHECK (delta >= 0 AND delta <= 1),
-    answer_text   TEXT,
-    pid           INTEGER
-);
-CREATE INDEX releases_key ON releases (query_key, status);
-CREATE TABLE answers (
-    release_id    INTEGER PRIMARY KEY REFERENCES releases (id),
-    answer        BLOB NOT NULL
-);
-"""
 
 
 @dataclass(frozen=True)
 class Budget:
-    """A privacy budget (epsilon, delta) under basic sequential composition."""
+    """A ledger's total: (epsilon, delta) under an accountant (``"basic"``: the charges add
+    up).  ``rho`` (a zCDP total) is recorded in the format but needs an accountant this
+    version does not have."""
 
     epsilon: float
     delta: float = 0.0
+    rho: float | None = None
+    accountant: str = "basic"
 
     def __post_init__(self) -> None:
         e = check_finite("budget epsilon", self.epsilon)
         if e < 0:
             raise ParameterError(f"budget epsilon must be >= 0, got {e!r}")
         d = check_delta(self.delta, name="budget delta", allow_zero=True)
+        if self.accountant not in ACCOUNTANTS:
+            raise ParameterError(f"budget accountant must be one of {', '.join(ACCOUNTANTS)}, "
+                                 f"got {self.accountant!r}")
+        if self.rho is not None:
+            raise ParameterError("budget rho (a zCDP total) needs the 'zcdp' accountant, "
+                                 "which this version of dpnoise does not have; leave rho=None")
         object.__setattr__(self, "epsilon", e)
         object.__setattr__(self, "delta", d)
 
@@ -108,7 +136,11 @@ class Budget:
 
 @dataclass(frozen=True)
 class Entry:
-    """One ledger row (``answer`` decoded to a numpy array when present)."""
+    """One release, reconstructed from its events (``answer`` decoded when present).
+
+    ``status``: ``reserved`` (charged, no answer: in flight or killed), ``released`` or
+    ``aborted`` (charged; ``reason`` is its code).  ``head``: the hash of the release's
+    latest event (an anchor for it); ``None`` for a format-1 ledger."""
 
     id: int
     created_at: str
@@ -124,6 +156,8 @@ class Entry:
     epsilon: float
     delta: float
     answer: NDArray[Any] | None
+    reason: str | None = None
+    head: str | None = None
 
 
 def encode_answer(values: NDArray[Any]) -> bytes:
@@ -145,41 +179,151 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f" ({time.time():.6f})"
 
 
-class Ledger:
-    """The budget ledger.  ``path=None`` keeps it in memory (tests, throw-away sessions).
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
 
-    ``budget`` is required to create a ledger and, for an existing one, must equal the
-    total it was created with (or be omitted).
+
+def _create_hint(path: str) -> str:
+    return (f"create a ledger explicitly with `dpnoise ledger init {path} --budget "
+            "EPS[,DELTA]` (Python: Ledger(path, budget=..., create=True))")
+
+
+class Ledger:
+    """The budget ledger.
+
+    ``path``: the SQLite file, or ``None`` / ``":memory:"`` for an in-memory ledger (which
+    needs ``budget``).  ``create=True`` creates a new file with total ``budget`` (an existing
+    path is an error); otherwise the file must be an existing ledger, and ``budget``, if
+    given, must equal its total.  ``anchor``: a file outside the ledger holding a head of its
+    chain -- compared when the ledger is opened (a ledger behind it or on another chain is an
+    error) and advanced after every event this object writes.  ``timeout``: seconds to wait
+    for another process's write lock.
     """
 
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
-                 timeout: float = 30.0) -> None:
-        self.path = _MEMORY if path is None else str(Path(path))
+                 create: bool = False, timeout: float = 30.0,
+                 anchor: str | Path | None = None) -> None:
+        self.path = _MEMORY if path is None or str(path) == _MEMORY else str(Path(path))
         self.timeout = float(timeout)
+        self.anchor = None if anchor is None else str(anchor)
+        self.version = VERSION
+        self.read_only = False
         if budget is not None and not isinstance(budget, Budget):
             raise ParameterError(f"budget must be a dpnoise.Budget, got {type(budget).__name__}")
-        exists = self.path != _MEMORY and Path(self.path).exists() and \
-            Path(self.path).stat().st_size > 0
+        self._ident: tuple[int, int] | None = None
+        self._state = ChainState(self.path)
+        self._fp: tuple[Any, ...] = ()
+        if not self.durable:
+            if budget is None:
+                raise LedgerError("an in-memory ledger needs its total: give a total budget "
+                                  "(budget=Budget(epsilon=..., delta=...) / --budget EPS[,DELTA])")
+            if self.anchor is not None:
+                raise ParameterError("anchor needs a ledger file, not an in-memory ledger")
+        elif create:
+            if budget is None:
+                raise ParameterError(f"create=True needs budget=Budget(...): the total of ledger "
+                                     f"{self.path!r} is fixed when it is created")
+            create_file(Path(self.path), header_body(budget.epsilon, budget.delta, budget.rho,
+                                                     budget.accountant), _now())
+        else:
+            self._check_path()
+        if self.durable:
+            self._ident = _identity(self.path)
         try:
             self._con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
                                         check_same_thread=False)
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open ledger {self.path!r}: {exc}") from exc
+        try:
+            self._open(budget, compare_anchor=not create)
+        except BaseException:
+            self.close()
+            raise
+        if create and self.anchor is not None:
+            self.write_anchor()
+
+    # ----------------------------------------------------------- opening
+    def _check_path(self) -> None:
+        p = Path(self.path)
+        if not p.exists():
+            raise LedgerError(f"ledger {self.path!r} does not exist; a ledger is never "
+                              f"created implicitly: {_create_hint(self.path)}")
+        if not p.is_file():
+            raise LedgerError(f"ledger {self.path!r} is not a regular file")
+        if p.stat().st_size == 0:
+            raise LedgerError(
+                f"ledger {self.path!r} is empty (0 bytes): it is not a ledger and is never "
+                "re-initialised (that would reset the budget); restore it from a backup, or "
+                f"if it really is new, delete it and {_create_hint(self.path)}"
+            )
+
+    def _open(self, budget: Budget | None, compare_anchor: bool) -> None:
         with self._errors("open"):
-            if exists and Path(self.path).stat().st_size <= QUICK_CHECK_LIMIT:
+            if self.durable and Path(self.path).stat().st_size <= QUICK_CHECK_LIMIT:
                 row = self._con.execute("PRAGMA quick_check").fetchone()
                 if row is None or row[0] != "ok":
                     raise LedgerError(
                         f"ledger {self.path!r} is corrupted (quick_check: {row and row[0]!r}); "
                         "restore it from a backup -- it is never reset automatically"
                     )
-            if self.path != _MEMORY:
+            if self.durable:
                 self._con.execute("PRAGMA journal_mode=WAL")
             self._con.execute("PRAGMA synchronous=FULL")
-            self._con.execute("PRAGMA foreign_keys=ON")
-            self.budget = self._init_or_check(budget, exists)
+            if not self.durable:
+                with self._write("initialisation") as con:
+                    assert budget is not None
+                    create_tables(con)
+                    append_event(con, self._state, kind="init", at=_now(), body=header_body(
+                        budget.epsilon, budget.delta, budget.rho, budget.accountant))
+            with self._read("open") as con:
+                version = ledger_version(con, self.path)
+                if version == V1:
+                    self._open_v1(con, budget)
+                    return
+                self._state = verify_all(con, self.path, hash_answers=False)
+                self._fp = fingerprint(con, self._state.seq)
+                self.budget = _budget_of(self._state)
+                if budget is not None and budget != self.budget:
+                    raise LedgerError(
+                        f"ledger {self.path!r} was created with total budget {self.budget}, "
+                        f"not {budget}; a ledger's total cannot change (omit the budget to "
+                        "use the stored one)"
+                    )
+                if self.anchor is None or not compare_anchor:
+                    return
+                if Path(self.anchor).exists():
+                    a = read_anchor(self.anchor)
+                    at = con.execute("SELECT hash FROM events WHERE seq = ?",
+                                     (a.seq,)).fetchone()
+                    check_anchor(self.path, a, self.anchor, at and at[0], self._state)
+                else:
+                    raise LedgerError(
+                        f"anchor file {self.anchor!r} does not exist; it is written when a "
+                        "ledger is created with an anchor, or by `dpnoise ledger verify "
+                        f"{self.path} --write-anchor {self.anchor}`")
+
+    def _open_v1(self, con: sqlite3.Connection, budget: Budget | None) -> None:
+        head = v1_check(con, self.path)
+        self.version, self.read_only = V1, True
+        self.budget = Budget(head.epsilon, head.delta)
+        if budget is not None and budget != self.budget:
+            raise LedgerError(f"ledger {self.path!r} was created with total budget "
+                              f"{self.budget}, not {budget}; a ledger's total cannot change")
+        warnings.warn(self.read_only_message(), stacklevel=3)
+
+    def read_only_message(self) -> str:
+        return (f"ledger {self.path!r} has format version {V1} (no hash chain): it is open "
+                f"read-only -- entries, spent and remaining can be read, but reservations "
+                f"are refused; run `dpnoise ledger migrate {self.path}` to convert it "
+                f"(a backup {self.path}.v1.bak is kept)")
 
     # ----------------------------------------------------------- machinery
+    @property
+    def durable(self) -> bool:
+        """True for a ledger file, False for an in-memory ledger."""
+        return self.path != _MEMORY
+
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         try:
@@ -212,82 +356,109 @@ class Ledger:
                 raise
             self._con.execute("COMMIT")
 
-    def _init_or_check(self, budget: Budget | None, exists: bool) -> Budget:
-        with self._write("initialisation") as con:
-            tables = {r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not tables:
-                if budget is None:
-                    raise LedgerError(
-                        f"ledger {self.path!r} does not exist yet: give a total budget "
-                        "(budget=Budget(epsilon=..., delta=...) / --budget EPS[,DELTA])"
-                    )
-                for stmt in _DDL.strip().split(";"):
-                    if stmt.strip():
-                        con.execute(stmt)
-                con.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("format", FORMAT), ("version", VERSION),
-                    ("epsilon_total", float(budget.epsilon).hex()),
-                    ("delta_total", float(budget.delta).hex()),
-                    ("composition", "basic"), ("created_at", _now()),
-                ])
-                return budget
-            if not {"meta", "releases", "answers"} <= tables:
-                raise LedgerError(f"{self.path!r} is an SQLite file but not a dpnoise ledger")
-            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("format") != FORMAT:
-                raise LedgerError(f"{self.path!r} is an SQLite file but not a dpnoise ledger")
-            if meta.get("version") != VERSION:
-                raise LedgerError(f"ledger {self.path!r} has unsupported version "
-                                  f"{meta.get('version')!r} (this dpnoise reads {VERSION})")
+    @contextmanager
+    def _read(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One read transaction (a consistent snapshot)."""
+        with self._errors(what):
+            self._con.execute("BEGIN")
             try:
-                stored = Budget(float.fromhex(meta["epsilon_total"]),
-                                float.fromhex(meta["delta_total"]))
-            except (KeyError, ValueError, ParameterError) as exc:
-                raise LedgerError(f"ledger {self.path!r} has a corrupted budget: {exc}") from exc
-            if budget is not None and budget != stored:
-                raise LedgerError(
-                    f"ledger {self.path!r} was created with total budget {stored}, not {budget}; "
-                    "a ledger's total cannot change (omit the budget to use the stored one)"
-                )
-            self._check_spent(con, stored)
-            orphan = con.execute(
-                "SELECT count(*) FROM releases r LEFT JOIN answers a ON a.release_id = r.id"
-                " WHERE (r.status = 'released') <> (a.release_id IS NOT NULL)").fetchone()[0]
-            if orphan:
-                raise LedgerError(f"ledger {self.path!r} is inconsistent: {orphan} release(s) "
-                                  "without their answer or answers without a release")
-            return stored
+                yield self._con
+            finally:
+                self._con.execute("COMMIT")
 
-    @staticmethod
-    def _charged(con: sqlite3.Connection) -> tuple[Fraction, Fraction]:
-        eps, dl = Fraction(0), Fraction(0)
-        for e, d in con.execute("SELECT epsilon, delta FROM releases"):
-            if not (isinstance(e, float) and isinstance(d, float)) or math.isnan(e + d):
-                raise LedgerError("ledger has a non-numeric charge: it is corrupted")
-            eps += Fraction(e)
-            dl += Fraction(d)
-        return eps, dl
-
-    def _check_spent(self, con: sqlite3.Connection, total: Budget) -> tuple[Fraction, Fraction]:
-        eps, dl = self._charged(con)
-        if eps > Fraction(total.epsilon) or dl > Fraction(total.delta):
+    def _check_identity(self) -> None:
+        if self._ident is None:
+            return
+        try:
+            ident = _identity(self.path)
+        except FileNotFoundError:
             raise LedgerError(
-                f"ledger {self.path!r} records charges (epsilon={float(eps):.6g}, "
-                f"delta={float(dl):.3g}) above its total {total}: it has been tampered with"
-            )
-        return eps, dl
+                f"ledger {self.path!r} was deleted while in use: nothing more is released "
+                "or recorded; restore the file and open it again") from None
+        if ident != self._ident:
+            raise LedgerError(
+                f"ledger {self.path!r} was replaced by another file while in use (its "
+                "device/inode changed): nothing more is released; open it again to verify it")
+
+    def _sync(self, con: sqlite3.Connection) -> ChainState:
+        """Inside a transaction: the verified state including every event appended since
+        this object last looked (only those are hashed; the rest is fingerprinted)."""
+        if self.read_only:
+            raise LedgerError(self.read_only_message())
+        self._check_identity()
+        n = self._state.seq
+        if fingerprint(con, n) != self._fp:
+            raise LedgerError(
+                f"ledger {self.path!r}: events 1..{n}, verified when it was opened, have "
+                "changed since (an event was edited or deleted, or the file was rolled back "
+                f"to an older copy); nothing more is released -- run `dpnoise ledger verify "
+                f"{self.path}`")
+        rows = con.execute(f"{SELECT_EVENTS} WHERE seq > ? ORDER BY seq", (n,)).fetchall()
+        if not rows:
+            return self._state
+        new = verify_rows(self._state, rows)
+        check_blobs(con, self.path, min(r[0] for r in rows), hash_answers=False)
+        return new
+
+    def _refresh(self) -> ChainState:
+        if self.read_only:
+            return self._state
+        with self._read("reading") as con:
+            st = self._sync(con)
+            if st is not self._state:
+                self._state, self._fp = st, fingerprint(con, st.seq)
+        return self._state
+
+    def _after_write(self, st: ChainState, fp: tuple[Any, ...]) -> None:
+        self._state, self._fp = st, fp
+        if self.anchor is not None:
+            self.write_anchor()
 
     # --------------------------------------------------------------- API
+    @property
+    def head(self) -> str | None:
+        """The hash of the last event this object has verified or written (None: format 1)."""
+        return None if self.read_only else self._state.head
+
+    @property
+    def head_seq(self) -> int:
+        """The number of that event."""
+        return self._state.seq
+
+    @property
+    def chain_id(self) -> str | None:
+        """The hash of the init event: identifies this ledger (None: format 1)."""
+        return None if self.read_only else self._state.ledger_id
+
+    @property
+    def accountant(self) -> str:
+        return self.budget.accountant
+
+    def write_anchor(self, path: str | Path | None = None) -> Path:
+        """Record the current head in ``path`` (default: this ledger's anchor file)."""
+        target = path if path is not None else self.anchor
+        if target is None:
+            raise ParameterError("write_anchor needs a path (this ledger has no anchor file)")
+        if not self.durable or self.read_only:
+            raise LedgerError(f"ledger {self.path!r} has no chain to anchor (in memory or "
+                              "format 1)")
+        write_anchor(target, Anchor(self._state.ledger_id, self._state.seq, self._state.head))
+        return Path(target)
+
+    def _spent_fractions(self) -> tuple[Fraction, Fraction]:
+        if self.read_only:
+            with self._read("reading") as con:
+                return v1_charged(con, self.path)
+        st = self._refresh()
+        return st.eps, st.delta
+
     def spent(self) -> Budget:
-        """Total charged so far (reserved and released rows alike)."""
-        with self._errors("reading"):
-            eps, dl = self._charged(self._con)
+        """Total charged so far (reserved, released and aborted releases alike)."""
+        eps, dl = self._spent_fractions()
         return Budget(float(eps), min(1.0, float(dl)))
 
     def remaining(self) -> Budget:
-        with self._errors("reading"):
-            eps, dl = self._charged(self._con)
+        eps, dl = self._spent_fractions()
         r_eps = Fraction(self.budget.epsilon) - eps
         r_dl = Fraction(self.budget.delta) - dl
         # round DOWN so the reported remainder is never more than what is left
@@ -295,77 +466,104 @@ class Ledger:
 
     def reserve(self, *, epsilon: float, delta: float, query: str, canonical: str,
                 query_key: str, dataset: str, mechanism: str, parameters: dict[str, Any],
-                guarantee: dict[str, Any]) -> int:
-        """Charge (epsilon, delta) durably before any noise is drawn; returns the row id."""
+                guarantee: dict[str, Any], accounting: bytes | None = None) -> int:
+        """Charge (epsilon, delta) durably before any noise is drawn; returns the release
+        number.  ``accounting``: an optional serialised accounting object, stored with its
+        SHA-256 inside the hashed event."""
         epsilon = check_finite("epsilon", epsilon)
         delta = check_delta(delta, allow_zero=True)
         if epsilon <= 0:
             raise ParameterError(f"epsilon must be > 0, got {epsilon!r}")
+        if accounting is not None and not isinstance(accounting, bytes):
+            raise ParameterError("accounting must be bytes (a serialised accounting object)")
+        total = self.budget
         with self._write("reservation") as con:
-            eps, dl = self._check_spent(con, self.budget)
-            new_eps, new_dl = eps + Fraction(epsilon), dl + Fraction(delta)
-            if new_eps > Fraction(self.budget.epsilon) or new_dl > Fraction(self.budget.delta):
-                left = Budget(_float_down(Fraction(self.budget.epsilon) - eps),
-                              _float_down(Fraction(self.budget.delta) - dl))
+            st = self._sync(con)
+            new_eps, new_dl = st.eps + Fraction(epsilon), st.delta + Fraction(delta)
+            if new_eps > Fraction(total.epsilon) or new_dl > Fraction(total.delta):
+                left = Budget(_float_down(Fraction(total.epsilon) - st.eps),
+                              _float_down(Fraction(total.delta) - st.delta))
                 raise BudgetExceededError(
                     f"release refused, nothing spent: it needs epsilon={epsilon:g}"
                     + (f", delta={delta:g}" if delta else "")
                     + " but only "
                     + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if delta
                        else str(left))
-                    + f" of the total {self.budget} remains"
+                    + f" of the total {total} remains"
                 )
-            cur = con.execute(
-                "INSERT INTO releases (created_at, status, query, canonical, query_key, dataset,"
-                " mechanism, parameters, guarantee, epsilon, delta, pid)"
-                " VALUES (?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (_now(), query, canonical, query_key, dataset, mechanism,
-                 json.dumps(parameters, default=_json_default),
-                 json.dumps(guarantee, default=_json_default), epsilon, delta, os.getpid()),
-            )
-            rid = cur.lastrowid
-        assert rid is not None
-        return int(rid)
+            rel = st.releases + 1
+            body = {"query": query, "canonical": canonical, "dataset": dataset,
+                    "mechanism": mechanism, "parameters": parameters, "guarantee": guarantee,
+                    "pid": os.getpid()}
+            row = append_event(con, st, kind="reserve", at=_now(), release=rel,
+                               query_key=query_key, epsilon=epsilon, delta=delta, body=body,
+                               accounting=accounting,
+                               composed=basic_state(new_eps, new_dl, rel))
+            st = verify_rows(st, [row])
+            fp = fingerprint(con, st.seq)
+        self._after_write(st, fp)
+        return rel
 
-    def complete(self, rid: int, answer: NDArray[Any], answer_text: str = "") -> None:
-        """Record the answer of reservation ``rid`` (one transaction)."""
-        blob = encode_answer(answer)
-        with self._write("completion") as con:
-            cur = con.execute(
-                "UPDATE releases SET status = 'released', answer_text = ?,"
-                " completed_at = ? WHERE id = ? AND status = 'reserved'",
-                (answer_text, _now(), rid),
-            )
-            if cur.rowcount != 1:
+    def _close_release(self, what: str, rid: int, **event: Any) -> str:
+        with self._write(what) as con:
+            st = self._sync(con)
+            if rid not in st.open:
                 raise LedgerError(f"ledger row {rid} is not an open reservation")
-            con.execute("INSERT INTO answers (release_id, answer) VALUES (?, ?)", (rid, blob))
+            row = append_event(con, st, at=_now(), release=rid, **event)
+            st = verify_rows(st, [row])
+            fp = fingerprint(con, st.seq)
+        self._after_write(st, fp)
+        return st.head
 
-    def abort(self, rid: int, reason: str) -> None:
-        """Mark a reservation whose release failed.  It STAYS charged (noise may exist)."""
-        with self._write("abort") as con:
-            con.execute("UPDATE releases SET status = 'aborted', answer_text = ?,"
-                        " completed_at = ? WHERE id = ? AND status = 'reserved'",
-                        (reason[:500], _now(), rid))
+    def complete(self, rid: int, answer: NDArray[Any], answer_text: str = "") -> str:
+        """Record the answer of reservation ``rid``; returns the new head hash."""
+        blob = encode_answer(answer)
+        return self._close_release("completion", rid, kind="complete",
+                                   body={"answer_text": str(answer_text)[:500]}, answer=blob)
+
+    def abort(self, rid: int, reason: str) -> str:
+        """Mark a reservation whose release failed; it STAYS charged (noise may exist).
+        ``reason`` is a code from ``ABORT_REASONS`` -- never an exception's text."""
+        if reason not in ABORT_REASONS:
+            raise ParameterError(f"abort reason must be one of {', '.join(sorted(ABORT_REASONS))}"
+                                 f", got {reason!r} (free text could quote data)")
+        return self._close_release("abort", rid, kind="abort", body={"reason": reason})
 
     def find(self, query_key: str) -> Entry | None:
         """The most recent completed release with this key (for opt-in replay)."""
-        with self._errors("lookup"):
-            row = self._con.execute(
-                f"SELECT {_COLS} FROM {_FROM} WHERE r.query_key = ? AND r.status = 'released'"
-                " ORDER BY r.id DESC LIMIT 1", (query_key,)).fetchone()
-        return None if row is None else _entry(row)
+        if self.read_only:
+            with self._read("lookup") as con:
+                row = con.execute(
+                    f"SELECT {V1_COLS} FROM {V1_FROM} WHERE r.query_key = ? AND "
+                    "r.status = 'released' ORDER BY r.id DESC LIMIT 1", (query_key,)).fetchone()
+            return None if row is None else _entry_v1(row)
+        st = self._refresh()
+        with self._read("lookup") as con:
+            row = con.execute(
+                "SELECT r.release FROM events r JOIN events c ON c.release = r.release AND "
+                "c.kind = 'complete' WHERE r.kind = 'reserve' AND r.query_key = ? AND "
+                "c.seq <= ? ORDER BY r.release DESC LIMIT 1", (query_key, st.seq)).fetchone()
+            if row is None:
+                return None
+            found = _entries(con, self.path, st.seq, release=int(row[0]))
+        return found[0] if found else None
 
     def entries(self) -> list[Entry]:
-        with self._errors("reading"):
-            rows = self._con.execute(f"SELECT {_COLS} FROM {_FROM} ORDER BY r.id").fetchall()
-        return [_entry(r) for r in rows]
+        """Every release, in order of reservation."""
+        if self.read_only:
+            with self._read("reading") as con:
+                rows = con.execute(f"SELECT {V1_COLS} FROM {V1_FROM} ORDER BY r.id").fetchall()
+            return [_entry_v1(r) for r in rows]
+        st = self._refresh()
+        with self._read("reading") as con:
+            return _entries(con, self.path, st.seq)
 
     def integrity(self) -> str:
         with self._errors("integrity check"):
             return str(self._con.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(sqlite3.Error, AttributeError):
             self._con.close()
 
     def __enter__(self) -> Ledger:
@@ -375,21 +573,70 @@ class Ledger:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Ledger({self.path!r}, budget={self.budget})"
+        return f"Ledger({self.path!r}, budget={getattr(self, 'budget', None)})"
 
 
-_COLS = ("r.id, r.created_at, r.completed_at, r.status, r.query, r.canonical, r.query_key,"
-         " r.dataset, r.mechanism, r.parameters, r.guarantee, r.epsilon, r.delta, a.answer")
-_FROM = "releases r LEFT JOIN answers a ON a.release_id = r.id"
+# ------------------------------------------------------------------ helpers
+def _budget_of(st: ChainState) -> Budget:
+    assert st.header is not None
+    h = st.header
+    try:
+        return Budget(h.epsilon, h.delta, h.rho, h.accountant)
+    except ParameterError as exc:
+        raise LedgerError(f"ledger {st.path!r} has an unusable total: {exc}") from exc
 
 
-def _entry(row: tuple[Any, ...]) -> Entry:
+def _entries(con: sqlite3.Connection, path: str, upto: int,
+             release: int | None = None) -> list[Entry]:
+    """Releases rebuilt from the events 1..upto (one release, or all)."""
+    where = "e.seq <= ? AND e.kind IN ('reserve', 'complete', 'abort')"
+    args: tuple[Any, ...] = (upto,)
+    if release is not None:
+        where += " AND e.release = ?"
+        args += (release,)
+    rows = con.execute(
+        "SELECT e.seq, e.kind, e.release, e.at, e.query_key, e.epsilon, e.delta, e.body,"
+        " e.answer_sha256, e.hash, b.data FROM events e LEFT JOIN blobs b"
+        f" ON b.seq = e.seq AND b.role = 'answer' WHERE {where} ORDER BY e.seq", args)
+    out: dict[int, dict[str, Any]] = {}
+    for seq, kind, rel, at, key, eps, dl, body_text, digest, h, blob in rows:
+        try:
+            body = json.loads(body_text)
+        except (TypeError, ValueError) as exc:
+            raise ChainError(path, seq, "its body is not JSON") from exc
+        if kind == "reserve":
+            out[rel] = {"id": rel, "created_at": at, "completed_at": None,
+                        "status": "reserved", "query": body.get("query", ""),
+                        "canonical": body.get("canonical", ""), "query_key": key,
+                        "dataset": body.get("dataset", ""),
+                        "mechanism": body.get("mechanism", ""),
+                        "parameters": body.get("parameters", {}),
+                        "guarantee": body.get("guarantee", {}), "epsilon": eps, "delta": dl,
+                        "answer": None, "reason": None, "head": h}
+            continue
+        e = out.get(rel)
+        if e is None:
+            raise ChainError(path, seq, f"{kind} of release {rel} which was never reserved")
+        e["completed_at"], e["head"] = at, h
+        if kind == "abort":
+            e["status"], e["reason"] = "aborted", body.get("reason")
+        else:
+            if blob is None or sha256_hex(blob) != digest:
+                raise ChainError(path, seq, "its answer blob is missing or does not match "
+                                            "its hash")
+            e["status"], e["answer"] = "released", decode_answer(blob)
+    return [Entry(**e) for e in out.values()]
+
+
+def _entry_v1(row: tuple[Any, ...]) -> Entry:
     try:
         params = json.loads(row[9])
         guarantee = json.loads(row[10])
     except (TypeError, ValueError) as exc:
         raise LedgerError(f"ledger row {row[0]} is corrupted: {exc}") from exc
-    return Entry(*row[:9], params, guarantee, row[11], row[12], decode_answer(row[13]))
+    reason = "release_failed" if row[3] == "aborted" else None  # v1 stored exception text
+    return Entry(*row[:9], params, guarantee, row[11], row[12], decode_answer(row[13]),
+                 reason, None)
 
 
 def _float_down(x: Fraction) -> float:
@@ -402,9 +649,19 @@ def _float_down(x: Fraction) -> float:
     return f
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
+# ----------------------------------------------------------------- randomness rule
+def check_rng_for_ledger(rng: Any, durable: bool, where: str) -> None:
+    """Seeded randomness never touches a real budget: with a ledger FILE only the OS-keyed
+    CSPRNG (``rng=None`` or a :class:`~dpnoise.randomness.CryptoRandom`) is accepted; a
+    seed (``SeededRandom``), a numpy generator or any other source is refused.  Without a
+    ledger file (in memory) every source is allowed, for tests and reproductions."""
+    from ..randomness import CryptoRandom
+
+    if not durable or rng is None or isinstance(rng, CryptoRandom):
+        return
+    raise ParameterError(
+        f"rng={rng!r} is reproducible (seeded) randomness and {where} is a real budget: "
+        "seeded randomness is for tests and reproductions only and is never charged to a "
+        "ledger file -- use it with an in-memory ledger (ledger=None / --ledger :memory:), "
+        "or drop the seed (rng=None: the OS-keyed CSPRNG)"
+    )

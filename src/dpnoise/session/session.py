@@ -1,7 +1,7 @@
 """``dpnoise.Session``: answer queries on a data set within a durable privacy budget.
 
-    >>> s = Session(data="people.csv", schema="people.toml",
-    ...             budget=Budget(epsilon=1.0), ledger="people.ledger")   # doctest: +SKIP
+    >>> s = Session(data="people.csv", schema="people.toml", ledger="people.ledger",
+    ...             budget=Budget(epsilon=1.0), create_ledger=True)     # doctest: +SKIP
     >>> s.release("count where age > 30", epsilon=0.1)                    # doctest: +SKIP
 
 The rule: **the only data-dependent thing a release emits is its noisy answer**.  Which
@@ -55,7 +55,7 @@ from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import Plan, Target, plan
 from .engine import Aggregates, DuckDBEngine, exact_sum
-from .ledger import Budget, Entry, Ledger
+from .ledger import Budget, Entry, Ledger, check_rng_for_ledger
 from .plan import combine
 from .query import Query, parse_query
 from .schema import Schema
@@ -78,6 +78,7 @@ class Release:
     ledger_id: int | None
     replayed: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+    ledger_head: str | None = None  # the ledger's head hash after this release (an anchor)
 
     @property
     def value(self) -> Any:
@@ -127,10 +128,15 @@ class Session:
 
     ``data``: a ``.csv``/``.parquet``/``.duckdb`` path or a mapping of numpy columns.
     ``schema``: a :class:`Schema`, a TOML path or a dict; default: ``<data stem>.toml``
-    next to the data file.  ``ledger``: a path (durable SQLite file), a :class:`Ledger`,
-    or None (in memory).  ``budget``: the ledger's total; required for a new ledger.
+    next to the data file.  ``ledger``: a path to an existing ledger file, a
+    :class:`Ledger`, or None (in memory: nothing is recorded).  ``budget``: the total of an
+    in-memory or new ledger; for an existing file it is optional and must match.
+    ``create_ledger=True`` creates the ledger file (never an existing path: a ledger is
+    only ever created explicitly).  ``anchor``: a file outside the ledger holding its head
+    hash, compared on open and advanced after each release.
     ``replay=True`` serves identical queries from the ledger without new spend.
-    ``rng``: a random source for every release (default: fresh OS-keyed CSPRNG each time).
+    ``rng``: a random source for every release (default: fresh OS-keyed CSPRNG each time);
+    a seeded source is refused together with a ledger file.
     ``engine``: ``"duckdb"`` (embedded, default: the data is read ONCE into the typed
     view) or ``"spark"`` (:mod:`dpnoise.session.spark`: a pyspark DataFrame, a parquet /
     csv path or a catalog table; ``engine_options`` such as ``spark``, ``spark_master``,
@@ -142,21 +148,38 @@ class Session:
     def __init__(self, data: Any, budget: Budget | None = None, ledger: Any = None, *,
                  schema: Schema | str | Path | Mapping[str, Any] | None = None,
                  replay: bool = False, rng: RngLike = None, timeout: float = 30.0,
-                 rows_epsilon: float | None = None, engine: str = "duckdb",
+                 rows_epsilon: float | None = None, create_ledger: bool = False,
+                 anchor: str | Path | None = None, engine: str = "duckdb",
                  engine_options: Mapping[str, Any] | None = None) -> None:
         self.schema = _resolve_schema(schema, data)
         self.rows_epsilon = None if rows_epsilon is None else check_epsilon(
             rows_epsilon, name="rows_epsilon")
         self._rows: int | None = None
         if isinstance(ledger, Ledger):
+            if create_ledger or anchor is not None:
+                raise ParameterError("create_ledger and anchor apply to a ledger path; for a "
+                                     "Ledger object pass them to Ledger(...)")
             if budget is not None and budget != ledger.budget:
                 raise ParameterError(f"budget {budget} differs from the ledger's {ledger.budget}")
+            check_rng_for_ledger(rng, ledger.durable, f"ledger {ledger.path!r}")
             self.ledger = ledger
         else:
-            self.ledger = Ledger(ledger, budget=budget, timeout=timeout)
+            durable = ledger is not None and str(ledger) != ":memory:"
+            check_rng_for_ledger(rng, durable, f"ledger {str(ledger)!r}")  # before creating
+            self.ledger = Ledger(ledger, budget=budget, create=create_ledger, timeout=timeout,
+                                 anchor=anchor)
         self.engine = open_engine(data, self.schema, engine, engine_options)
         self.replay = bool(replay)
         self.rng = rng
+
+    @property
+    def rng(self) -> RngLike:
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: RngLike) -> None:
+        check_rng_for_ledger(value, self.ledger.durable, f"ledger {self.ledger.path!r}")
+        self._rng = value
 
     # ----------------------------------------------------------- budget
     @property
@@ -316,7 +339,7 @@ class Session:
             if hit is not None and hit.answer is not None:
                 return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
-                               hit.id, replayed=True)
+                               hit.id, replayed=True, ledger_head=hit.head)
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
         if eps > left.epsilon or dl > left.delta:
             raise BudgetExceededError(
@@ -357,12 +380,13 @@ class Session:
             raise
         preview = f"written to {output}" if executors else \
             np.array2string(answer.ravel()[:8], precision=6, separator=", ")
-        self.ledger.complete(rid, answer, preview)
+        head = self.ledger.complete(rid, answer, preview)
         details: dict[str, Any] = {role: p.parameters() for role, p in plans}
         if executors:
             details["written"] = written
         return Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
-                       mech_name, eps, dl, guarantee, rid, details=details)
+                       mech_name, eps, dl, guarantee, rid, details=details,
+                       ledger_head=head)
 
     def _check_output(self, q: Query, output: str | None) -> bool:
         """Whether ``q`` is noised on the executors; ``output`` checked before any spend."""

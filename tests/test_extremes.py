@@ -1,0 +1,281 @@
+"""Mechanisms at the extremes (issue 13): every bad numeric parameter is a ParameterError naming
+it, quickly; the corners of every supported range construct in a few seconds; true values are
+numbers only; noise() takes one true value; the CLI exits 2 with ``error: ...``.
+
+The list below is separate from ``tests/registry.py`` (whose generic harness also runs the
+statistical checks): it covers every public mechanism class, including the multivariate and
+planar ones the harness does not take.  Every entry of the mechanism registry
+(:mod:`dpnoise.mechanisms.registry`, used by the CLI and the custodian) must map to one of them
+(:data:`REGISTRY_REQUESTS`; a new registry entry without a mapping fails
+``test_every_registry_entry_is_swept``), and the bad-parameter sweep runs through the
+registry's builders as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import itertools
+import math
+import signal
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpnoise as dp
+from dpnoise import ParameterError
+from dpnoise.mechanisms import registry
+from dpnoise.mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
+from dpnoise.mechanisms.registry import Request
+from dpnoise.params import Interval
+
+# the reproduction-only PaperHalfLineLaplaceUnsafe warns on every construction and scale
+pytestmark = pytest.mark.filterwarnings("ignore:.*NOT differentially private:UserWarning")
+
+LIMIT_S = 5  # per construction
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    def _raise(*_: Any) -> None:
+        raise TimeoutError(f"took longer than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+_REGION = ((0.0, 10.0), (0.0, 10.0))
+# name -> (class, valid keyword arguments, a true value inside the domain)
+SPECS: dict[str, tuple[Callable[..., Any], dict[str, Any], Any]] = {
+    "Laplace": (dp.Laplace, {"epsilon": 1.0, "sensitivity": 1.0}, 3.0),
+    "ClampedLaplace": (dp.ClampedLaplace, {"epsilon": 1.0, "sensitivity": 1.0, "lower": 0.0,
+                                           "upper": 10.0}, 3.0),
+    "TruncatedLaplace": (dp.TruncatedLaplace, {"epsilon": 1.0, "delta": 1e-5,
+                                               "sensitivity": 1.0}, 3.0),
+    "Gaussian": (dp.Gaussian, {"epsilon": 0.5, "delta": 1e-5, "sensitivity": 1.0}, 3.0),
+    "AnalyticGaussian": (dp.AnalyticGaussian, {"epsilon": 1.0, "delta": 1e-5,
+                                               "sensitivity": 1.0}, 3.0),
+    "Staircase": (dp.Staircase, {"epsilon": 1.0, "sensitivity": 1.0}, 3.0),
+    "MultivariateStaircase": (dp.MultivariateStaircase, {"epsilon": 1.0,
+                                                         "sensitivities": (1.0, 1.0)},
+                              np.array([1.0, 2.0])),
+    "L1Staircase": (dp.L1Staircase, {"epsilon": 1.0, "sensitivity": 1.0}, np.array([1.0, 2.0])),
+    "RangeLaplace": (dp.RangeLaplace, {"epsilon": 1.0, "sensitivity": 1.0,
+                                       "domain": (0.0, 1.0)}, 0.5),
+    "Geometric": (dp.Geometric, {"epsilon": 1.0}, 3),
+    "DiscreteGaussian": (dp.DiscreteGaussian, {"epsilon": 1.0, "delta": 1e-6}, 3),
+    "CountNoise": (dp.CountNoise, {"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000}, 3),
+    "PlanarLaplace": (dp.PlanarLaplace, {"epsilon": 1.0, "grid": 1.0, "region": _REGION},
+                      np.array([1.0, 2.0])),
+    "PaperHalfLineLaplaceUnsafe": (PaperHalfLineLaplaceUnsafe,
+                                   {"epsilon": 1.0, "sensitivity": 1.0}, -1.0),
+}
+
+# registry entry -> (the SPECS class it builds, a valid request, the Request fields its
+# builder passes on as numeric privacy parameters)
+REGISTRY_REQUESTS: dict[str, tuple[str, Request, tuple[str, ...]]] = {
+    "laplace": ("Laplace", Request(epsilon=1.0), ("epsilon", "sensitivity")),
+    "clamped-laplace": ("ClampedLaplace", Request(epsilon=1.0, lower=0.0, upper=10.0),
+                        ("epsilon", "sensitivity")),
+    "range-laplace": ("RangeLaplace", Request(epsilon=1.0, lower=0.0, upper=1.0),
+                      ("epsilon", "sensitivity")),
+    "range-laplace-paper-unsafe": ("PaperHalfLineLaplaceUnsafe", Request(epsilon=1.0),
+                                   ("epsilon", "sensitivity")),
+    "truncated-laplace": ("TruncatedLaplace", Request(epsilon=1.0, delta=1e-5),
+                          ("epsilon", "delta", "sensitivity")),
+    "gaussian": ("Gaussian", Request(epsilon=0.5, delta=1e-5), ("epsilon", "delta", "sensitivity")),
+    "analytic-gaussian": ("AnalyticGaussian", Request(epsilon=1.0, delta=1e-5),
+                          ("epsilon", "delta", "sensitivity")),
+    "count-noise": ("CountNoise", Request(epsilon=2.18, upper=1000.0,
+                                          options={"D": 6, "eta": 0.8}), ("epsilon",)),
+    "geometric": ("Geometric", Request(epsilon=1.0), ("epsilon", "sensitivity")),
+    "discrete-gaussian": ("DiscreteGaussian", Request(epsilon=1.0, delta=1e-6),
+                          ("epsilon", "delta", "sensitivity")),
+    "staircase": ("Staircase", Request(epsilon=1.0), ("epsilon", "sensitivity")),
+}
+
+BAD = [math.nan, math.inf, -math.inf, 0.0, -1.0, 5e-324, 1e308, "1", None, True, 1 + 2j, b"1"]
+# parameters that are not plain positive numbers (bounds, counts) are tested elsewhere
+NUMERIC = {name: [p for p, v in kw.items()
+                  if isinstance(v, float) and p not in ("lower", "upper")]
+           for name, (_cls, kw, _x) in SPECS.items()}
+CASES = [(name, p, v) for name, params in NUMERIC.items() for p in params for v in BAD
+         if not (name == "PlanarLaplace" and p == "grid" and v == 1e308)]
+
+
+def _ids(case: tuple[str, str, Any]) -> str:
+    return f"{case[0]}-{case[1]}-{case[2]!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
+def test_bad_parameter_is_a_clean_parameter_error(case: tuple[str, str, Any]) -> None:
+    name, param, value = case
+    cls, kw, _x = SPECS[name]
+    with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
+        cls(**{**kw, param: value})
+    assert param.split("/")[0] in str(info.value) or "grid" in str(info.value)
+
+
+def test_every_registry_entry_is_swept() -> None:
+    """Each registry entry has a request here and builds a class the sweeps above cover."""
+    names = set(registry.entries())
+    assert names == set(REGISTRY_REQUESTS), (
+        f"registry entries missing from REGISTRY_REQUESTS: {sorted(names - set(REGISTRY_REQUESTS))}"
+        f"; stale: {sorted(set(REGISTRY_REQUESTS) - names)}")
+    for name, (spec, request, _params) in REGISTRY_REQUESTS.items():
+        m = registry.build(name, request)
+        assert type(m) is SPECS[spec][0], (name, type(m), spec)
+
+
+REGISTRY_CASES = [(name, p, v) for name, (_s, _r, params) in REGISTRY_REQUESTS.items()
+                  for p in params for v in BAD]
+
+
+@pytest.mark.parametrize("case", REGISTRY_CASES, ids=[_ids(c) for c in REGISTRY_CASES])
+def test_bad_parameter_through_the_registry(case: tuple[str, str, Any]) -> None:
+    """The registry's builders (the CLI's and the custodian's path) refuse the same values."""
+    name, param, value = case
+    request = dataclasses.replace(REGISTRY_REQUESTS[name][1], **{param: value})
+    with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
+        registry.build(name, request)
+    assert param in str(info.value)
+
+
+def test_every_mechanism_states_its_supported_ranges() -> None:
+    for name, (cls, _kw, _x) in SPECS.items():
+        assert "epsilon" in cls.SUPPORTED, name
+        assert "Supported:" in (cls.__doc__ or ""), name
+        assert all(isinstance(r, Interval) for r in cls.SUPPORTED.values()), name
+
+
+def _corners(cls: Any, kw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every combination of the ends of the supported ranges (open ends nudged inside)."""
+    names = [p for p in cls.SUPPORTED if p in kw]
+    ends = []
+    for p in names:
+        r = cls.SUPPORTED[p]
+        lo = math.nextafter(r.lo, math.inf) if r.lo_open else r.lo
+        hi = r.hi * (1 - 1e-9) if r.hi_open else r.hi
+        ends.append((lo, hi))
+    for combo in itertools.product(*ends):
+        yield {**kw, **dict(zip(names, combo, strict=True))}
+
+
+CORNERS = [(name, c) for name, (cls, kw, _x) in SPECS.items() for c in _corners(cls, kw)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CORNERS, ids=[f"{n}-{sorted(c.items())}" for n, c in CORNERS])
+def test_supported_corners_construct_quickly(case: tuple[str, dict[str, Any]]) -> None:
+    """Each corner constructs (or, for a combination the box admits but the calibration
+    cannot meet, refuses with a ParameterError) within the time limit."""
+    name, kw = case
+    cls = SPECS[name][0]
+    t0 = time.perf_counter()
+    with time_limit(3 * LIMIT_S), contextlib.suppress(ParameterError):
+        cls(**kw)
+    assert time.perf_counter() - t0 < 3 * LIMIT_S
+
+
+@pytest.mark.parametrize("bad", [True, b"1", "1", "abc", None, 1 + 2j, [[1.0, 2.0], [3.0]],
+                                 [True, False], np.array(["1"]), np.array([1 + 1j])])
+@pytest.mark.parametrize("name", [n for n in SPECS if np.ndim(SPECS[n][2]) == 0])
+def test_release_refuses_non_numbers(name: str, bad: Any) -> None:
+    cls, kw, _x = SPECS[name]
+    m = cls(**kw)
+    with time_limit(LIMIT_S), pytest.raises(ParameterError):
+        m.release(bad, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_noise_takes_one_true_value(name: str) -> None:
+    cls, kw, x = SPECS[name]
+    m = cls(**kw)
+    m.noise(x)  # one value (one point for the vector mechanisms) is fine
+    with pytest.raises(ParameterError, match="noise"):
+        m.noise(np.stack([x, x]))
+
+
+def test_huge_true_values_are_refused_before_any_word() -> None:
+    class Counting:
+        words = 0
+
+        def random_raw(self, n: int) -> np.ndarray:  # pragma: no cover - must not be called
+            Counting.words += n
+            return np.zeros(n, dtype=np.uint64)
+
+    for name in ("Laplace", "TruncatedLaplace", "Staircase", "AnalyticGaussian", "Gaussian"):
+        cls, kw, _x = SPECS[name]
+        with pytest.raises(ParameterError):
+            cls(**kw).release(np.array([1.0, 1e300]), rng=np.random.default_rng(0))
+
+
+def test_exact_grid_index_at_the_half_counterexample() -> None:
+    from dpnoise.laws.grid import to_index
+
+    L = 2.0**-3
+    x = (0.5 - 2.0**-54) * L
+    assert math.floor(x / L + 0.5) == 1  # the float formula is wrong here
+    assert to_index(np.array([x, -x, 0.5 * L, -0.5 * L]), L).tolist() == [0, 0, 1, 0]
+    m = dp.Laplace(epsilon=1.0, sensitivity=1.0, grid=L)
+    assert m.noise(x).center == 0.0
+
+
+CLI_CASES = [
+    ["release", "laplace", "--epsilon", "5e-324", "--sensitivity", "1", "1"],
+    ["release", "range-laplace", "--epsilon", "1e-8", "--domain", "0,1", "0.5"],
+    ["release", "laplace", "--epsilon", "1", "--sensitivity", "1e308", "1"],
+    ["release", "laplace", "--epsilon", "1", "--sensitivity", "1", "1e300"],
+]
+
+
+@pytest.mark.parametrize("argv", CLI_CASES, ids=[" ".join(a[1:3]) for a in CLI_CASES])
+def test_cli_exits_2_with_error(argv: list[str]) -> None:
+    from dpnoise.cli import main
+
+    err = io.StringIO()
+    with time_limit(3 * LIMIT_S), contextlib.redirect_stderr(err), \
+            contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse errors
+            code = exc.code
+    assert code == 2
+    assert "error:" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+class _CountingSource:
+    """A RandomSource wrapper counting the words drawn."""
+
+    def __init__(self) -> None:
+        self.inner = dp.SeededRandom(1)
+        self.count = 0
+
+    def words(self, n: int) -> np.ndarray:
+        self.count += n
+        return self.inner.words(n)
+
+
+@pytest.mark.parametrize(("domain", "edge", "middle"), [
+    ((0.0, 100.0), 0.0, 50.0), ((0.0, 100.0), 100.0, 50.0), ((0.0, math.inf), 0.0, 100.0),
+    ([(0.0, 8.0), (12.0, 24.0)], 8.0, 4.0)])
+def test_range_laplace_same_work_at_edge_and_middle(domain: Any, edge: float,
+                                                    middle: float) -> None:
+    """Once a centre's sampler exists, a release draws the same words through the same kernel
+    at the edge as in the middle (docs/timing.md: the first-use build is not covered)."""
+    m = dp.RangeLaplace(epsilon=0.5, sensitivity=1.0, domain=domain)
+    counts = []
+    for x in (edge, middle):
+        src = _CountingSource()
+        m.release(np.full(1000, x), rng=src)
+        counts.append((src.count, m._sampler(int(m._centres(np.array([x]))[0])).words_per_draw))
+    assert counts[0] == counts[1]
