@@ -175,3 +175,16 @@ def test_scalar_path_equals_array_kernel() -> None:
         fast = m.release(x, rng=SeededRandom(i))
         ref = sampler.signed_odd(SeededRandom(i), 1, centre=np.array([x]), grid=m.grid)[0]
         assert isinstance(fast, float) and fast == ref
+
+
+def test_scalar_path_exact_grid_index_at_half_points() -> None:
+    """x/L + 1/2 would round in float at 0.49999999999999994: the exact index is 0."""
+    from dpnoise import Laplace
+
+    m = Laplace(epsilon=1.0, sensitivity=1.0)
+    sampler = m._sampler()
+    for i, q in enumerate([0.49999999999999994, 0.5, -0.5, 2.5, -2.49999999999999956]):
+        x = q * m.grid
+        fast = m.release(x, rng=SeededRandom(i))
+        ref = sampler.signed_odd(SeededRandom(i), 1, centre=np.array([x]), grid=m.grid)[0]
+        assert fast == ref

@@ -206,7 +206,9 @@ class BlockGeometric:
         k = 2 * (q * self.M + r) + 1
         if a >> 63:
             k = -k
-        c = math.floor(centre / grid + 0.5)
+        q_c = centre / grid  # exact: L = 2^j; then floor(q + 1/2) exactly, as round_half_up
+        c = math.floor(q_c)
+        c += (q_c - c) >= 0.5
         return float(2 * c + k) * (grid / 2)
 
     @cached_property
