@@ -5,8 +5,8 @@ pure ε-DP, with one of two exact samplers:
 
 * ``sampler="block"`` (what the default ``"auto"`` picks when ε/Δ <= 48 ln 2): the
   two-word block/alias sampler of :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per
-  step (a rational multiple of ln 2 just below ε/Δ), 64-bit alias weights whose exact loss is measured at construction;
-  fixed two words per draw, ~20x faster than the rejection sampler;
+  step (a rational multiple of ln 2 just below ε/Δ), 64-bit alias weights whose exact loss
+  is measured at construction; fixed two words per draw, ~20x faster than rejection;
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
   (relative gap <= 2^-24), kept as the reference implementation.
 
