@@ -16,16 +16,19 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/dpnoise demo
+	$(BIN)/dpnoise demo --report out/demo-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 
+# both cores (pytest-xdist); the Spark tests share one worker and one local SparkSession
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
+
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 test-quick: $(STAMP) lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,spark,bench]"

@@ -237,14 +237,23 @@ CASES += [
         bad_values=_BAD_COUNTS,
         less_noisy=lambda: _count_noise_more_eta(epsilon=2.2, delta=5e-7, D=8, upper=500),
     ),
-    Case(
+    Case(  # the rejection sampler (reference): decay within 2^-24 of eps, so minimal
         id="geometric",
         factory=Geometric,
-        valid={"epsilon": 0.7, "upper": 100},
+        valid={"epsilon": 0.7, "upper": 100, "sampler": "cks"},
+        true_value=40.0,
+        invalid=[*_COUNT_INVALID, {"sensitivity": 0}, {"sensitivity": 1.5},
+                 {"sampler": "fast"}],
+        bad_values=[*_BAD_COUNTS, 101],
+        less_noisy=lambda: _geometric_less(epsilon=0.7, upper=100, sampler="cks"),
+    ),
+    Case(  # the default two-word block sampler: decay j ln2/M, within 0.3% of eps here
+        id="geometric-block",
+        factory=Geometric,
+        valid={"epsilon": 1.0, "sensitivity": 2, "upper": 100},
         true_value=40.0,
         invalid=[*_COUNT_INVALID, {"sensitivity": 0}, {"sensitivity": 1.5}],
         bad_values=[*_BAD_COUNTS, 101],
-        less_noisy=lambda: _geometric_less(epsilon=0.7, upper=100),
     ),
     Case(
         id="discrete-gaussian",

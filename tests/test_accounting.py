@@ -218,7 +218,7 @@ def test_random_sequences_never_looser_than_basic_and_above_truth(seq, delta) ->
     for m in mechs:
         if isinstance(m, dp.Geometric):
             p = pld_lib.from_discrete_laplace_mechanism(
-                m.s / m.t, sensitivity=m.sensitivity, pessimistic_estimate=False,
+                m.decay, sensitivity=m.sensitivity, pessimistic_estimate=False,
                 value_discretization_interval=1e-4)
             opt = p if opt is None else opt.compose(p)
     if opt is not None:

@@ -47,9 +47,14 @@ def test_dg_release_boundaries_and_moments() -> None:
 
 
 def test_geometric() -> None:
-    g = Geometric(epsilon=0.7, upper=100)
+    g = Geometric(epsilon=0.7, upper=100, sampler="cks")
     rep = verify(g)
     assert rep.passed and rep.epsilon <= 0.7 and rep.epsilon > 0.7 * (1 - 1e-6)
+    # the default block sampler: its decay is a rational multiple of ln 2 (here ln 2 itself)
+    gb = Geometric(epsilon=0.7, upper=100)
+    rep = verify(gb)
+    assert rep.passed and rep.epsilon <= 0.7 and rep.epsilon > 0.7 * 0.975
+    assert abs(rep.epsilon - gb.guarantee.details["epsilon_exact"]) < 1e-11
     y = g.release(np.array([0, 100, 50] * 20000), rng=SeededRandom(2))
     assert y.min() >= 0 and y.max() <= 100
     mid = y[2::3] - 50

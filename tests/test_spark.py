@@ -26,7 +26,8 @@ from tests import test_custodian_property as prop
 from tests.test_custodian_attacks import TEXT_TO_NUMBER, write
 from tests.test_custodian_frames import QUERIES, ROWS, SCHEMA
 
-pytestmark = pytest.mark.usefixtures("spark")
+# one xdist worker runs every Spark test, so one local SparkSession serves them all
+pytestmark = [pytest.mark.usefixtures("spark"), pytest.mark.xdist_group("spark")]
 
 
 def _pair(path: Any, schema: dict[str, Any], **spark_opts: Any) -> tuple[Session, Session]:

@@ -23,7 +23,6 @@ import numpy as np
 from .audit import Sampler, Support, numpy_laplace_reachable
 from .errors import DpnoiseError
 from .mechanisms import registry
-from .randomness import SeededRandom
 
 
 class TargetUnavailableError(DpnoiseError):
@@ -57,6 +56,8 @@ def _numpy(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
 
 def _dpnoise(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
     m = registry.build("laplace", registry.Request(epsilon=eps, sensitivity=sens))
+    from .randomness import SeededRandom
+
     rng = SeededRandom(seed)
     return AuditTarget("dpnoise", repr(m), lambda v, n: m.release(_full(v, n), rng=rng),
                        m.guarantee.epsilon, x, x + sens)
@@ -65,6 +66,8 @@ def _dpnoise(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
 def _dpnoise_clamped(eps: float, sens: float, seed: int, x: float) -> AuditTarget:
     m = registry.build("clamped-laplace", registry.Request(
         epsilon=eps, sensitivity=sens, lower=x - sens, upper=x + 2 * sens))
+    from .randomness import SeededRandom
+
     rng = SeededRandom(seed)
     return AuditTarget("dpnoise-clamped", repr(m),
                        lambda v, n: m.release(_full(v, n), rng=rng),
@@ -77,6 +80,8 @@ def _dpnoise_planar(eps: float, sens: float, seed: int, x: float) -> AuditTarget
     b = sens / eps
     m = PlanarLaplace.with_margin(epsilon=eps, sensitivity=sens, grid=_pow2_below(b / 64),
                                   domain=((x - sens, x + 2 * sens), (-sens, sens)))
+    from .randomness import SeededRandom
+
     rng = SeededRandom(seed)
     return AuditTarget("dpnoise-planar", repr(m),
                        lambda v, n: m.release(np.tile(np.asarray(v, float), (n, 1)),

@@ -133,7 +133,9 @@ def _open_ledger(rng: Any, ledger: str | None, tmp: str) -> tuple[Ledger, str]:
     return Ledger(path, budget=TOTAL, create=True), f"{path} (created: total {TOTAL})"
 
 
-def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) -> int:
+def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
+             report: str | None = None) -> int:
+    """Run the demo session; ``report``: also write the ledger's HTML release report there."""
     data, schema = survey_paths()
     with tempfile.TemporaryDirectory() as tmp:
         led, where = _open_ledger(rng, ledger, tmp)
@@ -147,6 +149,7 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
             except BudgetExceededError as exc:
                 refused = str(exc)
             remaining = s.remaining
+            report_path = _write_report(s, report) if report else None
             if as_json:
                 print(json.dumps({
                     "releases": [asdict(r) for r in rows],
@@ -155,12 +158,25 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None) 
                                  "replayed": replay.replayed},
                     "refused": refused,
                     "budget": {"total": TOTAL.epsilon, "remaining": remaining.epsilon},
+                    **({"report": str(report_path)} if report_path else {}),
                 }, indent=2))
                 return 0
             _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
             for label, table in extra:
                 print(f"\n{label}:\n{table}")
+            if report_path is not None:
+                print(f"\nrelease report (HTML, publishable: no true values): {report_path}")
     return 0
+
+
+def _write_report(s: Session, path: str) -> Path:
+    """The ledger's HTML release report (:mod:`dpnoise.report`), written to ``path``."""
+    from .report import ledger_report
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(ledger_report(s.ledger, name="survey (synthetic demo data)"), encoding="utf-8")
+    return out.resolve()
 
 
 def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,

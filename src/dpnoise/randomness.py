@@ -56,10 +56,14 @@ def fill_words(source: RandomSource, buffer: NDArray[np.uint64], n: int) -> None
 class _ChaCha20Stream:
     """ChaCha20 keystream turned into uint64 words, produced block by block."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, stream: int = 0) -> None:
         if len(key) != 32:
             raise ParameterError("ChaCha20 key must be 32 bytes")
-        nonce = b"\x00" * 16  # fresh key per stream, so a fixed nonce/counter start is safe
+        if not 0 <= stream < 1 << 64:
+            raise ParameterError("stream index must be in [0, 2^64)")
+        # 32-bit block counter 0, then a 96-bit nonce holding the stream index: one key gives
+        # 2^64 independent keystreams (RFC 8439 Section 2.3), e.g. one per chunk of a release
+        nonce = b"\x00" * 4 + stream.to_bytes(12, "little")
         self._encryptor = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
         self._zeros = np.zeros(_BLOCK_WORDS * 8, dtype=np.uint8)
         self._scratch = np.empty(_BLOCK_WORDS * 8 + 64, dtype=np.uint8)
@@ -116,10 +120,10 @@ class KeyedRandom:
     """ChaCha20 keyed with a given 32-byte secret key (e.g. one derived with HKDF for one
     partition of a distributed release); as secure as the key is secret and fresh."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, stream: int = 0) -> None:
         if not isinstance(key, bytes) or len(key) != 32:
             raise ParameterError("key must be 32 bytes")
-        self._stream = _ChaCha20Stream(key)
+        self._stream = _ChaCha20Stream(key, stream)
 
     def words(self, n: int) -> NDArray[np.uint64]:
         return self._stream.words(int(n))
@@ -171,10 +175,15 @@ class NumpyRandom:
 RngLike = RandomSource | np.random.Generator | None
 
 
+_OWN_SOURCES: frozenset[type] = frozenset()
+
+
 def resolve_rng(rng: RngLike) -> RandomSource:
     """The random source a release uses: ``None`` -> a fresh :class:`CryptoRandom`."""
     if rng is None:
         return CryptoRandom()
+    if type(rng) in _OWN_SOURCES:  # fast path: skips the runtime Protocol check
+        return rng
     if isinstance(rng, np.random.Generator):
         return NumpyRandom(rng)
     if isinstance(rng, RandomSource):
@@ -200,3 +209,6 @@ def random_bits(rng: RandomSource, n: int, bits: int) -> NDArray[np.uint64]:
         raise ParameterError(f"bits must be in [1, 64], got {bits}")
     w = rng.words(n)
     return w if bits == 64 else w >> np.uint64(64 - bits)
+
+
+_OWN_SOURCES = frozenset({CryptoRandom, KeyedRandom, SeededRandom, NumpyRandom})

@@ -45,11 +45,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import mpmath
 import numpy as np
 from numpy.typing import NDArray
-from scipy import integrate, optimize
-from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
 from .errors import ParameterError
 
@@ -220,6 +217,7 @@ def discrete_pair(
 
 # ---------------------------------------------------------------- lattice
 def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> VerificationReport:
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d
     S = int(model.max_shift)
     if S < 1:
         raise ParameterError("max_shift must be >= 1")
@@ -308,6 +306,7 @@ FINITE_LATTICE_LIMIT = 1 << 25
 
 def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
                            ) -> VerificationReport:
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d
     S = int(model.max_shift)
     lo, hi = int(model.lo), int(model.hi)
     if S < 1 or hi < lo:
@@ -494,6 +493,7 @@ def _log_ratio(model: ContinuousFamily, y: NDArray[np.float64], a: float, b: flo
 
 
 def _continuous_pair_loss(model: ContinuousFamily, a: float, b: float) -> tuple[float, float]:
+    from scipy import optimize
     best, at = 0.0, math.nan
     for lo, hi in _pieces(model, a, b):
         y = _probe_points(lo, hi, model.scale)
@@ -515,6 +515,7 @@ def _continuous_pair_loss(model: ContinuousFamily, a: float, b: float) -> tuple[
 
 
 def _mass(model: ContinuousFamily, x: float, lo: float, hi: float) -> float:
+    from scipy import integrate
     if model.cdf is not None:
         return max(0.0, float(model.cdf(hi, x)) - float(model.cdf(lo, x)))
     val, _ = integrate.quad(lambda t: math.exp(float(model.logpdf(np.array([t]), x)[0])), lo, hi,
@@ -525,6 +526,7 @@ def _mass(model: ContinuousFamily, x: float, lo: float, hi: float) -> float:
 def _superlevel_intervals(model: ContinuousFamily, a: float, b: float, eps: float
                           ) -> list[tuple[float, float]]:
     """Intervals where ln p_a − ln p_b > eps (sign changes located by Brent's method)."""
+    from scipy import optimize
     out: list[tuple[float, float]] = []
 
     def g(t: float) -> float:
@@ -567,6 +569,7 @@ def _continuous_pair_delta(model: ContinuousFamily, a: float, b: float, eps: flo
 
 
 def _verify_continuous(model: ContinuousFamily, epsilons: Sequence[float]) -> VerificationReport:
+    import mpmath
     worst, worst_pair, worst_y = -1.0, None, math.nan
     deltas = [0.0] * len(epsilons)
     for a, b in model.pairs:

@@ -153,6 +153,21 @@ def _laplace(m: Any, h: float) -> SourcedPLD:
 
 def _geometric(m: Any, h: float) -> SourcedPLD:
     S = int(m.sensitivity)
+    block = getattr(m, "block", None)
+    if block is not None:  # block sampler: ideal decay j ln2/M, 64-bit table (periodic)
+        M = int(block.M)
+        a = block.j * math.log(2.0) / M
+        z = np.arange(0, 2 * M + 1, dtype=np.int64)
+        lp = np.asarray(block.logpmf(z), dtype=np.float64)
+        lf = math.log(-math.expm1(-a)) - math.log1p(math.exp(-a)) - a * z.astype(np.float64)
+        gap = lf - lp
+        if not np.allclose(gap[1 : M + 1], gap[M + 1 :], rtol=0, atol=1e-12):
+            raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
+        rho = max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
+        pld = _geometric_pld(a, S, h, half=False, lam=math.exp(-rho))
+        return SourcedPLD(pld, EXACT, f"two-sided geometric (block sampler, decay {a:.6g}), "
+                          f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
+                          "table vs ideal, periodic in blocks; clamping is post-processing)")
     a = m.s / m.t  # exact sampler (CKS Alg. 2): the sampled law IS the ideal one
     return SourcedPLD(_geometric_pld(a, S, h, half=False), EXACT,
                       f"two-sided geometric, decay {a:.6g}, shift {S} (exact sampler; clamping is "
@@ -164,6 +179,15 @@ def _discrete_gaussian(m: Any, h: float) -> SourcedPLD:
 
     s2 = float(m.sigma2)
     S = int(m.sensitivity)
+    table = getattr(m, "table", None)
+    if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
+        z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
+        lp = np.asarray(table.logpmf(z), dtype=np.float64)
+        lf = -(z.astype(np.float64) ** 2) / (2 * s2)
+        pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
+        return SourcedPLD(pld, EXACT, f"discrete Gaussian table sigma2={s2:.6g}, shift {S}: "
+                          f"log-concave minorant of mass {lam:.17g}, rest at +inf (finite "
+                          "support; clamping is post-processing)")
     K = math.ceil(40 * math.sqrt(s2)) + 2 * S + 60  # beyond 40σ the mass is < e^-790
     z = np.arange(-K, K + 1)
     lp = logpmf(z, s2)

@@ -24,7 +24,18 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import DpnoiseError
-from . import audit, compare, demo, ledger, planar, precision, release, reproduce, verify
+from . import (
+    audit,
+    compare,
+    demo,
+    ledger,
+    planar,
+    precision,
+    release,
+    report,
+    reproduce,
+    verify,
+)
 from .command import Command
 
 COMMANDS: tuple[Command, ...] = (
@@ -33,6 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     demo.cmd_demo,
     compare.cmd_compare,
     ledger.cmd_ledger,
+    report.cmd_report,
     precision.cmd_precision,
     audit.cmd_audit,
     planar.cmd_planar,

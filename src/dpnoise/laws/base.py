@@ -78,6 +78,12 @@ class Law:
         a = (1 - check_level(level)) / 2
         return float(self.ppf(a)), float(self.ppf(1 - a))
 
+    def _repr_html_(self) -> str:
+        """Notebook display: a chart of the law (binned from its exact cdf) and moments."""
+        from ..report import fragment, law_html
+
+        return fragment(law_html(self, type(self).__name__))
+
 
 class DiscreteLaw(Law):
     """A law on a countable set of points.  Write one of ``pmf``/``logpmf``."""

@@ -137,8 +137,23 @@ class HalfLatticeMechanism(Mechanism):
         values = check_values("true_value", true_value)
         flat = np.ascontiguousarray(values.reshape(-1))
         check_representable(flat, self.grid)  # before any random word
+        from ..parallel import run_split
+
         source = resolve_rng(rng)
-        out = self._sampler().signed_odd(source, flat.size, centre=flat, grid=self.grid)
+        sampler = self._sampler()
+        n = flat.size
+        if n == 1 and hasattr(sampler, "signed_odd_scalar"):  # one value: Python integers
+            y = sampler.signed_odd_scalar(source, float(flat[0]), self.grid)
+            return as_output(np.array([y]).reshape(values.shape), true_value)
+        if n < 2:
+            out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
+            return as_output(out.reshape(values.shape), true_value)
+        out = np.empty(n, dtype=np.float64)
+
+        def work(src: Any, s: int, e: int) -> None:
+            out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
+
+        run_split(source, n, work)
         return as_output(out.reshape(values.shape), true_value)
 
     def noise(self, true_value: float | None = None) -> Any:

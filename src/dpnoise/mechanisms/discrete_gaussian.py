@@ -1,7 +1,14 @@
 """Discrete Gaussian noise for integer queries, exact sampler and exact δ(ε).
 
-:class:`DiscreteGaussian` -- N_ℤ(0, σ²) (Canonne, Kamath, Steinke 2020); exact sampler
-(CKS Algorithm 3 with exact Bernoulli(exp(−x))); δ(ε) by the exact formula (CKS Thm 7).
+:class:`DiscreteGaussian` -- N_ℤ(0, σ²) (Canonne, Kamath, Steinke 2020) with one of two
+exact samplers:
+
+* ``sampler="table"`` (default when σ <= ~2^13): one alias table of the dyadic-rounded pmf
+  on [−K, K] (:mod:`dpnoise.exact.dg_table`), one word per draw; δ(ε) is the exact
+  hockey-stick divergence of *that table* (truncation and rounding included), at most a few
+  2^-60 above the ideal law's δ (CKS Thm 7);
+* ``sampler="cks"``: CKS Algorithm 3 with exact Bernoulli(exp(−x)), δ(ε) by CKS Thm 7 --
+  the reference implementation, and the sampler for larger σ.
 
 Counts, output law and boundary handling as in :mod:`dpnoise.mechanisms.integers`.
 
@@ -19,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..exact.dg_table import DGTable, dg_table, fits
 from ..exact.discrete_gaussian import DGParams, discrete_gaussian, grid_sigma2
 from ..exact.rational import as_fraction
 from ..exact.words import WordStream
@@ -55,7 +63,8 @@ class DiscreteGaussian(Mechanism):
     def __init__(self, *, epsilon: float, delta: float | None = None,
                  sigma2: float | Fraction | None = None, sensitivity: int = 1,
                  lower: int | None = 0, upper: int | None = None,
-                 boundary: Literal["clamp", "none"] = "clamp") -> None:
+                 boundary: Literal["clamp", "none"] = "clamp",
+                 sampler: Literal["auto", "table", "cks"] = "auto") -> None:
         self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
@@ -70,11 +79,31 @@ class DiscreteGaussian(Mechanism):
                              open_ends=False)
             if s2 == 0:
                 raise ParameterError("sigma2 must be > 0")
+        if sampler not in ("auto", "table", "cks"):
+            raise ParameterError(f"sampler must be 'auto', 'table' or 'cks', got {sampler!r}")
         self.params: DGParams = grid_sigma2(s2)
+        use_table = sampler == "table" or (sampler == "auto" and fits(float(self.params.sigma2)))
+        self.table: DGTable | None = None
+        base = self.params
+        for _ in range(8):
+            if not use_table:
+                break
+            self.table = dg_table(float(self.params.sigma2))
+            self.delta = self.table.delta(self.epsilon, self.sensitivity)
+            if delta is None or self.delta <= float(delta):
+                break
+            # the table's δ exceeds the target by its rounding (<~2^-60): one grid step up
+            self.params = grid_sigma2(self.params.sigma2 * (1 + Fraction(1, 1 << 19)))
+        else:  # a target δ below the table's rounding floor (~1e-15): exact CKS instead
+            if sampler == "table":
+                raise ParameterError(f"delta={delta!r} is below the table sampler's rounding "
+                                     "floor (~1e-15); use sampler='cks' or 'auto'")
+            self.table, self.params = None, base
         self.sigma2 = self.params.sigma2
-        self.delta = dga.delta(float(self.sigma2),
-                               self.epsilon, self.sensitivity)
-        if delta is not None and self.delta > target:
+        if self.table is None:
+            self.delta = dga.delta(float(self.sigma2), self.epsilon, self.sensitivity)
+        self.sampler = "table" if self.table is not None else "cks"
+        if delta is not None and self.delta > float(delta):
             raise AssertionError("calibration missed delta")  # pragma: no cover
         self._freeze()
 
@@ -95,23 +124,40 @@ class DiscreteGaussian(Mechanism):
         p0, var, _ = dga.moments(float(self.sigma2))
         return Guarantee(
             epsilon=self.epsilon, delta=self.delta, notion="approximate",
-            note="discrete Gaussian, exact CKS sampler; delta by the exact formula (CKS Thm 7)",
-            details={"sigma2": float(self.sigma2), "variance": var, "p0": p0},
+            note=("discrete Gaussian, one-word alias table of the dyadic-rounded pmf; delta of "
+                  "that table (truncation and rounding included)" if self.table is not None
+                  else "discrete Gaussian, exact CKS sampler; delta by the exact formula "
+                  "(CKS Thm 7)"),
+            details={"sigma2": float(self.sigma2), "variance": var, "p0": p0,
+                     "sampler": self.sampler},
         )
 
     def delta_at(self, epsilon: float) -> float:
+        if self.table is not None:
+            return self.table.delta(check_epsilon(epsilon), self.sensitivity)
         return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
+        if self.table is not None:
+            return _clamped_law(self.table.values, self.table.probs, true_value, self.lower,
+                                self.upper, self.boundary)
         K = dga.window(float(self.sigma2))
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = dga.pmf(z, float(self.sigma2))
         return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
+        if self.table is not None:
+            from ..parallel import run_split
+
+            table = self.table
+            out = np.empty(int(n), dtype=np.int64)
+            run_split(resolve_rng(rng), out.size,
+                      lambda src, s, e: table.sample_into(src, out[s:e]))
+            return out
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
@@ -119,8 +165,11 @@ class DiscreteGaussian(Mechanism):
                                 self.sample_noise, rng)
 
     def privacy_model(self) -> Any:
-        from ..verify import DiscreteFamily
+        from ..verify import DiscreteFamily, FiniteLattice
 
+        if self.table is not None:
+            return FiniteLattice(logpmf=self.table.logpmf, max_shift=self.sensitivity,
+                                 lo=-self.table.K, hi=self.table.K)
         K = dga.window(float(self.sigma2))
         z = np.arange(-K, K + 1, dtype=np.int64)
         lp = dga.logpmf(z, float(self.sigma2))
@@ -134,4 +183,5 @@ class DiscreteGaussian(Mechanism):
     def __repr__(self) -> str:
         return (f"DiscreteGaussian(epsilon={self.epsilon!r}, sigma2={float(self.sigma2)!r}, "
                 f"sensitivity={self.sensitivity}, lower={self.lower!r}, upper={self.upper!r}, "
-                f"boundary={self.boundary!r})")
+                f"boundary={self.boundary!r}"
+                + ("" if self.sampler == "table" else ", sampler='cks'") + ")")

@@ -572,6 +572,12 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _repr_html_(self) -> str:
+        """Notebook display: total, spent, remaining and the releases."""
+        from ..report import fragment, ledger_html
+
+        return fragment(ledger_html(self))
+
     def __repr__(self) -> str:
         return f"Ledger({self.path!r}, budget={getattr(self, 'budget', None)})"
 

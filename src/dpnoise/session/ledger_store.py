@@ -292,6 +292,11 @@ def migrate(path: str | Path, *, timeout: float = 30.0) -> Path:
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        # the old rows' pages were zeroed (secure_delete) in the WAL: rebuild the file and
+        # move everything into it now, so no format-1 text (e.g. an old exception message)
+        # survives in the main file or in a WAL frame waiting for a later checkpoint
+        con.execute("VACUUM")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error as exc:
         raise LedgerError(f"cannot migrate ledger {name!r}: {exc}") from exc
     finally:

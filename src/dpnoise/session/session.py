@@ -107,6 +107,12 @@ class Release:
         conf = self.confidence if confidence is None else check_level(confidence)
         return self._intervals(conf)  # type: ignore[no-any-return]
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the released table and the error law at a public point."""
+        from ..report import fragment, release_html
+
+        return fragment(release_html(self))
+
     @property
     def value(self) -> Any:
         """The scalar answer (queries without GROUP BY)."""
@@ -485,7 +491,8 @@ class Session:
                         "schema": self.schema.fingerprint(),
                         "interval": {"confidence": confidence,
                                      "method": "test inversion per component, union bound",
-                                     "kind": "level" if q.stat == "quantile" else "value"}},
+                                     "kind": "level" if q.stat == "quantile" else "value"},
+                        "cells": _public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         )
@@ -681,6 +688,13 @@ def _interval_function(q: Query, schema: Schema, plans: list[tuple[str, Any]],
         return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
 
     return ivs
+
+
+def _public_cells(group_by: tuple[str, ...], keys: tuple[Any, ...]) -> dict[str, Any]:
+    """The public cell labels of a release (declared keys only), for reports."""
+    return {"group_by": list(group_by),
+            "keys": [{"range": [k.start, k.stop - 1]} if isinstance(k, range)
+                     else [str(v) for v in k] for k in keys]}
 
 
 def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:

@@ -1,0 +1,37 @@
+"""``dpnoise report LEDGER [--out report.html]``: the publishable HTML release report.
+
+One self-contained file (inline CSS and SVG, a no-fetch Content-Security-Policy) built
+from the ledger's public fields only: see :mod:`dpnoise.report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .command import subcommand
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ledger", help="the ledger file")
+    p.add_argument("--out", metavar="FILE", default="report.html",
+                   help="where to write the HTML report (default: report.html)")
+    p.add_argument("--name", default=None,
+                   help="the data set's name as the custodian declares it (shown as the title)")
+
+
+@subcommand("report", "write a self-contained HTML release report from a ledger", _args)
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..errors import LedgerError
+    from ..report import ledger_report
+    from ..session import Ledger
+
+    if not Path(args.ledger).is_file():
+        raise LedgerError(f"ledger {args.ledger!r} does not exist")
+    with Ledger(args.ledger) as led:
+        html = ledger_report(led, name=args.name)
+    out = Path(args.out)
+    out.write_text(html, encoding="utf-8")
+    print(f"report written to {out.resolve()}")
+    return 0

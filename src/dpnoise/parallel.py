@@ -1,0 +1,78 @@
+"""Large releases on every core, with outputs that do not depend on the number of threads.
+
+A release of n >= :data:`SPLIT_MIN` values draws one 256-bit key from the caller's source
+(four words) and cuts the work into chunks of :data:`SPLIT_CHUNK` values; chunk i is
+sampled from the ChaCha20 keystream (that key, stream i) -- independent keystreams
+(D. J. Bernstein, "ChaCha, a variant of Salsa20", SASC 2008; nonce use as in RFC 8439,
+Section 2.3).  Chunks are split by *index*, not by thread, so a seeded release gives the
+same values on one core or many; threads only decide who computes which chunk.  numpy and
+the ChaCha20 implementation release the GIL on large buffers, so the chunks run in parallel.
+
+The thread count is ``os.sched_getaffinity`` (or ``DPNOISE_THREADS`` if set; ``1`` turns
+threading off, same outputs).  Releases below :data:`SPLIT_MIN` values read the caller's
+source directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from .randomness import KeyedRandom, RandomSource
+
+SPLIT_MIN = 1 << 19
+SPLIT_CHUNK = 1 << 18
+
+Work = Callable[[RandomSource, int, int], None]
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_PID = -1
+
+
+def threads() -> int:
+    """Worker threads for a split release."""
+    env = os.environ.get("DPNOISE_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    global _POOL, _POOL_PID
+    if _POOL is None or os.getpid() != _POOL_PID or _POOL._max_workers < workers:
+        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpnoise")
+        _POOL_PID = os.getpid()
+    return _POOL
+
+
+def run_split(source: RandomSource, n: int, work: Work) -> None:
+    """Run ``work(chunk_source, start, stop)`` over [0, n).
+
+    Below :data:`SPLIT_MIN`: one call with ``source`` itself.  Otherwise: one key from
+    ``source``, chunk i of SPLIT_CHUNK values on ``KeyedRandom(key, stream=i)``, chunks
+    computed by up to :func:`threads` threads (results identical for any thread count).
+    """
+    if n < SPLIT_MIN:
+        work(source, 0, n)
+        return
+    key = source.words(4).tobytes()
+    bounds = [(i, s, min(s + SPLIT_CHUNK, n)) for i, s in enumerate(range(0, n, SPLIT_CHUNK))]
+
+    def job(b: tuple[int, int, int]) -> None:
+        i, s, e = b
+        work(KeyedRandom(key, stream=i), s, e)
+
+    workers = min(threads(), len(bounds))
+    if workers <= 1:
+        for b in bounds:
+            job(b)
+        return
+    for _ in _pool(workers).map(job, bounds):
+        pass

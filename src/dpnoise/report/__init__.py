@@ -1,0 +1,10 @@
+"""Release reports: a self-contained HTML page from a ledger, and notebook display.
+
+``dpnoise report LEDGER --out report.html`` writes :func:`ledger_report`; ``Release``,
+``Ledger`` and the law objects use :func:`release_html`, :func:`ledger_html` and
+:func:`law_html` for ``_repr_html_``.  Everything is built from public fields only.
+"""
+
+from .page import CSP, fragment, law_html, ledger_html, ledger_report, release_html
+
+__all__ = ["CSP", "fragment", "law_html", "ledger_html", "ledger_report", "release_html"]

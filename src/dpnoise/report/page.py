@@ -1,0 +1,306 @@
+"""The release report: one self-contained HTML page built from public fields only.
+
+What a privacy board (and later the public) sees: the data set's declared name, the
+total budget, what was spent and what remains under the ledger's accountant, whether
+the ledger's hash chain verified (and when that was checked), a step chart of the
+cumulative budget, and one section per release -- query, mechanism, guarantee, time,
+the released table and a chart of the mechanism's *error* law at a public point.
+
+The page is publishable: it is built only from what the ledger records as public
+(queries, mechanisms and their calibrated parameters, the charges, the released noisy
+answers) -- never the data set's fingerprint (a hash lets anyone test a guessed data
+set; a file size reveals the row count), never a true value, never a law centred on a
+true value.  It fetches nothing: inline CSS and inline SVG, and a Content-Security-
+Policy of ``default-src 'none'`` (plus inline styles and ``data:`` images) so a browser
+refuses any request the page might otherwise make.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from .laws import LawView, bin_law, public_point
+from .svg import step_chart
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+MAX_CELLS_SHOWN = 50
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232b;
+ margin:0;background:#f4f6f8}
+main{max-width:1000px;margin:0 auto;padding:24px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}
+h3{font-size:15px;margin:0 0 6px}
+.sub{color:#5a6573;margin:0 0 16px}
+.card{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:16px 18px;margin:12px 0}
+.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px}
+.kpi{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:12px}
+.kpi b{display:block;font-size:20px}.kpi span{color:#5a6573;font-size:12px}
+.ok{color:#1a7f37}.bad{color:#b42318}
+table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e4e8ec;padding:3px 10px;text-align:right}
+th{background:#f0f3f6}td.q,th.q{text-align:left}
+code{background:#f0f3f6;padding:1px 4px;border-radius:4px}
+.meta{color:#5a6573;font-size:12.5px}
+.tag{display:inline-block;background:#eef4ff;color:#1849a9;border-radius:10px;
+ padding:0 8px;font-size:12px;margin-left:6px}
+.tag.replayed{background:#fff4e5;color:#93370d}.tag.aborted{background:#fdecea;color:#b42318}
+svg.chart{max-width:100%;height:auto}
+svg.chart text{font-size:10px;fill:#4a5563}
+svg.chart .axis{stroke:#6b7785}svg.chart .tick{stroke:#6b7785}
+svg.chart .grid{stroke:#e4e8ec}svg.chart .series{fill:none;stroke:#1849a9;stroke-width:2}
+svg.chart .limit{stroke:#b42318;stroke-dasharray:4 3}svg.chart .limit-label{fill:#b42318}
+svg.chart .bar{fill:#5b8def}svg.chart .marker{stroke:#1d232b;stroke-dasharray:2 2}
+.laws{display:flex;flex-wrap:wrap;gap:12px}
+figure.chart{margin:6px 0}figcaption{font-size:12.5px;color:#4a5563;margin:0 0 2px}
+"""
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """The public fields of one release, from a ledger entry or a Release object."""
+
+    number: int | None
+    time: str
+    status: str
+    query: str
+    mechanism: str
+    guarantee: str
+    epsilon: float
+    delta: float
+    values: np.ndarray | None
+    group_by: tuple[str, ...] = ()
+    group_keys: tuple[Any, ...] = ()
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    intervals: tuple[np.ndarray, np.ndarray] | None = None
+    confidence: float | None = None
+    replayed: bool = False
+
+
+def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
+    """Labels of the first ``n`` cells (C order over the group columns' public keys)."""
+    if not view.group_by:
+        return [()] * n
+    shape = tuple(len(k) for k in view.group_keys)
+    return [tuple(str(k[j]) for k, j in zip(view.group_keys, np.unravel_index(i, shape),
+                                            strict=True)) for i in range(n)]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return format(float(v), ".6g")
+    return escape(str(v))
+
+
+def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
+    """The released cells (and their error bars, where the release has them)."""
+    if view.values is None:
+        return '<p class="meta">no answer recorded (the release did not complete; ' \
+               "its charge stands)</p>"
+    flat = np.asarray(view.values).ravel()
+    n = min(limit, flat.size)
+    labels = _cell_labels(view, n)
+    head = [*(escape(g) for g in view.group_by), "released value"]
+    if view.intervals is not None:
+        conf = f" ({view.confidence:.0%})" if view.confidence else ""
+        head += [f"low{conf}", f"high{conf}"]
+    rows = []
+    lows = highs = None
+    if view.intervals is not None:
+        lows, highs = (np.asarray(a).ravel() for a in view.intervals)
+    for i in range(n):
+        cells = [*(f'<td class="q">{escape(x)}</td>' for x in labels[i]),
+                 f"<td>{_fmt(flat[i])}</td>"]
+        if lows is not None and highs is not None:
+            cells += [f"<td>{_fmt(lows[i])}</td>", f"<td>{_fmt(highs[i])}</td>"]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    more = (f'<p class="meta">… {flat.size - n} more cells (of {flat.size}); the ledger '
+            "holds them all</p>") if flat.size > n else ""
+    ths = "".join(f'<th class="q">{h}</th>' if j < len(view.group_by) else f"<th>{h}</th>"
+                  for j, h in enumerate(head))
+    return f"<table><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def plan_law(plan: dict[str, Any]) -> LawView | None:
+    """The error law of one calibrated plan at a public point (None if not rebuildable)."""
+    from ..session.adapter import MECHANISMS, Spec
+
+    info = MECHANISMS.get(str(plan.get("mechanism")))
+    if info is None:
+        return None
+    lo, hi = (float(v) for v in plan.get("range", (-math.inf, math.inf)))
+    spec = Spec(float(plan["cell_epsilon"]), float(plan.get("cell_delta", 0.0)),
+                float(plan["sensitivity"]), lo, hi, plan.get("kind") == "count")
+    try:
+        mech = info.build(spec)
+        x0 = public_point(lo, hi)
+        law = mech.noise(None) if x0 is None else mech.noise(x0)
+    except Exception:  # a mechanism that cannot be rebuilt here is simply not drawn
+        return None
+    return bin_law(law, x0)
+
+
+def release_section(view: ReleaseView, *, anchor: str | None = None) -> str:
+    tags = ""
+    if view.replayed:
+        tags += '<span class="tag replayed">replayed — no new spend</span>'
+    if view.status not in ("released", ""):
+        tags += f'<span class="tag aborted">{escape(view.status)}</span>'
+    title = f"Release {view.number}" if view.number is not None else "Release"
+    charge = f"ε = {view.epsilon:.6g}" + (f", δ = {view.delta:.3g}" if view.delta else "")
+    laws = []
+    for role, plan in view.plans.items():
+        lv = plan_law(plan)
+        if lv is not None:
+            laws.append(lv.svg(f"{role} ({plan.get('mechanism')})"))
+    law_html = ('<div class="laws">' + "".join(laws) + "</div>") if laws else ""
+    ident = f' id="{escape(anchor)}"' if anchor else ""
+    return (f'<section class="card release"{ident}><h3>{escape(title)}{tags}</h3>'
+            f'<p><code>{escape(view.query)}</code></p>'
+            f'<p class="meta">{escape(view.time)} · mechanism {escape(view.mechanism)} · '
+            f"charged {charge}<br>guarantee: {escape(view.guarantee)}</p>"
+            f"{release_table(view)}{law_html}</section>")
+
+
+def _entry_view(entry: Any) -> ReleaseView:
+    params = entry.parameters if isinstance(entry.parameters, dict) else {}
+    guarantee = entry.guarantee if isinstance(entry.guarantee, dict) else {}
+    cells = params.get("cells") or {}
+    keys = tuple(range(k["range"][0], k["range"][1] + 1) if isinstance(k, dict) else tuple(k)
+                 for k in cells.get("keys", ()))
+    iv = params.get("intervals")
+    return ReleaseView(
+        number=entry.id, time=str(entry.created_at)[:20].strip(), status=entry.status,
+        query=entry.query, mechanism=entry.mechanism,
+        guarantee=str(guarantee.get("text", "")), epsilon=float(entry.epsilon),
+        delta=float(entry.delta), values=entry.answer,
+        group_by=tuple(cells.get("group_by", ())), group_keys=keys,
+        plans=dict(params.get("plans", {})),
+        replayed=bool(getattr(entry, "replayed", False)),
+        intervals=None if iv is None else (np.asarray(iv["low"]), np.asarray(iv["high"])),
+        confidence=None if iv is None else iv.get("confidence"),
+    )
+
+
+def _kpi(value: str, label: str, cls: str = "") -> str:
+    return f'<div class="kpi"><b class="{cls}">{value}</b><span>{escape(label)}</span></div>'
+
+
+def page(title: str, body: Iterable[str]) -> str:
+    """A complete, self-contained HTML document with a no-fetch CSP."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"
+            + "".join(body) + "</main></body></html>\n")
+
+
+def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | None = None
+                  ) -> str:
+    """The whole report for ``ledger`` (a :class:`dpnoise.session.Ledger`)."""
+    entries = list(ledger.entries())
+    budget, spent, left = ledger.budget, ledger.spent(), ledger.remaining()
+    integrity = _integrity(ledger)
+    checked_at = checked_at or time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    dataset = name or getattr(ledger, "name", None) or "(the data set's name was not declared)"
+    accountant = getattr(ledger, "accountant", "basic")
+    body = [f"<h1>Release report: {escape(str(dataset))}</h1>",
+            f'<p class="sub">{len(entries)} releases · accountant: {escape(str(accountant))} '
+            f"· integrity checked {escape(checked_at)}</p>",
+            '<div class="summary">',
+            _kpi(f"{budget.epsilon:.6g}", "total ε"),
+            _kpi(f"{spent.epsilon:.6g}", "ε spent"),
+            _kpi(f"{left.epsilon:.6g}", "ε remaining"),
+            ]
+    if budget.delta:
+        body += [_kpi(f"{spent.delta:.3g}", "δ spent"), _kpi(f"{left.delta:.3g}", "δ remaining")]
+    status, note = integrity
+    body.append(_kpi(status, "ledger hash chain: " + note,
+                     {"verified": "ok", "BROKEN": "bad"}.get(status, "")))
+    body.append("</div>")
+    cum_eps = list(np.cumsum([float(e.epsilon) for e in entries]))
+    body.append('<h2>Budget over time</h2><div class="card">'
+                + step_chart(cum_eps, limit=budget.epsilon, title="cumulative epsilon",
+                             y_label="cumulative ε"))
+    if budget.delta:
+        cum_d = list(np.cumsum([float(e.delta) for e in entries]))
+        body.append(step_chart(cum_d, limit=budget.delta, title="cumulative delta",
+                               y_label="cumulative δ"))
+    body.append("</div><h2>Releases</h2>")
+    body += [release_section(_entry_view(e), anchor=f"release-{e.id}") for e in entries]
+    body.append('<p class="meta">Built from the ledger\'s public fields only: no true '
+                "value, no data-set fingerprint, size or row count; error laws are drawn at "
+                "a public point (the middle of the declared range), never at a true value."
+                "</p>")
+    return page(f"dpnoise release report — {dataset}", body)
+
+
+def _integrity(ledger: Any) -> tuple[str, str]:
+    """(status, note): the full hash-chain check of a ledger file (``dpnoise ledger
+    verify``); status is "verified", "BROKEN" or "not recorded" (an in-memory ledger)."""
+    if not getattr(ledger, "durable", False):
+        return "not recorded", "in-memory ledger: nothing is recorded, nothing to verify"
+    from ..session.ledger import verify_ledger
+
+    report = verify_ledger(ledger.path)
+    if report.ok:
+        return "verified", (f"{report.events} events verified, head "
+                            f"{(report.head or '')[:16]}…")
+    where = f" at event {report.seq}" if report.seq is not None else ""
+    return "BROKEN", f"chain broken{where}: {report.problem}"
+
+
+def release_html(release: Any) -> str:
+    """HTML fragment for a :class:`dpnoise.session.Release` (notebook display)."""
+    iv = getattr(release, "intervals", None)
+    view = ReleaseView(
+        number=release.ledger_id, time="", status="released", query=release.query,
+        mechanism=release.mechanism, guarantee=release.guarantee,
+        epsilon=release.epsilon, delta=release.delta, values=release.values,
+        group_by=tuple(release.group_by), group_keys=tuple(release.group_keys),
+        plans=dict(release.details or {}), replayed=release.replayed,
+        intervals=None if iv is None else (iv[0], iv[1]),
+        confidence=getattr(release, "confidence", None))
+    return release_section(view)
+
+
+def law_html(law: Any, title: str = "law") -> str:
+    """HTML fragment for a law object (``noise()``): its chart and a few moments."""
+    lv = bin_law(law)
+    chart = lv.svg(title) if lv is not None else ""
+    stats = []
+    for label, fn in (("mean", "mean"), ("std", "std")):
+        try:
+            stats.append(f"{label} {float(getattr(law, fn)()):.6g}")
+        except Exception:  # moments are optional on some laws
+            continue
+    return (f'<div class="card"><h3>{escape(type(law).__name__)}</h3>'
+            f'<p class="meta">{" · ".join(stats)}</p>{chart}</div>')
+
+
+def ledger_html(ledger: Any) -> str:
+    """A compact summary of a ledger (notebook display)."""
+    budget, spent, left = ledger.budget, ledger.spent(), ledger.remaining()
+    rows = "".join(
+        f"<tr><td>{e.id}</td><td class='q'>{escape(e.query)}</td><td>{escape(e.status)}</td>"
+        f"<td>{e.epsilon:.6g}</td><td>{e.delta:.3g}</td></tr>" for e in ledger.entries())
+    return (f'<div class="card"><h3>Ledger</h3><p class="meta">total {escape(str(budget))} · '
+            f"spent {escape(str(spent))} · remaining {escape(str(left))}</p><table><thead>"
+            "<tr><th>#</th><th class='q'>query</th><th>status</th><th>ε</th><th>δ</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table></div>")
+
+
+def fragment(html: str) -> str:
+    """Wrap a fragment with the report's CSS for notebook display."""
+    return f"<div class=\"dpnoise\"><style>{CSS}</style>{html}</div>"
+
+
+def as_views(entries: Sequence[Any]) -> list[ReleaseView]:
+    return [_entry_view(e) for e in entries]

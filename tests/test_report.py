@@ -1,0 +1,189 @@
+"""The HTML release report: built from public fields only, self-contained, and rendered
+by a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpnoise import Budget, SeededRandom, Session
+from dpnoise.demo import survey_paths
+from dpnoise.report import CSP, law_html, ledger_report
+from dpnoise.report.laws import bin_law
+
+DATA, SCHEMA = survey_paths()
+QUERIES = [("count", 0.1), ("mean age", 0.2), ("histogram region", 0.2),
+           ("sum satisfaction", 0.1), ("count where age >= 65", 0.1)]
+
+
+def _session(data: Any, seed: int = 7) -> Session:
+    return Session(data, Budget(epsilon=2.0), None, schema=SCHEMA, rng=SeededRandom(seed))
+
+
+def _released(data: Any) -> Session:
+    s = _session(data)
+    for q, e in QUERIES:
+        s.release(q, epsilon=e)
+    return s
+
+
+class _Frozen:
+    """A ledger seen with fixed timestamps (and optionally other answers)."""
+
+    def __init__(self, ledger: Any, answers: list[Any] | None = None) -> None:
+        self._ledger = ledger
+        self._answers = answers
+
+    def entries(self) -> list[Any]:
+        out = []
+        for i, e in enumerate(self._ledger.entries()):
+            e = dataclasses.replace(e, created_at="2026-01-01T00:00:00Z",
+                                    completed_at="2026-01-01T00:00:00Z")
+            if self._answers is not None:
+                e = dataclasses.replace(e, answer=self._answers[i])
+            out.append(e)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+
+def _survey_columns() -> dict[str, np.ndarray]:
+    import csv
+
+    with DATA.open() as f:
+        rows = list(csv.DictReader(f))
+    return {k: np.array([r[k] for r in rows]) if k == "region" else
+            np.array([float(r[k]) for r in rows]) for k in rows[0]}
+
+
+def test_report_differs_only_in_released_numbers_between_neighbours() -> None:
+    """Two data sets differing in one person, the same noise: swapping in the other
+    report's released answers turns one report into the other, byte for byte -- so the
+    report depends on the data only through the released (noisy) answers."""
+    full = _survey_columns()
+    drop_one = {k: v[1:] for k, v in full.items()}  # one person fewer
+    a, b = _released(full), _released(drop_one)
+    answers_b = [e.answer for e in b.ledger.entries()]
+    answers_a = [e.answer for e in a.ledger.entries()]
+    assert any(not np.array_equal(x, y) for x, y in zip(answers_a, answers_b, strict=True))
+    report_a = ledger_report(_Frozen(a.ledger), name="survey", checked_at="T")
+    report_b = ledger_report(_Frozen(b.ledger), name="survey", checked_at="T")
+    assert report_a != report_b  # the answers differ ...
+    swapped = ledger_report(_Frozen(a.ledger, answers_b), name="survey", checked_at="T")
+    assert swapped == report_b  # ... and nothing else does
+
+
+def test_report_holds_no_fingerprint_and_fetches_nothing() -> None:
+    s = _released(DATA)
+    html = ledger_report(s.ledger, name="survey")
+    assert f'content="{CSP}"' in html and "default-src 'none'" in html
+    assert "<script" not in html.lower()
+    # nothing to fetch: no src/href attributes at all, no url(...) in the CSS
+    assert not re.search(r"\b(src|href)\s*=", html, re.I)
+    assert "url(" not in html
+    for e in s.ledger.entries():
+        assert e.dataset not in html  # the data set's fingerprint (path, size, time) never
+    assert str(DATA) not in html and str(DATA.name) not in html
+    assert html.count('class="card release"') == len(QUERIES)
+
+
+def test_error_law_is_drawn_at_a_public_point_not_the_true_value() -> None:
+    """The chart of a range-adherent release must not move with the true value: two
+    data sets with different true answers give identical charts."""
+    full = _survey_columns()
+    shifted = {**full, "age": np.clip(full["age"] + 20, 0, 130)}
+    charts = []
+    for data in (full, shifted):
+        s = _session(data)
+        s.release("mean age", epsilon=0.5, mechanism="range-laplace")
+        html = ledger_report(_Frozen(s.ledger), name="x", checked_at="T")
+        charts.append(re.findall(r"<svg.*?</svg>", html))
+    assert charts[0] == charts[1] and len(charts[0]) >= 2
+
+
+def test_bin_law_is_the_exact_law() -> None:
+    from dpnoise import Geometric, Laplace
+
+    lv = bin_law(Laplace(epsilon=1.0, sensitivity=1.0).noise())
+    assert lv is not None
+    assert 0.998 <= sum(lv.probabilities) <= 1.0
+    wide = bin_law(Geometric(epsilon=0.1).noise())  # many integers per bar, all bars equal
+    assert wide is not None
+    widths = np.diff(wide.edges)
+    assert np.all(widths == widths[0]) and widths[0] >= 3 and widths[0] % 2 == 1
+    mid = int(np.argmax(wide.probabilities))  # the mode's bar is centred on the error 0
+    assert wide.edges[mid] == -wide.edges[mid + 1]
+    assert wide.probabilities[mid - 1] == pytest.approx(wide.probabilities[mid + 1])
+    g = bin_law(Geometric(epsilon=2.0).noise())
+    assert g is not None
+    centres = [(a + b) / 2 for a, b in zip(g.edges[:-1], g.edges[1:], strict=True)]
+    assert all(float(c).is_integer() for c in centres)  # one bar per integer
+    peak = centres[int(np.argmax(g.probabilities))]
+    assert peak == 0.0
+    assert "<svg" in law_html(Laplace(epsilon=1.0, sensitivity=1.0).noise())
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _chromium_cmd(exe: str, profile: str) -> list[str]:
+    return [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={profile}", "--window-size=1100,1400"]
+
+
+def test_report_renders_in_a_real_browser(tmp_path: Path) -> None:
+    exe = _chromium()
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("headless Chromium is required in CI (.ci/run installs the Debian "
+                        "package 'chromium'); not found on PATH")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    s = _released(DATA)
+    page = tmp_path / "report.html"
+    page.write_text(ledger_report(s.ledger, name="survey"), encoding="utf-8")
+    url = page.resolve().as_uri()
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run([*_chromium_cmd(exe, profile), "--dump-dom", url],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    assert dom.count('class="card release"') == len(QUERIES)
+    assert "Content-Security-Policy" in dom
+    shot = tmp_path / "shot.png"
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([*_chromium_cmd(exe, profile), f"--screenshot={shot}", url],
+                       capture_output=True, timeout=60, check=True)
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(shot)
+    assert img.shape[0] >= 1000 and img.shape[1] >= 1000
+    rgb = img[..., :3]
+    background = np.median(rgb.reshape(-1, 3), axis=0)
+    differs = np.any(np.abs(rgb - background) > 0.1, axis=-1)
+    assert differs.mean() > 0.02  # text, cards and charts were drawn (not a blank page)
+    blue = (rgb[..., 2] > 0.8) & (rgb[..., 0] < 0.5)  # the chart bars / budget line
+    assert blue.sum() > 500
+
+
+def test_grouped_release_shows_its_public_keys_and_notebook_html() -> None:
+    s = _released(DATA)
+    html = ledger_report(s.ledger, name="survey")
+    for region in ("north", "south", "east", "west"):
+        assert f'<td class="q">{region}</td>' in html
+    r = s.release("histogram region", epsilon=0.1)
+    nb = r._repr_html_()
+    assert "<svg" in nb and "north" in nb and "<table>" in nb
