@@ -163,6 +163,34 @@ def test_two_dimensional_bounding_and_private_keys_stay_within_the_calibration(
     check(rows, query, True, schema=SCHEMA_2D)
 
 
+ROWS_2D = [(1, 1, "a", 0), (1, 2, "a", 1), (1, 3, "b", 1), (1, 4, "b", 2), (1, 5, "a", 2),
+           (2, 6, "b", 0), (2, 7, "a", 1)]
+
+
+@pytest.mark.parametrize("query", ["count by g", "sum x by k", "count by t"])
+def test_two_dimensional_property_on_a_fixed_table(query: str) -> None:
+    check(ROWS_2D, query, True, schema=SCHEMA_2D)
+
+
+def test_the_property_would_catch_a_broken_per_group_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sanity: keeping one row more per group than calibrated is caught."""
+    from dataclasses import replace
+
+    from dpnoise.session import engine, plan
+
+    def broken(q: Any, schema: Any) -> Any:
+        p = plan.compile_query(q, schema)
+        b = p.bounding
+        if b is not None and b.per_group is not None:
+            p = replace(p, bounding=replace(b, per_group=b.per_group + 1))
+        return p
+
+    monkeypatch.setattr(engine, "compile_query", broken)
+    with pytest.raises(AssertionError):
+        check(ROWS_2D, "count by g", True, schema=SCHEMA_2D)
+
+
 def test_the_property_would_catch_pooled_missing_ids() -> None:
     """Sanity: the check fails when the missing-id rule is broken (missing ids pooled as
     one person keeping k rows), i.e. it is not vacuous."""
