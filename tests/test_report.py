@@ -184,6 +184,10 @@ def test_grouped_release_shows_its_public_keys_and_notebook_html() -> None:
     html = ledger_report(s.ledger, name="survey")
     for region in ("north", "south", "east", "west"):
         assert f'<td class="q">{region}</td>' in html
+    assert "low (95%)" in html  # past count/sum releases: error bars from answer + recipe
     r = s.release("histogram region", epsilon=0.1)
     nb = r._repr_html_()
-    assert "<svg" in nb and "north" in nb and "<table>" in nb
+    assert "<svg" in nb and "north" in nb and "<table>" in nb and "low (95%)" in nb
+    lo, hi = r.interval()
+    assert f"<td>{float(lo.ravel()[0]):.6g}</td>" in nb
+    assert f"<td>{float(hi.ravel()[0]):.6g}</td>" in nb

@@ -82,6 +82,7 @@ class ReleaseView:
     intervals: tuple[np.ndarray, np.ndarray] | None = None
     confidence: float | None = None
     replayed: bool = False
+    interval_kind: str = "value"  # "level": a quantile's interval of quantile levels
 
 
 def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
@@ -110,7 +111,8 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
     head = [*(escape(g) for g in view.group_by), "released value"]
     if view.intervals is not None:
         conf = f" ({view.confidence:.0%})" if view.confidence else ""
-        head += [f"low{conf}", f"high{conf}"]
+        prefix = "level " if view.interval_kind == "level" else ""
+        head += [f"{prefix}low{conf}", f"{prefix}high{conf}"]
     rows = []
     lows = highs = None
     if view.intervals is not None:
@@ -175,7 +177,7 @@ def _entry_view(entry: Any) -> ReleaseView:
     cells = params.get("cells") or {}
     keys = tuple(range(k["range"][0], k["range"][1] + 1) if isinstance(k, dict) else tuple(k)
                  for k in cells.get("keys", ()))
-    iv = params.get("intervals")
+    iv = _past_intervals(entry)
     return ReleaseView(
         number=entry.id, time=str(entry.created_at)[:20].strip(), status=entry.status,
         query=entry.query, mechanism=entry.mechanism,
@@ -184,9 +186,25 @@ def _entry_view(entry: Any) -> ReleaseView:
         group_by=tuple(cells.get("group_by", ())), group_keys=keys,
         plans=dict(params.get("plans", {})),
         replayed=bool(getattr(entry, "replayed", False)),
-        intervals=None if iv is None else (np.asarray(iv["low"]), np.asarray(iv["high"])),
-        confidence=None if iv is None else iv.get("confidence"),
+        intervals=iv, confidence=None if iv is None else REPORT_CONFIDENCE,
     )
+
+
+REPORT_CONFIDENCE = 0.95
+
+
+def _past_intervals(entry: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """A past release's error bars, recomputed from its released answer and public recipe
+    (:func:`dpnoise.session.session.entry_interval`: count and sum releases), else None."""
+    from ..errors import DpnoiseError
+    from ..session.session import entry_interval
+
+    if entry.answer is None or entry.status != "released":
+        return None
+    try:
+        return entry_interval(entry, REPORT_CONFIDENCE)
+    except (DpnoiseError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _kpi(value: str, label: str, cls: str = "") -> str:
@@ -259,15 +277,18 @@ def _integrity(ledger: Any) -> tuple[str, str]:
 
 def release_html(release: Any) -> str:
     """HTML fragment for a :class:`dpnoise.session.Release` (notebook display)."""
-    iv = getattr(release, "intervals", None)
+    try:
+        iv = release.interval()
+    except Exception:  # a release without error bars (replayed, executor-written)
+        iv = None
     view = ReleaseView(
         number=release.ledger_id, time="", status="released", query=release.query,
         mechanism=release.mechanism, guarantee=release.guarantee,
         epsilon=release.epsilon, delta=release.delta, values=release.values,
         group_by=tuple(release.group_by), group_keys=tuple(release.group_keys),
         plans=dict(release.details or {}), replayed=release.replayed,
-        intervals=None if iv is None else (iv[0], iv[1]),
-        confidence=getattr(release, "confidence", None))
+        intervals=iv, confidence=getattr(release, "confidence", None),
+        interval_kind=getattr(release, "interval_kind", "value"))
     return release_section(view)
 
 
