@@ -57,6 +57,7 @@ from .adapter import Plan, Target, plan
 from .engine import Aggregates, DuckDBEngine, exact_sum
 from .ledger import Budget, Entry, Ledger, check_rng_for_ledger
 from .plan import combine
+from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 
@@ -248,13 +249,40 @@ class Session:
         a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
         return [("count", count), ("centred_sum", Target("sum", half, k, cells, a, b))]
 
+    def n_cells(self, q: Query) -> int:
+        """The number of public cells of ``q`` (1 for a scalar)."""
+        n_cells = 1
+        for g in q.group_by:
+            n_cells *= self.schema.column(g).n_keys()
+        return n_cells
+
+    def plan(self, query: str | Query, *, epsilon: float | None = None,
+             delta: float | None = None, mechanism: str | None = None,
+             reserve_for: int = 0) -> ReleasePlan:
+        """Plan a release WITHOUT spending or reading data: the per-release epsilon the
+        ledger's accountant allows for this release and ``reserve_for`` more like it from
+        the remaining budget (the largest, found by bisection; or check a given
+        ``epsilon``), the mechanism and parameters per component, the expected error per
+        cell from the exact law at a public point (worst case over the range for
+        range-adherent laws), the composed guarantee after all of them and what basic
+        composition would allow.  See :mod:`dpnoise.session.planning`."""
+        q = self.parse(query)
+        if self.schema.max_rows is None and self.rows_epsilon and self._rows is None:
+            raise ParameterError("the row bound N is not released yet (rows_epsilon): plan "
+                                 "needs it -- release it first (session.row_bound()) or "
+                                 "declare max_rows in the schema")
+        if epsilon is not None:
+            epsilon = check_epsilon(epsilon)
+        if delta is not None:
+            delta = check_delta(delta, allow_zero=True)
+        return plan_release(self, q, epsilon=epsilon, delta=delta, mechanism=mechanism,
+                            reserve_for=reserve_for)
+
     def _plans(self, q: Query, epsilon: float, delta: float,
                mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Plan]]:
         targets = self._targets(q, with_rows)
         share = len(targets)
-        n_cells = 1
-        for g in q.group_by:
-            n_cells *= self.schema.column(g).n_keys()
+        n_cells = self.n_cells(q)
         return [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
                             mechanism=mechanism, n_cells=n_cells)) for role, t in targets]
 
@@ -296,17 +324,34 @@ class Session:
         q = self.parse(query)
         return _combine(q, self.schema, _components(q, self.engine.aggregate(q)))
 
-    def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
-                mechanism: str | None = None, replay: bool | None = None,
-                output: str | None = None) -> Release:
+    def release(self, query: str | Query, *, epsilon: float | None = None,
+                delta: float | None = None, mechanism: str | None = None,
+                replay: bool | None = None, output: str | None = None,
+                reserve_for: int | None = None) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps.
 
-        ``output``: where a release noised on the Spark executors is written (parquet);
-        required exactly when the engine noises this query there (more cells than its
-        ``driver_cells``, or ``noise="executors"``)."""
+        ``reserve_for=N`` (instead of ``epsilon``): take the largest epsilon that leaves
+        budget for N more releases like this one under the ledger's accountant
+        (:meth:`plan`; ``delta`` then defaults to a share of the total for mechanisms that
+        need one).  ``output``: where a release noised on the Spark executors is written
+        (parquet); required exactly when the engine noises this query there (more cells
+        than its ``driver_cells``, or ``noise="executors"``)."""
         q = self.parse(query)
-        epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
-        if self._rows is None and self.schema.max_rows is None and self.rows_epsilon:
+        if self.engine is None:
+            raise ParameterError("this session has no data (data=None: planning only)")
+        if reserve_for is not None:
+            if epsilon is not None:
+                raise ParameterError("give epsilon or reserve_for, not both")
+            self.row_bound()  # may release N first (before the plan reads the state)
+            p = self.plan(q, delta=delta, mechanism=mechanism, reserve_for=reserve_for)
+            epsilon, delta = p.epsilon, p.delta
+        if epsilon is None:
+            raise ParameterError("release needs epsilon=... (or reserve_for=N: the largest "
+                                 "share that leaves budget for N more like it)")
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(0.0 if delta is None else delta, allow_zero=True)
+        if self._rows is None and self.schema.max_rows is None and self.rows_epsilon and \
+                self.ledger.accountant == "basic":
             left = self.ledger.remaining()
             if self.rows_epsilon + epsilon > left.epsilon:  # do not release N in vain
                 raise BudgetExceededError(
@@ -320,9 +365,17 @@ class Session:
 
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  replay: bool | None, with_rows: bool, output: str | None = None) -> Release:
+        if self.engine is None:
+            raise ParameterError("this session has no data (data=None: planning only)")
         executors = self._check_output(q, output)
-        epsilon, delta = self._snap(epsilon, delta)
+        basic = self.ledger.accountant == "basic"
+        if basic:
+            epsilon, delta = self._snap(epsilon, delta)
         plans = self._plans(q, epsilon, delta, mechanism, with_rows)
+        # pld / zcdp: the release's charge (its PLD or rho), computed from public facts
+        # before anything is spent (a law the accountant refuses raises here)
+        charge = None if basic else self.ledger.charge_for(
+            release_spec(plans, self.n_cells(q), q.canonical()))
         # charge what was asked, or the plans' sum if rounding made that larger
         eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
         dl = max(float(delta), float(sum(p.delta for _, p in plans)))
@@ -341,7 +394,7 @@ class Session:
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
                                hit.id, replayed=True, ledger_head=hit.head)
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
-        if eps > left.epsilon or dl > left.delta:
+        if basic and (eps > left.epsilon or dl > left.delta):
             raise BudgetExceededError(
                 f"release refused, nothing spent: it needs epsilon={eps:g}"
                 + (f", delta={dl:g}" if dl else "") + " but only "
@@ -357,6 +410,7 @@ class Session:
                         "schema": self.schema.fingerprint()},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
+            accounting=charge,
         )
         try:
             if executors:
@@ -415,7 +469,8 @@ class Session:
         return self.engine.release_to(q, dict(plans), str(output), driver_key)
 
     def close(self) -> None:
-        self.engine.close()
+        if self.engine is not None:
+            self.engine.close()
         self.ledger.close()
 
     def __enter__(self) -> Session:
@@ -459,7 +514,10 @@ ENGINES = ("duckdb", "spark")
 
 def open_engine(data: Any, schema: Schema, engine: str = "duckdb",
                 options: Mapping[str, Any] | None = None) -> Any:
-    """The engine holding ``data``'s typed view (see :class:`Session`)."""
+    """The engine holding ``data``'s typed view (see :class:`Session`); ``data=None``: no
+    engine (a planning-only session: plan() works, releases are refused)."""
+    if data is None:
+        return None
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     opts = dict(options or {})
