@@ -3,6 +3,7 @@ planning, the CLI.  (The library itself: tests/test_accounting.py.)"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import time
@@ -18,6 +19,7 @@ from dpnoise.accounting.sources import mechanism_pld, partitions, split_pld
 from dpnoise.cli import main
 from dpnoise.session import Ledger, Session
 from dpnoise.session.ledger import verify_ledger
+from dpnoise.session.planning import release_spec
 
 KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
           parameters={}, guarantee={})
@@ -62,7 +64,7 @@ def test_pld_ledger_composes_refuses_and_is_never_looser_than_basic() -> None:
     assert n > 20  # basic: exactly 20 releases of 0.05 fit in 1
     rows = led.entries()
     assert len(rows) == n  # the refused one left no trace
-    for a, b in zip(rows, rows[1:], strict=False):
+    for a, b in itertools.pairwise(rows):
         assert b.composed_epsilon >= a.composed_epsilon  # monotone
     for r in rows:  # never looser than basic, never beyond the total
         assert r.composed_epsilon <= r.basic_epsilon + 1e-12
@@ -206,11 +208,10 @@ def test_release_charge_per_release_type(query: str) -> None:
     q = s.parse(query)
     plans = s._plans(q, 0.5, 0.0, None)
     acc = get_accountant("pld")
-    charge = acc.charge_for(s_spec := __import__(
-        "dpnoise.session.planning", fromlist=["release_spec"]).release_spec(
-            plans, s.n_cells(q)))
+    spec = release_spec(plans, s.n_cells(q))
+    charge = acc.charge_for(spec)
     worst = None
-    for role, p in plans:
+    for _role, p in plans:
         if p.target.cells:
             part = mechanism_pld(p.mechanism, shift=2).pld
         else:
@@ -218,7 +219,7 @@ def test_release_charge_per_release_type(query: str) -> None:
         worst = part if worst is None else worst.compose(part)
     for eps in (0.1, 0.3):
         assert charge.pld.delta(eps) >= worst.delta(eps) - 1e-12
-    assert isinstance(s_spec, ReleaseSpec)
+    assert isinstance(spec, ReleaseSpec)
 
 
 # ------------------------------------------------------------------ planning
