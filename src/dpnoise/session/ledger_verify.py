@@ -112,7 +112,7 @@ def recompose_states(con: sqlite3.Connection, path: str, accountant: str) -> Non
             "AND b.role = 'accounting' WHERE e.kind = 'reserve' ORDER BY e.seq"):
         try:
             state = acc.compose(state, Charge.from_bytes(blob))
-        except Exception as exc:  # noqa: BLE001 - any unreadable charge is a broken chain
+        except Exception as exc:
             raise ChainError(path, seq, f"its accounting object is unreadable ({exc})") from exc
         if state.content_hash() != want:
             raise ChainError(path, seq, "its composed-state hash is not the composition of "
