@@ -124,8 +124,8 @@ def verify_ledger(path: str | Path, *, anchor: str | Path | None = None,
     """Verify a ledger file completely, without writing to it: every event's hash and link,
     the rules of the event kinds, every blob's hash, the composed-state cache, under
     ``pld``/``zcdp`` (``recompose``) that every composed state is the composition of the
-    stored charges, and (with ``anchor``) that the chain reaches the anchored head.  Never raises for a broken chain:
-    the report says where it breaks."""
+    stored charges, and (with ``anchor``) that the chain reaches the anchored head.  Never
+    raises for a broken chain: the report says where it breaks."""
     name = str(Path(path))
     p = Path(name)
     if not p.is_file():
