@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpnoise import Budget
+from dpnoise import Budget, BudgetExceededError, Session
 from dpnoise.session import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -75,6 +75,55 @@ def test_concurrent_processes_never_overspend(tmp_path: Path) -> None:
     assert all(r.status == "released" and r.answer is not None for r in rows)
     assert sum(Fraction(r.epsilon) for r in rows) == 16
     assert led.remaining().epsilon == 0
+    assert led.integrity() == "ok"
+
+
+PLD_WORKER = """
+from dpnoise import Session, BudgetExceededError
+ok = refused = 0
+with Session({data!r}, None, {ledger!r}, timeout=60) as s:
+    for i in range({n}):
+        try:
+            s.release("count", epsilon={eps!r})
+            ok += 1
+        except BudgetExceededError:
+            refused += 1
+print(ok, refused)
+"""
+
+
+def test_concurrent_processes_never_overspend_under_pld(tmp_path: Path) -> None:
+    """The same race under the PLD accountant: the composition is recomputed inside each
+    reserving transaction from the cached state, so exactly as many releases succeed as
+    one process composing them in turn allows, and the composed total stays within."""
+    data = _data(tmp_path)
+    ledger = tmp_path / "ledger.sqlite"
+    total = Budget(1.0, 1e-6, accountant="pld")
+    eps = 0.05
+    with Session(str(data), total) as one:  # in memory: how many fit, one at a time
+        expected = 0
+        while True:
+            try:
+                one.release("count", epsilon=eps)
+            except BudgetExceededError:
+                break
+            expected += 1
+    assert expected > 20  # more than basic composition's 1 / 0.05 (26 measured)
+    Ledger(ledger, budget=total, create=True).close()
+    procs = [_python(PLD_WORKER.format(data=str(data), ledger=str(ledger), n=9, eps=eps))
+             for _ in range(4)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err
+        results.append(tuple(map(int, out.split())))
+    assert sum(ok + ref for ok, ref in results) == 36
+    assert sum(ok for ok, _ in results) == expected
+    led = Ledger(ledger)
+    rows = led.entries()
+    assert len(rows) == expected and all(r.status == "released" for r in rows)
+    assert led.spent().epsilon <= 1.0 or led.spent().delta <= 1e-6
+    assert rows[-1].composed_epsilon == led.spent().epsilon
     assert led.integrity() == "ok"
 
 

@@ -133,6 +133,46 @@ def _open_ledger(rng: Any, ledger: str | None, tmp: str) -> tuple[Ledger, str]:
     return Ledger(path, budget=TOTAL, create=True), f"{path} (created: total {TOTAL})"
 
 
+PLD_TOTAL = Budget(epsilon=1.0, delta=1e-6, accountant="pld")
+PLD_QUERIES = ["count where age >= 65", "count where smoker = 1", "count where age < 30",
+               "histogram region"]
+PLD_EPSILON = 0.05  # per release: basic composition fits 20 of them in epsilon = 1
+
+
+def run_pld_session(rng: Any = None, limit: int = 40) -> list[dict[str, Any]]:
+    """Releases at PLD_EPSILON each until the PLD ledger refuses one: per release the
+    composed epsilon (at the total's delta) and what basic composition would have charged."""
+    data, schema = survey_paths()
+    out: list[dict[str, Any]] = []
+    with Session(data, PLD_TOTAL, None, schema=schema, rng=rng) as s:
+        for i in range(limit):
+            try:
+                s.release(PLD_QUERIES[i % len(PLD_QUERIES)], epsilon=PLD_EPSILON)
+            except BudgetExceededError:
+                break
+            e = s.history()[-1]
+            out.append({"release": e.id, "query": e.query, "epsilon": e.epsilon,
+                        "pld_epsilon": e.composed_epsilon, "basic_epsilon": e.basic_epsilon})
+    return out
+
+
+def _print_pld(steps: list[dict[str, Any]]) -> None:
+    print(f"\nunder the PLD accountant (in memory, total {PLD_TOTAL}): releases at "
+          f"epsilon={PLD_EPSILON:g} each (counts; a histogram is one release)")
+    print(f"{'release':>7s}  {'spent (pld)':>11s}  {'left (pld)':>10s}  "
+          f"{'basic would have spent':>22s}  {'left (basic)':>12s}")
+    for st in steps:
+        if st["release"] % 5 and st is not steps[-1]:
+            continue
+        b_left = PLD_TOTAL.epsilon - st["basic_epsilon"]  # type: ignore[operator]
+        print(f"{st['release']:>7d}  {st['pld_epsilon']:>11.4f}  "
+              f"{1 - st['pld_epsilon']:>10.4f}  {st['basic_epsilon']:>22.4f}  "
+              f"{max(0.0, b_left) if b_left >= -1e-12 else float('nan'):>12.4f}")
+    basic_n = int(PLD_TOTAL.epsilon / PLD_EPSILON + 1e-9)  # type: ignore[operator]
+    print(f"basic composition refuses after release {basic_n}; the PLD ledger allowed "
+          f"{len(steps)} (nan: basic would have refused it)")
+
+
 def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
              report: str | None = None) -> int:
     """Run the demo session; ``report``: also write the ledger's HTML release report there."""
@@ -159,13 +199,15 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
                     "refused": refused,
                     "budget": {"total": TOTAL.epsilon, "remaining": remaining.epsilon},
                     **({"report": str(report_path)} if report_path else {}),
+                    "pld_session": run_pld_session(rng),
                 }, indent=2))
                 return 0
             _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
             for label, table in extra:
                 print(f"\n{label}:\n{table}")
-            if report_path is not None:
-                print(f"\nrelease report (HTML, publishable: no true values): {report_path}")
+    _print_pld(run_pld_session(rng))
+    if report_path is not None:
+        print(f"\nrelease report (HTML, publishable: no true values): {report_path}")
     return 0
 
 

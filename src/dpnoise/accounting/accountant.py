@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
-from .sources import mechanism_pld
+from .sources import mechanism_pld, split_pld
 from .zcdp import epsilon_from_rho, rho_of
 
 _MAGIC = b"DPNACC1\n"
@@ -69,6 +69,9 @@ class ReleaseSpec:
 
     parts: tuple[tuple[Any, int], ...]
     label: str = ""
+    #: ((mechanism, k, cells), ...): one person's k contributions, each moving one of at most
+    #: ``cells`` cells by the sensitivity, in any split (ℓ1 bound; :func:`.sources.split_pld`)
+    splits: tuple[tuple[Any, int, int], ...] = ()
 
     @classmethod
     def cells(cls, mechanism: Any, k: int, label: str = "") -> ReleaseSpec:
@@ -80,6 +83,22 @@ class ReleaseSpec:
     def mean(cls, count: Any, total: Any, cells: int = 1, label: str = "mean") -> ReleaseSpec:
         """A mean released as its noisy (count, sum) pair: the composition of the two."""
         return cls(((count, cells), (total, cells)), label)
+
+    @classmethod
+    def split(cls, mechanism: Any, k: int, cells: int, label: str = "") -> ReleaseSpec:
+        """A grouped release where one person's k contributions (each moving one cell by at
+        most the sensitivity) fall into at most ``cells`` cells in any split: e.g. cell 1
+        moved by 3Δ and cell 2 by Δ when k = 4.  Charged as the envelope over every split."""
+        if int(k) != k or k < 1 or int(cells) != cells or cells < 1:
+            raise ParameterError(f"split needs integers k >= 1 and cells >= 1, got {k!r}, "
+                                 f"{cells!r}")
+        return cls((), label, ((mechanism, int(k), int(cells)),))
+
+    @staticmethod
+    def combine(*specs: ReleaseSpec, label: str = "") -> ReleaseSpec:
+        """One release made of several (composed): e.g. a mean's count and centred sum."""
+        return ReleaseSpec(tuple(p for s in specs for p in s.parts), label,
+                           tuple(p for s in specs for p in s.splits))
 
 
 # --------------------------------------------------------------------------- serialisation
@@ -163,9 +182,13 @@ def _parts(what: Any) -> tuple[tuple[Any, int], ...]:
     return what.parts if isinstance(what, ReleaseSpec) else ((what, 1),)
 
 
+def _splits(what: Any) -> tuple[tuple[Any, int, int], ...]:
+    return what.splits if isinstance(what, ReleaseSpec) else ()
+
+
 def _basic(what: Any) -> tuple[float, float]:
     e = d = 0.0
-    for m, k in _parts(what):
+    for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)):
         g = m.guarantee
         e += k * float(g.epsilon)
         d += k * float(g.delta)
@@ -246,6 +269,12 @@ class PLDAccountant(Accountant):
             notes.append(f"{src.method}: {src.note}" + (f" x{k} cells" if k > 1 else ""))
             part = src.pld.self_compose(k) if k > 1 else src.pld
             total = part if total is None else total.compose(part)
+        for m, k, cells in _splits(what):
+            src = split_pld(m, k, cells, h=self.h)
+            notes.append(f"{src.method}: {src.note}")
+            total = src.pld if total is None else total.compose(src.pld)
+        if total is None:
+            raise ParameterError("a release with no mechanism has nothing to charge")
         return Charge(self.name, e, d, total, 0.0, tuple(notes))
 
     def epsilon(self, state: State, delta: float) -> float:
@@ -262,7 +291,10 @@ class ZCDPAccountant(Accountant):
 
     def charge_for(self, what: Any) -> Charge:
         e, d = _basic(what)
-        rho = sum(k * rho_of(m) for m, k in _parts(what))
+        # a split: ρ of a shift dΔ is d²ρ for the Gaussian and (dε)²/2 for pure ε-DP, so
+        # Σ d_i² ρ <= k²ρ: the worst split puts all k contributions in one cell
+        rho = sum(k * rho_of(m) for m, k in _parts(what)) + \
+            sum(k * k * rho_of(m) for m, k, _ in _splits(what))
         return Charge(self.name, e, d, None, rho)
 
     def epsilon(self, state: State, delta: float) -> float:

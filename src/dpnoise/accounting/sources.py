@@ -133,9 +133,9 @@ def _geometric_pld(a: float, S: int, h: float, *, half: bool, lam: float = 1.0) 
 
 
 # --------------------------------------------------------------------------- families
-def _laplace(m: Any, h: float) -> SourcedPLD:
+def _laplace(m: Any, h: float, mult: int = 1) -> SourcedPLD:
     M = int(m.block.M)
-    S = int(m.shift_steps)
+    S = int(m.shift_steps) * mult
     a = math.log(2.0) / M
     k = np.arange(2 * M, dtype=np.int64)
     lp = np.asarray(m.block.logpmf(k), dtype=np.float64)  # ln P(K = k), sampled
@@ -151,8 +151,8 @@ def _laplace(m: Any, h: float) -> SourcedPLD:
                       "table vs ideal, periodic in blocks)")
 
 
-def _geometric(m: Any, h: float) -> SourcedPLD:
-    S = int(m.sensitivity)
+def _geometric(m: Any, h: float, mult: int = 1) -> SourcedPLD:
+    S = int(m.sensitivity) * mult
     block = getattr(m, "block", None)
     if block is not None:  # block sampler: ideal decay j ln2/M, 64-bit table (periodic)
         M = int(block.M)
@@ -174,11 +174,11 @@ def _geometric(m: Any, h: float) -> SourcedPLD:
                       "post-processing)")
 
 
-def _discrete_gaussian(m: Any, h: float) -> SourcedPLD:
+def _discrete_gaussian(m: Any, h: float, mult: int = 1) -> SourcedPLD:
     from ..laws.discrete_gaussian import logpmf
 
     s2 = float(m.sigma2)
-    S = int(m.sensitivity)
+    S = int(m.sensitivity) * mult
     table = getattr(m, "table", None)
     if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
         z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
@@ -196,11 +196,11 @@ def _discrete_gaussian(m: Any, h: float) -> SourcedPLD:
                       "sampler, log-concave; clamping is post-processing)")
 
 
-def _finite_table(m: Any, h: float, ideal: str) -> SourcedPLD:
+def _finite_table(m: Any, h: float, ideal: str, mult: int = 1) -> SourcedPLD:
     model = m.privacy_model()
     z = np.arange(model.lo, model.hi + 1, dtype=np.int64)
     lp = np.asarray(model.logpmf(z), dtype=np.float64)
-    S = int(model.max_shift)
+    S = int(model.max_shift) * mult
     if ideal == "gauss":
         lf = -0.5 * (z * (m.grid / m.sigma)) ** 2
         pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
@@ -231,28 +231,116 @@ def _fallback(m: Any, h: float, why: str) -> SourcedPLD:
                       "release, tighter under composition")
 
 
-def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H) -> SourcedPLD:
-    """The dominating PLD of one release of ``mechanism`` (see the module docstring)."""
+def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H, shift: int = 1) -> SourcedPLD:
+    """The dominating PLD of one release of ``mechanism`` (see the module docstring).
+
+    ``shift = d``: neighbours whose true values differ by up to d times the mechanism's
+    sensitivity (the same construction at the extreme shift d·S, which dominates every
+    smaller shift by (a)); the fallback uses group privacy, (dε)-DP for a pure ε-DP
+    mechanism (Dwork and Roth 2014, Thm. 2.2), and refuses d > 1 with delta > 0.
+    """
     name = type(mechanism).__name__
+    d = int(shift)
+    if d != shift or d < 1:
+        raise ParameterError(f"shift must be an integer >= 1, got {shift!r}")
     if name == "Laplace":
-        return _laplace(mechanism, h)
+        return _laplace(mechanism, h, d)
     if name == "ClampedLaplace":
-        inner = _laplace(mechanism.laplace, h)
+        inner = _laplace(mechanism.laplace, h, d)
         return SourcedPLD(inner.pld, EXACT, "clamp of " + inner.note)
     if name == "Geometric":
-        return _geometric(mechanism, h)
+        return _geometric(mechanism, h, d)
     if name == "DiscreteGaussian":
-        return _discrete_gaussian(mechanism, h)
+        return _discrete_gaussian(mechanism, h, d)
     if name in ("Gaussian", "AnalyticGaussian"):
-        return _finite_table(mechanism, h, "gauss")
+        return _finite_table(mechanism, h, "gauss", d)
     if name == "TruncatedLaplace":
-        return _finite_table(mechanism, h, "laplace")
+        return _finite_table(mechanism, h, "laplace", d)
     if name == "CountNoise":
+        if d != 1:
+            raise ParameterError("CountNoise is defined for shifts of 1 only (sensitivity 1)")
         return _count_noise(mechanism, h)
-    if name == "Staircase":
-        return _fallback(mechanism, h, "staircase (not log-concave; exact envelope not built)")
-    if name == "RangeLaplace":
-        return _fallback(mechanism, h, "range-adherent Laplace (not additive)")
-    if hasattr(mechanism, "guarantee"):
-        return _fallback(mechanism, h, f"{name} (no exact PLD)")
-    raise ParameterError(f"cannot account for {name}: it has no guarantee")
+    why = {"Staircase": "staircase (not log-concave; exact envelope not built)",
+           "RangeLaplace": "range-adherent Laplace (not additive)"}.get(
+        name, f"{name} (no exact PLD)")
+    if not hasattr(mechanism, "guarantee"):
+        raise ParameterError(f"cannot account for {name}: it has no guarantee")
+    if d == 1:
+        return _fallback(mechanism, h, why)
+    g = mechanism.guarantee
+    if float(g.delta) > 0:
+        raise ParameterError(f"{name} is (eps, delta)-DP: a shift of {d} times its sensitivity "
+                             "has no fallback bound here (group privacy with delta is not used)")
+    return SourcedPLD(PLD.randomized_response(d * float(g.epsilon), 0.0, h=h), FALLBACK,
+                      f"{why}: randomized-response pair of the group-privacy bound "
+                      f"{d}x eps={g.epsilon:g}")
+
+
+def partitions(k: int, parts: int) -> list[tuple[int, ...]]:
+    """The partitions of k into at most ``parts`` positive parts (largest first)."""
+    out: list[tuple[int, ...]] = []
+
+    def rec(left: int, most: int, acc: tuple[int, ...]) -> None:
+        if left == 0:
+            out.append(acc)
+            return
+        if len(acc) == parts:
+            return
+        for d in range(min(left, most), 0, -1):
+            rec(left - d, d, (*acc, d))
+
+    rec(int(k), int(k), ())
+    return out
+
+
+MAX_SPLITS = 300  # partitions enveloped exactly; beyond, the pure-DP group bound is used
+
+
+def split_pld(mechanism: Any, k: int, cells: int, *, h: float = DEFAULT_H) -> SourcedPLD:
+    """PLD of one person moving up to ``cells`` cells by d_i times the sensitivity, Σd_i <= k.
+
+    This is the release of a grouped statistic calibrated by the triangle inequality (each
+    cell at sensitivity Δ and ε/k; one person's k rows fall into cells as they like).  The
+    person's influence is a split (d_1, ..., d_j) of k (a partition; a split with Σd_i < k is
+    dominated by one with Σd_i = k because a larger shift dominates a smaller one, (a)).  For
+    one split the cells are independent releases, so the product of the per-cell dominating
+    pairs at shifts d_i·Δ dominates it (composition, :mod:`.pld`); the charge is the tail
+    envelope (:meth:`PLD.envelope`) over every split, which dominates each of them.
+    Which split is worst is not assumed: for Gaussians one cell moved by kΔ is worse than k
+    cells moved by Δ (ℓ2 norm kΔ vs √kΔ), and measured for the lattice Laplace and the
+    geometric law (k = 4) too, but the envelope does not rely on it.  When k has more than
+    MAX_SPLITS partitions, the group-privacy
+    bound of a pure ε-DP release (kε overall, by the triangle inequality) is charged instead
+    (randomized response; (ε, δ) mechanisms are refused there).
+    """
+    k, cells = int(k), max(1, int(cells))
+    if k < 1:
+        raise ParameterError(f"k must be an integer >= 1, got {k!r}")
+    if k == 1:
+        return mechanism_pld(mechanism, h=h)
+    splits = partitions(k, cells)
+    first = mechanism_pld(mechanism, h=h)
+    if first.method == FALLBACK or len(splits) > MAX_SPLITS:
+        g = mechanism.guarantee
+        if float(g.delta) > 0:
+            raise ParameterError(f"{type(mechanism).__name__} is (eps, delta)-DP: no bound for "
+                                 f"{k} contributions split over cells (charge it per cell "
+                                 "at sensitivity k times the unit instead)")
+        why = "fallback mechanism" if first.method == FALLBACK else \
+            f"{len(splits)} splits > {MAX_SPLITS}"
+        return SourcedPLD(PLD.randomized_response(k * float(g.epsilon), 0.0, h=h), FALLBACK,
+                          f"{why}: one person's {k} contributions over cells: pure "
+                          f"{k}x eps={g.epsilon:g} by the triangle inequality, randomized "
+                          "response pair")
+    by_shift = {1: first.pld}
+    for d in {d for s in splits for d in s} - {1}:
+        by_shift[d] = mechanism_pld(mechanism, h=h, shift=d).pld
+    composed = []
+    for s in splits:
+        pld = by_shift[s[0]]
+        for d in s[1:]:
+            pld = pld.compose(by_shift[d])
+        composed.append(pld)
+    return SourcedPLD(PLD.envelope(composed), EXACT,
+                      f"{first.note}; envelope over the {len(splits)} splits of {k} "
+                      f"contributions over at most {cells} cells")

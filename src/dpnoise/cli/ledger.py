@@ -1,6 +1,7 @@
 """``dpnoise ledger``: create, show, verify and migrate privacy-budget ledgers.
 
-    dpnoise ledger init FILE --budget EPS[,DELTA] [--anchor A]   create a new ledger
+    dpnoise ledger init FILE --budget EPS[,DELTA] [--accountant basic|pld|zcdp] [--anchor A]
+    dpnoise ledger init FILE --rho RHO                           a zCDP total (accountant zcdp)
     dpnoise ledger FILE [--anchor A] [--json]                    total, spent, releases, head
     dpnoise ledger verify FILE [--anchor A] [--write-anchor A]   check the whole hash chain
     dpnoise ledger migrate FILE                                  format 1 -> 2 (FILE.v1.bak kept)
@@ -26,6 +27,11 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="the ledger file, optionally after an action")
     p.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
                    help="init: the ledger's total, fixed for ever")
+    p.add_argument("--accountant", choices=("basic", "pld", "zcdp"), default=None,
+                   help="init: how releases compose (default basic; pld: exact privacy-loss "
+                        "distributions of the laws sampled; zcdp: rho adds up)")
+    p.add_argument("--rho", type=float, default=None,
+                   help="init: a zCDP total instead of --budget (accountant zcdp)")
     p.add_argument("--anchor", metavar="FILE", default=None,
                    help="anchor file outside the ledger: init writes it; show/verify compare")
     p.add_argument("--write-anchor", metavar="FILE", default=None,
@@ -51,9 +57,10 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         raise ParameterError(
             "usage: dpnoise ledger [init|verify|migrate] FILE (got "
             f"{' '.join(words)!r}); a file named like an action is written ./NAME")
-    if args.budget is not None and action != "init":
-        raise ParameterError("--budget is only for `dpnoise ledger init FILE --budget ...` "
-                             "(a ledger's total never changes)")
+    if (args.budget is not None or args.accountant is not None or args.rho is not None) \
+            and action != "init":
+        raise ParameterError("--budget, --rho and --accountant are only for `dpnoise ledger "
+                             "init FILE ...` (a ledger's total never changes)")
     if args.write_anchor is not None and action != "verify":
         raise ParameterError("--write-anchor is only for `dpnoise ledger verify`")
     return {"init": _init, "show": _show, "verify": _verify, "migrate": _migrate}[action](
@@ -62,15 +69,20 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 def _init(path: str, args: argparse.Namespace) -> int:
     from ..errors import ParameterError
-    from ..session import Ledger
+    from ..session import Budget, Ledger
     from .release_data import _budget
 
-    budget = _budget(args.budget)
+    if args.rho is not None:
+        if args.budget is not None:
+            raise ParameterError("give --budget EPS[,DELTA] or --rho RHO, not both")
+        budget = Budget(rho=args.rho, accountant=args.accountant or "zcdp")
+    else:
+        budget = _budget(args.budget, args.accountant)
     if budget is None:
-        raise ParameterError(f"dpnoise ledger init {path} needs --budget EPS[,DELTA] (the "
-                             "total, fixed for ever)")
+        raise ParameterError(f"dpnoise ledger init {path} needs --budget EPS[,DELTA] or --rho "
+                             "RHO (the total, fixed for ever)")
     with Ledger(path, budget=budget, create=True, anchor=args.anchor) as led:
-        info = {"ledger": path, "total": {"epsilon": budget.epsilon, "delta": budget.delta},
+        info = {"ledger": path, "total": _total_json(budget),
                 "accountant": led.accountant, "head": {"event": led.head_seq, "hash": led.head},
                 "anchor": args.anchor}
     if args.json:
@@ -83,6 +95,12 @@ def _init(path: str, args: argparse.Namespace) -> int:
     return 0
 
 
+def _total_json(b: Any) -> dict[str, Any]:
+    if b.rho is not None:
+        return {"rho": b.rho}
+    return {"epsilon": b.epsilon, "delta": b.delta}
+
+
 def _show(path: str, args: argparse.Namespace) -> int:
     import warnings
 
@@ -93,16 +111,17 @@ def _show(path: str, args: argparse.Namespace) -> int:
         led = Ledger(path, anchor=args.anchor)
     with led:
         rows = led.entries()
-        spent, left = led.spent(), led.remaining()
+        spent, left, basic = led.spent(), led.remaining(), led.spent_basic()
         if getattr(args, "show", None) is not None:
             return _show_release(rows, args)
         if args.json:
             emit_json({
                 "format": led.version, "read_only": led.read_only,
                 "accountant": led.accountant,
-                "total": {"epsilon": led.budget.epsilon, "delta": led.budget.delta},
-                "spent": {"epsilon": spent.epsilon, "delta": spent.delta},
-                "remaining": {"epsilon": left.epsilon, "delta": left.delta},
+                "total": _total_json(led.budget),
+                "spent": _total_json(spent),
+                "remaining": _total_json(left),
+                "basic": {"spent": {"epsilon": basic.epsilon, "delta": basic.delta}},
                 "head": {"event": led.head_seq, "hash": led.head},
                 "releases": [_entry_json(e) for e in rows],
             })
@@ -115,13 +134,30 @@ def _show(path: str, args: argparse.Namespace) -> int:
                   f"{led.accountant}")
             print(f"head:      event {led.head_seq} {led.head}")
         print(f"total:     {led.budget}")
-        print(f"spent:     {spent}  ({len(rows)} releases, basic sequential composition)")
-        print(f"remaining: {left}\n")
+        if led.accountant == "basic" or led.read_only:
+            print(f"spent:     {spent}  ({len(rows)} releases, basic sequential composition)")
+            print(f"remaining: {left}\n")
+        else:
+            how = "rho adds up" if led.accountant == "zcdp" else \
+                "composed privacy-loss distributions"
+            at = "" if led.budget.rho is not None else \
+                f"  (epsilon at delta={led.budget.delta:.3g}" + (
+                    f"; delta at epsilon={led.budget.epsilon:.6g})" if led.budget.delta
+                    else ")")
+            print(f"spent:     {spent}{at}  ({len(rows)} releases, {led.accountant}: {how})")
+            print(f"remaining: {left}")
+            b_left = max(0.0, (led.budget.epsilon or 0.0) - basic.epsilon) \
+                if led.budget.rho is None else None
+            print(f"basic:     would have charged {basic}" + (
+                f", leaving epsilon={b_left:.6g}" if b_left is not None else "") + "\n")
         for e in rows:
             ans = "" if e.answer is None else np.array2string(
                 e.answer.ravel()[:6], precision=6, separator=", ")
             status = e.status if e.reason is None else f"{e.status} ({e.reason})"
-            print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g} "
+            comp = "" if led.accountant == "basic" or e.composed_epsilon is None else (
+                f" rho_total={e.composed_rho:<8.4g}" if led.budget.rho is not None else
+                f" eps_total={e.composed_epsilon:<8.4g}")
+            print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g}{comp} "
                   f"{e.query}  ->  {ans}")
     return 0
 
@@ -156,6 +192,9 @@ def _entry_json(e: Any) -> dict[str, Any]:
     return {"id": e.id, "time": e.created_at, "status": e.status, "reason": e.reason,
             "query": e.query, "mechanism": e.mechanism, "epsilon": e.epsilon,
             "delta": e.delta, "head": e.head,
+            "composed": {"epsilon": e.composed_epsilon, "delta": e.composed_delta,
+                         "rho": e.composed_rho},
+            "basic": {"epsilon": e.basic_epsilon, "delta": e.basic_delta},
             "answer": None if e.answer is None else e.answer.ravel()[:20].tolist()}
 
 

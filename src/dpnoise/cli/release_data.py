@@ -64,7 +64,13 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
                         "the release")
     g.add_argument("--epsilon", dest="data_epsilon", type=float, default=None,
                    help="epsilon to spend on this release")
-    g.add_argument("--delta", dest="data_delta", type=float, default=0.0,
+    g.add_argument("--reserve-for", type=int, default=None, metavar="N",
+                   help="instead of --epsilon: the largest epsilon that leaves budget for N "
+                        "more releases like this one under the ledger's accountant")
+    g.add_argument("--dry-run", action="store_true",
+                   help="plan only: print the per-release parameters the accountant allows "
+                        "and the expected error; reads no data, spends nothing")
+    g.add_argument("--delta", dest="data_delta", type=float, default=None,
                    help="delta to spend (approximate-DP mechanisms only; default 0)")
     g.add_argument("--mechanism", dest="data_mechanism", metavar="NAME", default=None,
                    help="mechanism (default: the range-adherent one for the statistic)")
@@ -124,7 +130,7 @@ def engine_options(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
     return engine, given
 
 
-def _budget(text: str | None):  # type: ignore[no-untyped-def]
+def _budget(text: str | None, accountant: str | None = None):  # type: ignore[no-untyped-def]
     from ..errors import ParameterError
     from ..session import Budget
 
@@ -132,7 +138,7 @@ def _budget(text: str | None):  # type: ignore[no-untyped-def]
         return None
     eps, _, dl = text.partition(",")
     try:
-        return Budget(float(eps), float(dl) if dl else 0.0)
+        return Budget(float(eps), float(dl) if dl else 0.0, accountant=accountant)
     except ValueError as exc:
         raise ParameterError(f"--budget must be EPS or EPS,DELTA, got {text!r}") from exc
 
@@ -146,8 +152,11 @@ def run_data_release(args: argparse.Namespace) -> int:
 
     if args.query is None:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")
-    if args.data_epsilon is None:
-        raise ParameterError("--data needs --epsilon (the budget to spend on this release)")
+    if args.data_epsilon is None and args.reserve_for is None:
+        raise ParameterError("--data needs --epsilon (the budget to spend on this release) "
+                             "or --reserve-for N")
+    if args.data_epsilon is not None and args.reserve_for is not None and not args.dry_run:
+        raise ParameterError("give --epsilon or --reserve-for N, not both")
     engine, options = engine_options(args)
     base = _resolve_schema(args.schema, args.data) if (
         args.schema is not None or Path(args.data).with_suffix(".toml").is_file()) else None
@@ -172,12 +181,28 @@ def run_data_release(args: argparse.Namespace) -> int:
             raise ParameterError(f"--anchor needs a ledger file, not --ledger {MEMORY}")
         print(MEMORY_NOTICE, file=sys.stderr)
     rng = None if args.seed is None else SeededRandom(args.seed)
+    if args.dry_run:  # no data is opened: the plan uses the schema and the ledger only
+        with Session(None, _budget(args.budget), None if in_memory else ledger,
+                     schema=schema, anchor=args.anchor) as s:
+            p = s.plan(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
+                       mechanism=args.data_mechanism, reserve_for=args.reserve_for or 0)
+            if args.json:
+                emit_json({"dry_run": True, "query": p.query, "accountant": p.accountant,
+                           "reserve_for": p.reserve_for, "epsilon": p.epsilon,
+                           "delta": p.delta, "mechanism": p.mechanism, "fits": p.fits,
+                           "basic_epsilon": p.basic_epsilon,
+                           "composed_after": p.composed_after,
+                           "components": p.components, "notes": list(p.notes)})
+                return 0
+            print("dry run: nothing read, nothing spent")
+            print(p)
+        return 0
     with Session(args.data, _budget(args.budget), None if in_memory else ledger,
                  schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
                  anchor=args.anchor, engine=engine, engine_options=options) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
                       mechanism=args.data_mechanism, output=args.output,
-                      confidence=args.confidence)
+                      confidence=args.confidence, reserve_for=args.reserve_for)
         remaining = s.remaining
         if args.json:
             emit_json({

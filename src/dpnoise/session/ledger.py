@@ -48,6 +48,7 @@ in ``ledger_chain``, ``ledger_store`` and ``ledger_verify``.)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -107,30 +108,62 @@ QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are r
 
 @dataclass(frozen=True)
 class Budget:
-    """A ledger's total: (epsilon, delta) under an accountant (``"basic"``: the charges add
-    up).  ``rho`` (a zCDP total) is recorded in the format but needs an accountant this
-    version does not have."""
+    """A ledger's total under an accountant.
 
-    epsilon: float
+    ``Budget(epsilon, delta=0, accountant="basic" | "pld" | "zcdp")``: an (epsilon, delta)
+    total; ``Budget(rho=...)``: a zCDP total (accountant ``"zcdp"``; epsilon is then
+    infinite and unused).  ``"basic"``: the releases' (epsilon, delta) add up; ``"pld"``:
+    the privacy-loss distributions of the laws sampled are composed; ``"zcdp"``: their rho
+    add up (see :mod:`dpnoise.accounting` and docs/accounting.md).  The accountant defaults
+    to ``"basic"``, or ``"zcdp"`` with ``rho``."""
+
+    epsilon: float | None = None
     delta: float = 0.0
     rho: float | None = None
-    accountant: str = "basic"
+    accountant: str | None = None
 
     def __post_init__(self) -> None:
-        e = check_finite("budget epsilon", self.epsilon)
-        if e < 0:
-            raise ParameterError(f"budget epsilon must be >= 0, got {e!r}")
-        d = check_delta(self.delta, name="budget delta", allow_zero=True)
-        if self.accountant not in ACCOUNTANTS:
+        acc = self.accountant if self.accountant is not None else (
+            "zcdp" if self.rho is not None else "basic")
+        if acc not in ACCOUNTANTS:
             raise ParameterError(f"budget accountant must be one of {', '.join(ACCOUNTANTS)}, "
                                  f"got {self.accountant!r}")
         if self.rho is not None:
-            raise ParameterError("budget rho (a zCDP total) needs the 'zcdp' accountant, "
-                                 "which this version of dpnoise does not have; leave rho=None")
-        object.__setattr__(self, "epsilon", e)
-        object.__setattr__(self, "delta", d)
+            r = check_finite("budget rho", self.rho)
+            if r < 0:
+                raise ParameterError(f"budget rho must be >= 0, got {r!r}")
+            if acc != "zcdp":
+                raise ParameterError(f"budget rho (a zCDP total) needs accountant 'zcdp', not "
+                                     f"{acc!r}")
+            if (self.epsilon is not None and self.epsilon != math.inf) or self.delta:
+                raise ParameterError("a rho budget has no epsilon/delta: give "
+                                     "Budget(rho=...) alone, or Budget(epsilon, delta, "
+                                     "accountant='zcdp') for an (epsilon, delta) total")
+            object.__setattr__(self, "rho", r)
+            object.__setattr__(self, "epsilon", math.inf)
+            object.__setattr__(self, "delta", 0.0)
+        else:
+            if self.epsilon is None:
+                raise ParameterError("budget epsilon is required (or rho=... for a zCDP total)")
+            e = check_finite("budget epsilon", self.epsilon)
+            if e < 0:
+                raise ParameterError(f"budget epsilon must be >= 0, got {e!r}")
+            d = check_delta(self.delta, name="budget delta", allow_zero=True)
+            object.__setattr__(self, "epsilon", e)
+            object.__setattr__(self, "delta", d)
+        object.__setattr__(self, "accountant", acc)
+
+    def for_accounting(self) -> Any:
+        """The :class:`dpnoise.accounting.AccountingBudget` of this total."""
+        from ..accounting import AccountingBudget
+
+        if self.rho is not None:
+            return AccountingBudget(rho=self.rho)
+        return AccountingBudget(float(self.epsilon), float(self.delta))  # type: ignore[arg-type]
 
     def __str__(self) -> str:
+        if self.rho is not None:
+            return f"rho={self.rho:.6g}"
         return f"epsilon={self.epsilon:.6g}" + (f", delta={self.delta:.3g}" if self.delta else "")
 
 
@@ -158,6 +191,15 @@ class Entry:
     answer: NDArray[Any] | None
     reason: str | None = None
     head: str | None = None
+    #: the composed guarantee after this release under the ledger's accountant: epsilon at
+    #: the total's delta, delta at the total's epsilon, rho (zcdp); under "basic" the
+    #: running sums (rho None).  ``basic_*``: the running sums of the rows' (epsilon,
+    #: delta), i.e. what basic composition would have charged.
+    composed_epsilon: float | None = None
+    composed_delta: float | None = None
+    composed_rho: float | None = None
+    basic_epsilon: float | None = None
+    basic_delta: float | None = None
 
 
 def encode_answer(values: NDArray[Any]) -> bytes:
@@ -212,6 +254,8 @@ class Ledger:
         if budget is not None and not isinstance(budget, Budget):
             raise ParameterError(f"budget must be a dpnoise.Budget, got {type(budget).__name__}")
         self._ident: tuple[int, int] | None = None
+        self._acc: Any = None
+        self._acc_state: tuple[str | None, Any] | None = None  # (hash, composed State)
         self._state = ChainState(self.path)
         self._fp: tuple[Any, ...] = ()
         if not self.durable:
@@ -453,35 +497,232 @@ class Ledger:
         return st.eps, st.delta
 
     def spent(self) -> Budget:
-        """Total charged so far (reserved, released and aborted releases alike)."""
+        """Total charged so far (reserved, released and aborted releases alike), under the
+        ledger's accountant: ``basic``: the sums; ``pld``/``zcdp``: the composed epsilon at
+        the total's delta and the composed delta at the total's epsilon (or the composed
+        rho for a rho total).  :meth:`spent_basic` gives what basic composition charges."""
+        if self.accountant == "basic" or self.read_only:
+            eps, dl = self._spent_fractions()
+            return Budget(_float_up(eps), min(1.0, _float_up(dl)))
+        c = self._composed_summary()
+        if self.budget.rho is not None:
+            return Budget(rho=c["rho"])
+        return Budget(c["epsilon"], min(1.0, c["delta"]), accountant=self.accountant)
+
+    def spent_basic(self) -> Budget:
+        """What basic sequential composition charges for the same releases (the sum of the
+        rows' epsilon/delta columns), whatever the accountant."""
         eps, dl = self._spent_fractions()
-        return Budget(float(eps), min(1.0, float(dl)))
+        return Budget(_float_up(eps), min(1.0, _float_up(dl)))
 
     def remaining(self) -> Budget:
-        eps, dl = self._spent_fractions()
-        r_eps = Fraction(self.budget.epsilon) - eps
-        r_dl = Fraction(self.budget.delta) - dl
-        # round DOWN so the reported remainder is never more than what is left
-        return Budget(_float_down(r_eps), _float_down(r_dl))
+        """The total minus :meth:`spent` (rounded down).  Under ``pld``/``zcdp`` it is an
+        indication, not additive: whether a release fits is decided by composing it
+        (:meth:`reserve`, ``Session.plan``)."""
+        if self.accountant == "basic" or self.read_only:
+            eps, dl = self._spent_fractions()
+            r_eps = Fraction(self.budget.epsilon) - eps  # type: ignore[arg-type]
+            r_dl = Fraction(self.budget.delta) - dl
+            # round DOWN so the reported remainder is never more than what is left
+            return Budget(_float_down(r_eps), _float_down(r_dl))
+        c = self._composed_summary()
+        if self.budget.rho is not None:
+            return Budget(rho=_float_down(Fraction(self.budget.rho) - Fraction(c["rho"])))
+        return Budget(_float_down(Fraction(self.budget.epsilon) - Fraction(c["epsilon"]))
+                      if math.isfinite(c["epsilon"]) else 0.0,
+                      _float_down(Fraction(self.budget.delta) - Fraction(min(1.0, c["delta"]))),
+                      accountant=self.accountant)
+
+    def _composed_summary(self) -> dict[str, float]:
+        st = self._refresh()
+        return st.composed if st.composed is not None else \
+            {"epsilon": 0.0, "delta": 0.0, "rho": 0.0}
+
+    # ------------------------------------------------------------ accounting
+    def accountant_object(self) -> Any:
+        """The :class:`dpnoise.accounting.Accountant` of this ledger."""
+        from ..accounting import get_accountant
+
+        if self._acc is None:
+            self._acc = get_accountant(self.accountant)
+        return self._acc
+
+    def state(self) -> Any:
+        """The composed :class:`dpnoise.accounting.State` of every release so far (for
+        planning: ``accounting.largest_share(..., state=ledger.state())``).  Under
+        ``basic`` a state holding the sums rounded up."""
+        from ..accounting import State
+
+        if self.accountant == "basic" or self.read_only:
+            eps, dl = self._spent_fractions()
+            n = len(self.entries()) if self.read_only else self._state.releases
+            return State("basic", n, _float_up(eps), min(1.0, _float_up(dl)))
+        st = self._refresh()
+        with self._read("reading") as con:
+            return self._composed_state(con, st)
+
+    def charge_for(self, what: Any) -> Any:
+        """The charge of a mechanism or :class:`~dpnoise.accounting.ReleaseSpec` under
+        this ledger's accountant (raises ParameterError for a law the accountant refuses)."""
+        return self.accountant_object().charge_for(what)
+
+    def _claimed_charge(self, epsilon: float, delta: float) -> Any:
+        """A charge from a claimed (epsilon, delta) alone: the randomized-response pair
+        (pld; dominates every (epsilon, delta)-DP release) or rho = epsilon^2/2 (zcdp,
+        pure DP only)."""
+        from ..mechanisms.base import Guarantee
+
+        class Claimed:  # what the accountants read of a mechanism: its guarantee
+            guarantee = Guarantee(epsilon=epsilon, delta=delta)
+
+        return self.charge_for(Claimed())
+
+    def _charge(self, accounting: Any, epsilon: float, delta: float) -> Any:
+        from ..accounting import Charge
+
+        if accounting is None:
+            return self._claimed_charge(epsilon, delta)
+        if isinstance(accounting, bytes):
+            try:
+                accounting = Charge.from_bytes(accounting)
+            except (ParameterError, ValueError, KeyError) as exc:
+                raise ParameterError(f"accounting is not a serialised charge: {exc}") from exc
+        if not isinstance(accounting, Charge):
+            raise ParameterError("accounting must be a dpnoise.accounting.Charge (or its bytes)")
+        if accounting.accountant != self.accountant:
+            raise ParameterError(f"a charge of accountant {accounting.accountant!r} given to a "
+                                 f"{self.accountant!r} ledger")
+        return accounting
+
+    def _composed_state(self, con: sqlite3.Connection, st: ChainState) -> Any:
+        """Inside a transaction: the composed state after the last reserve event -- this
+        object's copy if its hash is the one the chain names, else the cached one (its
+        SHA-256 must be the chain's), else (cache missing) rebuilt by composing the stored
+        charges in order."""
+        from ..accounting import Charge, State
+
+        acc = self.accountant_object()
+        if not st.state_seq:
+            return acc.empty()
+        if self._acc_state is not None and self._acc_state[0] == st.state_sha256:
+            return self._acc_state[1]
+        row = con.execute("SELECT seq, state FROM composed").fetchone()
+        if row is not None:
+            if row[0] != st.state_seq or not isinstance(row[1], bytes) or \
+                    sha256_hex(row[1]) != st.state_sha256:
+                raise ChainError(self.path, st.state_seq, "the cached composed state does "
+                                 "not match the state hash of this reserve event")
+            try:
+                state = State.from_bytes(row[1])
+            except (ParameterError, ValueError, KeyError) as exc:
+                raise ChainError(self.path, st.state_seq, f"the cached composed state is "
+                                 f"unreadable ({exc})") from exc
+        else:
+            state = acc.empty()
+            for seq, blob in con.execute(
+                    "SELECT e.seq, b.data FROM events e JOIN blobs b ON b.seq = e.seq AND "
+                    "b.role = 'accounting' WHERE e.kind = 'reserve' AND e.seq <= ? "
+                    "ORDER BY e.seq", (st.seq,)):
+                try:
+                    state = acc.compose(state, Charge.from_bytes(blob))
+                except (ParameterError, ValueError, KeyError) as exc:
+                    raise ChainError(self.path, seq, f"its accounting object is unreadable "
+                                     f"({exc})") from exc
+        if state.accountant != self.accountant or state.count != st.releases:
+            raise ChainError(self.path, st.state_seq, "the composed state does not cover "
+                             "the releases of the chain")
+        self._acc_state = (st.state_sha256, state)
+        return state
+
+    def _summary(self, state: Any) -> dict[str, float]:
+        """The composed guarantee of ``state`` against this ledger's total."""
+        acc, total = self.accountant_object(), self.budget
+        if total.rho is not None:
+            return {"epsilon": math.inf, "delta": 1.0, "rho": float(state.rho)}
+        return {"epsilon": float(acc.epsilon(state, total.delta)) if total.delta > 0 else
+                float(acc.epsilon(state, 0.0)),
+                "delta": float(acc.delta(state, total.epsilon)), "rho": float(state.rho)}
+
+    def _fits(self, c: dict[str, float]) -> bool:
+        """Strict (no tolerance): the composed guarantee within the total."""
+        total = self.budget
+        if total.rho is not None:
+            return c["rho"] <= total.rho
+        return c["delta"] <= total.delta or c["epsilon"] <= total.epsilon  # type: ignore[operator]
+
+    def history_composed(self) -> list[dict[str, Any]]:
+        """Per release, in order: the composed guarantee after it under the ledger's
+        accountant and what basic composition would have charged by then (for plots)."""
+        return [{"id": e.id, "status": e.status, "epsilon": e.epsilon, "delta": e.delta,
+                 "composed_epsilon": e.composed_epsilon, "composed_delta": e.composed_delta,
+                 "composed_rho": e.composed_rho, "basic_epsilon": e.basic_epsilon,
+                 "basic_delta": e.basic_delta} for e in self.entries()]
 
     def reserve(self, *, epsilon: float, delta: float, query: str, canonical: str,
                 query_key: str, dataset: str, mechanism: str, parameters: dict[str, Any],
-                guarantee: dict[str, Any], accounting: bytes | None = None) -> int:
-        """Charge (epsilon, delta) durably before any noise is drawn; returns the release
-        number.  ``accounting``: an optional serialised accounting object, stored with its
-        SHA-256 inside the hashed event."""
+                guarantee: dict[str, Any], accounting: Any = None) -> int:
+        """Charge a release durably before any noise is drawn; returns the release number.
+
+        ``epsilon``/``delta``: the release's own calibrated guarantee (the row's columns).
+        ``accounting``: under ``basic`` optional bytes stored with their SHA-256; under
+        ``pld``/``zcdp`` the release's :class:`~dpnoise.accounting.Charge` (or its bytes;
+        ``None``: a charge from the claimed (epsilon, delta) alone).  The composed state
+        after it is computed INSIDE the transaction from the cached state, and the release
+        is refused (BudgetExceededError, nothing written) if it would exceed the total."""
         epsilon = check_finite("epsilon", epsilon)
         delta = check_delta(delta, allow_zero=True)
         if epsilon <= 0:
             raise ParameterError(f"epsilon must be > 0, got {epsilon!r}")
-        if accounting is not None and not isinstance(accounting, bytes):
-            raise ParameterError("accounting must be bytes (a serialised accounting object)")
+        if self.accountant == "basic":
+            if accounting is not None and not isinstance(accounting, bytes):
+                accounting = accounting.to_bytes() if hasattr(accounting, "to_bytes") else \
+                    accounting
+                if not isinstance(accounting, bytes):
+                    raise ParameterError("accounting must be bytes (a serialised accounting "
+                                         "object)")
+            return self._reserve_basic(epsilon, delta, accounting, query=query,
+                                       canonical=canonical, query_key=query_key,
+                                       dataset=dataset, mechanism=mechanism,
+                                       parameters=parameters, guarantee=guarantee)
+        if self.read_only:
+            raise LedgerError(self.read_only_message())
+        charge = self._charge(accounting, epsilon, delta)  # before the lock: public work
+        charge_bytes = charge.to_bytes()
+        acc, total = self.accountant_object(), self.budget
+        with self._write("reservation") as con:
+            st = self._sync(con)
+            state = self._composed_state(con, st)
+            new = acc.compose(state, charge)
+            c = self._summary(new)
+            if not self._fits(c):
+                before = self._summary(state)
+                raise BudgetExceededError(
+                    f"release refused, nothing spent: under the {self.accountant} accountant "
+                    f"it would bring the composed guarantee to {_fmt_composed(c, total)}, "
+                    f"over the total {total} (spent so far: {_fmt_composed(before, total)})")
+            rel = st.releases + 1
+            body = {"query": query, "canonical": canonical, "dataset": dataset,
+                    "mechanism": mechanism, "parameters": parameters, "guarantee": guarantee,
+                    "pid": os.getpid(), "composed": c, "accountant": self.accountant,
+                    "notes": list(charge.notes)}
+            new_bytes = new.to_bytes()
+            row = append_event(con, st, kind="reserve", at=_now(), release=rel,
+                               query_key=query_key, epsilon=epsilon, delta=delta, body=body,
+                               accounting=charge_bytes, composed=new_bytes)
+            st = verify_rows(st, [row])
+            fp = fingerprint(con, st.seq)
+        self._acc_state = (st.state_sha256, new)
+        self._after_write(st, fp)
+        return rel
+
+    def _reserve_basic(self, epsilon: float, delta: float, accounting: bytes | None,
+                       **fields: Any) -> int:
         total = self.budget
         with self._write("reservation") as con:
             st = self._sync(con)
             new_eps, new_dl = st.eps + Fraction(epsilon), st.delta + Fraction(delta)
-            if new_eps > Fraction(total.epsilon) or new_dl > Fraction(total.delta):
-                left = Budget(_float_down(Fraction(total.epsilon) - st.eps),
+            if new_eps > Fraction(total.epsilon) or new_dl > Fraction(total.delta):  # type: ignore[arg-type]
+                left = Budget(_float_down(Fraction(total.epsilon) - st.eps),  # type: ignore[arg-type]
                               _float_down(Fraction(total.delta) - st.delta))
                 raise BudgetExceededError(
                     f"release refused, nothing spent: it needs epsilon={epsilon:g}"
@@ -492,12 +733,12 @@ class Ledger:
                     + f" of the total {total} remains"
                 )
             rel = st.releases + 1
-            body = {"query": query, "canonical": canonical, "dataset": dataset,
-                    "mechanism": mechanism, "parameters": parameters, "guarantee": guarantee,
-                    "pid": os.getpid()}
+            body = {k: fields[k] for k in ("query", "canonical", "dataset", "mechanism",
+                                           "parameters", "guarantee")}
+            body["pid"] = os.getpid()
             row = append_event(con, st, kind="reserve", at=_now(), release=rel,
-                               query_key=query_key, epsilon=epsilon, delta=delta, body=body,
-                               accounting=accounting,
+                               query_key=fields["query_key"], epsilon=epsilon, delta=delta,
+                               body=body, accounting=accounting,
                                composed=basic_state(new_eps, new_dl, rel))
             st = verify_rows(st, [row])
             fp = fingerprint(con, st.seq)
@@ -553,7 +794,14 @@ class Ledger:
         if self.read_only:
             with self._read("reading") as con:
                 rows = con.execute(f"SELECT {V1_COLS} FROM {V1_FROM} ORDER BY r.id").fetchall()
-            return [_entry_v1(r) for r in rows]
+            out, e, d = [], Fraction(0), Fraction(0)
+            for r in rows:
+                entry = _entry_v1(r)
+                e, d = e + Fraction(entry.epsilon), d + Fraction(entry.delta)
+                be, bd = _float_up(e), min(1.0, _float_up(d))
+                out.append(dataclasses.replace(entry, composed_epsilon=be, composed_delta=bd,
+                                               basic_epsilon=be, basic_delta=bd))
+            return out
         st = self._refresh()
         with self._read("reading") as con:
             return _entries(con, self.path, st.seq)
@@ -605,13 +853,23 @@ def _entries(con: sqlite3.Connection, path: str, upto: int,
         " e.answer_sha256, e.hash, b.data FROM events e LEFT JOIN blobs b"
         f" ON b.seq = e.seq AND b.role = 'answer' WHERE {where} ORDER BY e.seq", args)
     out: dict[int, dict[str, Any]] = {}
+    run_e, run_d = Fraction(0), Fraction(0)
+    if release is not None:  # the running sums need the releases before it
+        run_e, run_d = (Fraction(x) for x in _sums_before(con, release))
     for seq, kind, rel, at, key, eps, dl, body_text, digest, h, blob in rows:
         try:
             body = json.loads(body_text)
         except (TypeError, ValueError) as exc:
             raise ChainError(path, seq, "its body is not JSON") from exc
         if kind == "reserve":
-            out[rel] = {"id": rel, "created_at": at, "completed_at": None,
+            run_e, run_d = run_e + Fraction(eps), run_d + Fraction(dl)
+            be, bd = _float_up(run_e), min(1.0, _float_up(run_d))
+            comp = body.get("composed")
+            ce, cd, cr = (float(comp["epsilon"]), float(comp["delta"]), float(comp["rho"])) \
+                if isinstance(comp, dict) else (be, bd, None)
+            out[rel] = {"composed_epsilon": ce, "composed_delta": cd, "composed_rho": cr,
+                        "basic_epsilon": be, "basic_delta": bd,
+                        "id": rel, "created_at": at, "completed_at": None,
                         "status": "reserved", "query": body.get("query", ""),
                         "canonical": body.get("canonical", ""), "query_key": key,
                         "dataset": body.get("dataset", ""),
@@ -634,6 +892,14 @@ def _entries(con: sqlite3.Connection, path: str, upto: int,
     return [Entry(**e) for e in out.values()]
 
 
+def _sums_before(con: sqlite3.Connection, release: int) -> tuple[float, float]:
+    e, d = Fraction(0), Fraction(0)
+    for x, y in con.execute("SELECT epsilon, delta FROM events WHERE kind = 'reserve' AND "
+                            "release < ?", (release,)):
+        e, d = e + Fraction(x), d + Fraction(y)
+    return e, d  # type: ignore[return-value]
+
+
 def _entry_v1(row: tuple[Any, ...]) -> Entry:
     try:
         params = json.loads(row[9])
@@ -643,6 +909,21 @@ def _entry_v1(row: tuple[Any, ...]) -> Entry:
     reason = "release_failed" if row[3] == "aborted" else None  # v1 stored exception text
     return Entry(*row[:9], params, guarantee, row[11], row[12], decode_answer(row[13]),
                  reason, None)
+
+
+def _fmt_composed(c: dict[str, float], total: Budget) -> str:
+    if total.rho is not None:
+        return f"rho={c['rho']:.6g}"
+    return f"epsilon={c['epsilon']:.6g} (at delta={total.delta:.3g})" + (
+        f", delta={c['delta']:.3g} (at epsilon={total.epsilon:.6g})" if total.delta else "")
+
+
+def _float_up(x: Fraction) -> float:
+    """The smallest double >= x."""
+    f = float(x)
+    if Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 def _float_down(x: Fraction) -> float:

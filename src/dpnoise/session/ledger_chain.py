@@ -61,7 +61,7 @@ from ..errors import LedgerError
 GENESIS = "0" * 64
 EVENT_DOMAIN = b"dpnoise-ledger-event/2\n"
 KINDS = ("init", "migrate", "reserve", "complete", "abort")
-ACCOUNTANTS = ("basic",)  # issue 15 adds "pld" and "zcdp" without a format change
+ACCOUNTANTS = ("basic", "pld", "zcdp")  # one format (2) for all three
 ABORT_REASONS = frozenset({"noise_failed", "interrupted", "release_failed"})
 
 # the event columns, in the order they are selected for verification
@@ -149,11 +149,13 @@ class ChainState:
     closed: set[int] = field(default_factory=set)
     state_sha256: str | None = None  # composed state after the last reserve
     state_seq: int = 0
+    composed: dict[str, Any] | None = None  # pld/zcdp: the composed guarantee after it
 
     def copy(self) -> ChainState:
         return ChainState(self.path, self.seq, self.head, self.ledger_id, self.header,
                           self.eps, self.delta, self.releases, set(self.open),
-                          set(self.closed), self.state_sha256, self.state_seq)
+                          set(self.closed), self.state_sha256, self.state_seq,
+                          self.composed)
 
     def _fail(self, seq: int | None, what: str) -> ChainError:
         return ChainError(self.path, seq, what)
@@ -206,7 +208,10 @@ class ChainState:
         if acc not in ACCOUNTANTS:
             raise self._fail(seq, f"accountant {acc!r} is not supported by this dpnoise "
                                   f"(it knows {', '.join(ACCOUNTANTS)})")
-        if not (math.isfinite(eps) and eps >= 0 and 0 <= dl < 1):
+        if rho is not None:
+            if acc != "zcdp" or not (math.isfinite(rho) and rho >= 0):
+                raise self._fail(seq, f"the total rho={rho!r} is invalid (zcdp only, >= 0)")
+        elif not (math.isfinite(eps) and eps >= 0 and 0 <= dl < 1):
             raise self._fail(seq, f"the total (epsilon={eps!r}, delta={dl!r}) is invalid")
         self.header = Header(acc, eps, dl, rho, row["at"])
 
@@ -226,16 +231,43 @@ class ChainState:
         if not isinstance(row["query_key"], str):
             raise self._fail(seq, "a reserve event without its query key")
         eps, dl = self.eps + Fraction(e), self.delta + Fraction(d)
-        if eps > Fraction(self.header.epsilon) or dl > Fraction(self.header.delta):
-            raise self._fail(seq, f"the charges (epsilon={float(eps):.6g}, delta="
-                                  f"{float(dl):.3g}) exceed the total")
-        state = sha256_hex(basic_state(eps, dl, rel))
-        if row["state_sha256"] != state:
-            raise self._fail(seq, "its composed-state hash is not the composition of the "
-                                  "charges before it")
+        if self.header.accountant == "basic":
+            if eps > Fraction(self.header.epsilon) or dl > Fraction(self.header.delta):
+                raise self._fail(seq, f"the charges (epsilon={float(eps):.6g}, delta="
+                                      f"{float(dl):.3g}) exceed the total")
+            state = sha256_hex(basic_state(eps, dl, rel))
+            if row["state_sha256"] != state:
+                raise self._fail(seq, "its composed-state hash is not the composition of the "
+                                      "charges before it")
+        else:
+            state = self._apply_composed(seq, row, body)
         self.eps, self.delta, self.releases = eps, dl, rel
         self.open.add(rel)
         self.state_sha256, self.state_seq = state, seq
+
+    def _apply_composed(self, seq: int, row: dict[str, Any], body: dict[str, Any]) -> str:
+        """pld / zcdp: the event names its charge (accounting blob) and the composed state
+        after it, and records the composed guarantee, which must lie within the total.
+        (That the state IS the composition of the charges is checked by recomposing them:
+        ``dpnoise ledger verify``; at every reservation the cached state is hash-checked.)"""
+        assert self.header is not None
+        h = self.header
+        if not isinstance(row["accounting_sha256"], str) or not isinstance(
+                row["state_sha256"], str):
+            raise self._fail(seq, f"a {h.accountant} reserve event without its accounting "
+                                  "object or composed-state hash")
+        comp = body.get("composed")
+        try:
+            ce, cd = float(comp["epsilon"]), float(comp["delta"])
+            cr = float(comp["rho"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self._fail(seq, f"its composed guarantee is missing ({exc})") from exc
+        fits = cr <= h.rho if h.rho is not None else (ce <= h.epsilon or cd <= h.delta)
+        if not fits or any(math.isnan(x) for x in (ce, cd, cr)):
+            raise self._fail(seq, f"its composed guarantee (epsilon={ce:.6g}, delta={cd:.3g}, "
+                                  f"rho={cr:.6g}) exceeds the total")
+        self.composed = {"epsilon": ce, "delta": cd, "rho": cr}
+        return str(row["state_sha256"])
 
     def _close(self, seq: int, row: dict[str, Any]) -> None:
         rel = row["release"]

@@ -62,6 +62,7 @@ from .engine import Aggregates, DuckDBEngine, exact_sum
 from .intervals import component_interval, ratio_interval, variance_interval
 from .ledger import Budget, Entry, Ledger, check_rng_for_ledger
 from .plan import combine, power_fixed, quantile_grid
+from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
@@ -334,6 +335,37 @@ class Session:
         a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
         return [("count", count), ("centred_sum", target("sum", half, a, b))]
 
+    def n_cells(self, q: Query) -> int:
+        """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
+        are not public counts as more cells than RangeLaplace is used for."""
+        n_cells = 1
+        for g in q.group_by:
+            col = self.schema.column(g)
+            n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
+        return n_cells
+
+    def plan(self, query: str | Query, *, epsilon: float | None = None,
+             delta: float | None = None, mechanism: str | None = None,
+             reserve_for: int = 0) -> ReleasePlan:
+        """Plan a release WITHOUT spending or reading data: the per-release epsilon the
+        ledger's accountant allows for this release and ``reserve_for`` more like it from
+        the remaining budget (the largest, found by bisection; or check a given
+        ``epsilon``), the mechanism and parameters per component, the expected error per
+        cell from the exact law at a public point (worst case over the range for
+        range-adherent laws), the composed guarantee after all of them and what basic
+        composition would allow.  See :mod:`dpnoise.session.planning`."""
+        q = self.parse(query)
+        if self.schema.max_rows is None and self.rows_epsilon and self._rows is None:
+            raise ParameterError("the row bound N is not released yet (rows_epsilon): plan "
+                                 "needs it -- release it first (session.row_bound()) or "
+                                 "declare max_rows in the schema")
+        if epsilon is not None:
+            epsilon = check_epsilon(epsilon)
+        if delta is not None:
+            delta = check_delta(delta, allow_zero=True)
+        return plan_release(self, q, epsilon=epsilon, delta=delta, mechanism=mechanism,
+                            reserve_for=reserve_for)
+
     def _plans(self, q: Query, epsilon: float, delta: float,
                mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Any]]:
         """The calibrated components of ``q`` at total (epsilon, delta).
@@ -348,10 +380,7 @@ class Session:
             _, _, changed = self.schema.bounds(True)
             out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
             epsilon, delta = epsilon / 2, 0.0
-        n_cells = 1
-        for g in q.group_by:
-            col = self.schema.column(g)
-            n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
+        n_cells = self.n_cells(q)
         if q.stat == "quantile":
             if delta:
                 raise ParameterError("a quantile is pure epsilon-DP: pass delta=0")
@@ -421,23 +450,39 @@ class Session:
             return _true_quantile(q, self.schema, agg)
         return _combine(q, self.schema, _components(q, agg))
 
-    def release(self, query: str | Query, *, epsilon: float, delta: float = 0.0,
-                mechanism: str | None = None, replay: bool | None = None,
-                output: str | None = None, confidence: float = 0.95) -> Release:
+    def release(self, query: str | Query, *, epsilon: float | None = None,
+                delta: float | None = None, mechanism: str | None = None,
+                replay: bool | None = None, output: str | None = None,
+                reserve_for: int | None = None, confidence: float = 0.95) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps.
 
-        ``confidence``: the level of the error bars carried by the release
-        (``Release.interval``; the ``low``/``high`` columns).
-
-        ``output``: where a release noised on the Spark executors is written (parquet);
-        required exactly when the engine noises this query there (more cells than its
-        ``driver_cells``, or ``noise="executors"``)."""
+        ``reserve_for=N`` (instead of ``epsilon``): take the largest epsilon that leaves
+        budget for N more releases like this one under the ledger's accountant
+        (:meth:`plan`; ``delta`` then defaults to a share of the total for mechanisms that
+        need one).  ``output``: where a release noised on the Spark executors is written
+        (parquet); required exactly when the engine noises this query there (more cells
+        than its ``driver_cells``, or ``noise="executors"``).  ``confidence``: the level
+        of the error bars carried by the release (``Release.interval``; the ``low``/``high``
+        columns)."""
         from ..laws.base import check_level
 
         q = self.parse(query)
-        epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
         confidence = check_level(confidence)
-        if self._rows is None and self.schema.max_rows is None and self.rows_epsilon:
+        if self.engine is None:
+            raise ParameterError("this session has no data (data=None: planning only)")
+        if reserve_for is not None:
+            if epsilon is not None:
+                raise ParameterError("give epsilon or reserve_for, not both")
+            self.row_bound()  # may release N first (before the plan reads the state)
+            p = self.plan(q, delta=delta, mechanism=mechanism, reserve_for=reserve_for)
+            epsilon, delta = p.epsilon, p.delta
+        if epsilon is None:
+            raise ParameterError("release needs epsilon=... (or reserve_for=N: the largest "
+                                 "share that leaves budget for N more like it)")
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(0.0 if delta is None else delta, allow_zero=True)
+        if self._rows is None and self.schema.max_rows is None and self.rows_epsilon and \
+                self.ledger.accountant == "basic":
             left = self.ledger.remaining()
             if self.rows_epsilon + epsilon > left.epsilon:  # do not release N in vain
                 raise BudgetExceededError(
@@ -452,9 +497,17 @@ class Session:
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  replay: bool | None, with_rows: bool, output: str | None = None,
                  confidence: float = 0.95) -> Release:
+        if self.engine is None:
+            raise ParameterError("this session has no data (data=None: planning only)")
         executors = self._check_output(q, output)
-        epsilon, delta = self._snap(epsilon, delta)
+        basic = self.ledger.accountant == "basic"
+        if basic:
+            epsilon, delta = self._snap(epsilon, delta)
         plans = self._plans(q, epsilon, delta, mechanism, with_rows)
+        # pld / zcdp: the release's charge (its PLD or rho), computed from public facts
+        # before anything is spent (a law the accountant refuses raises here)
+        charge = None if basic else self.ledger.charge_for(
+            release_spec(plans, self.n_cells(q), q.canonical()))
         # charge what was asked, or the plans' sum if rounding made that larger
         eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
         dl = max(float(delta), float(sum(p.delta for _, p in plans)))
@@ -475,7 +528,7 @@ class Session:
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
                                hit.id, replayed=True, ledger_head=hit.head)
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
-        if eps > left.epsilon or dl > left.delta:
+        if basic and (eps > left.epsilon or dl > left.delta):
             raise BudgetExceededError(
                 f"release refused, nothing spent: it needs epsilon={eps:g}"
                 + (f", delta={dl:g}" if dl else "") + " but only "
@@ -495,6 +548,7 @@ class Session:
                         "cells": _public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
+            accounting=charge,
         )
         try:
             if executors:
@@ -574,7 +628,8 @@ class Session:
         return self.engine.release_to(q, dict(plans), str(output), driver_key, confidence)
 
     def close(self) -> None:
-        self.engine.close()
+        if self.engine is not None:
+            self.engine.close()
         self.ledger.close()
 
     def __enter__(self) -> Session:
@@ -725,7 +780,10 @@ ENGINES = ("duckdb", "spark")
 
 def open_engine(data: Any, schema: Schema, engine: str = "duckdb",
                 options: Mapping[str, Any] | None = None) -> Any:
-    """The engine holding ``data``'s typed view (see :class:`Session`)."""
+    """The engine holding ``data``'s typed view (see :class:`Session`); ``data=None``: no
+    engine (a planning-only session: plan() works, releases are refused)."""
+    if data is None:
+        return None
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     opts = dict(options or {})

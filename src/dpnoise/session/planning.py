@@ -1,0 +1,215 @@
+"""Budget planning under the ledger's accountant (issue 15): ``Session.plan`` and
+``Session.release(query, reserve_for=N)``, ``dpnoise release --dry-run``.
+
+Everything here is computed from PUBLIC facts only -- the query, the schema, the ledger's
+total and its composed state -- and never reads the data or spends budget:
+
+* :func:`release_spec` maps a calibrated release (its plans per role: ``count``, ``sum``,
+  ``centred_sum``) to one ledger charge, a :class:`~dpnoise.accounting.ReleaseSpec`
+  (composition over the roles; see the function for the cells);
+* :func:`plan_release` finds the largest per-release epsilon such that this release and
+  ``reserve_for`` more like it fit the remaining budget under the accountant
+  (:func:`dpnoise.accounting.largest_share` from the ledger's current state), or checks a
+  given epsilon;
+* :func:`expected_error` is the expected absolute error and RMSE of each component from
+  its exact law at a public point: for additive laws the noise law itself (the same at
+  every true value; the clamp into the valid range only shrinks the error), for the
+  range-adherent laws (RangeLaplace, ClampedLaplace) the worst of 9 evenly spaced public
+  points of the range, both ends included -- never the law at the true value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ParameterError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .adapter import Plan
+
+RANGE_ADHERENT = ("RangeLaplace", "ClampedLaplace")
+ERROR_POINTS = 9
+SHRINK = 1e-9  # the plan aims this far (relatively) inside the total: the ledger is strict
+
+
+def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -> Any:
+    """The ledger charge of one release: the composition over its roles of
+
+    * a scalar (no GROUP BY): one cell whose mechanism is calibrated at sensitivity k·unit:
+      ``ReleaseSpec.cells(m, 1)``;
+    * cells, pure-epsilon mechanism (calibrated per cell at sensitivity = unit, epsilon/k,
+      by the triangle inequality): one person's k rows move at most min(k, cells) cells by
+      d_i units, Σd_i <= k, in any split -- ``ReleaseSpec.split(m, k, cells)``, the
+      envelope over every split (:func:`dpnoise.accounting.sources.split_pld`);
+    * cells, (epsilon, delta) mechanism (calibrated per cell at sensitivity k·unit): at most
+      min(k, cells) cells change, each within the sensitivity --
+      ``ReleaseSpec.cells(m, min(k, cells))``.
+
+    A mean's count and centred sum are both moved by the same rows; composing the two
+    roles' charges dominates every joint split (composition preserves domination).
+    """
+    from ..accounting import ReleaseSpec
+
+    specs = []
+    for role, p in plans:
+        t, m = p.target, p.mechanism
+        k = int(t.rows)
+        if not t.cells:
+            specs.append(ReleaseSpec.cells(m, 1, role))
+        elif p.spec.delta > 0:
+            specs.append(ReleaseSpec.cells(m, max(1, min(k, n_cells)), role))
+        else:
+            specs.append(ReleaseSpec.split(m, k, max(1, min(k, n_cells)), role))
+    return ReleaseSpec.combine(*specs, label=label)
+
+
+def expected_error(p: Plan) -> dict[str, Any]:
+    """E|error| and RMSE of one component per cell, from its exact law at public points."""
+    m = p.mechanism
+    name = type(m).__name__
+    t = p.target
+    if name in RANGE_ADHERENT and math.isfinite(t.lower) and math.isfinite(t.upper):
+        worst_abs = worst_rmse = 0.0
+        for x in np.linspace(t.lower, t.upper, ERROR_POINTS).tolist():
+            law = m.noise(x)
+            worst_abs = max(worst_abs, float(law.mean_abs(about=x)))
+            worst_rmse = max(worst_rmse, math.sqrt(float(law.var()) + (float(law.mean()) - x) ** 2))
+        return {"mean_abs": worst_abs, "rmse": worst_rmse,
+                "at": f"worst of {ERROR_POINTS} points of [{t.lower:g}, {t.upper:g}]"}
+    law = m.noise()
+    mean = float(law.mean())
+    return {"mean_abs": float(law.mean_abs()) + abs(mean),
+            "rmse": math.sqrt(float(law.var()) + mean * mean),
+            "at": "noise law (any true value; clamping into the range only reduces it)"}
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What ``Session.plan`` returns: the per-release parameters the accountant allows."""
+
+    query: str
+    accountant: str
+    reserve_for: int
+    epsilon: float  # per release: pass it to release(..., epsilon=)
+    delta: float
+    mechanism: str
+    fits: bool
+    components: dict[str, dict[str, Any]] = field(default_factory=dict)
+    composed_after: dict[str, float] = field(default_factory=dict)  # this + reserve_for more
+    basic_epsilon: float | None = None  # what basic composition would allow per release
+    notes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        lines = [f"plan:       {self.query} under the {self.accountant} accountant, leaving "
+                 f"budget for {self.reserve_for} more like it",
+                 f"per release: epsilon={self.epsilon:.6g}" + (f", delta={self.delta:.3g}"
+                                                             if self.delta else "")
+                 + ("" if self.fits else "  (DOES NOT FIT)"),
+                 f"mechanism:  {self.mechanism}"]
+        if self.basic_epsilon is not None:
+            lines.append(f"basic composition would allow epsilon={self.basic_epsilon:.6g} "
+                         "per release")
+        for role, c in self.components.items():
+            e = c["error"]
+            lines.append(f"  {role}: {c['repr']}  E|err| = {e['mean_abs']:.4g}, RMSE = "
+                         f"{e['rmse']:.4g} per cell ({e['at']})")
+        ca = self.composed_after
+        if ca:
+            lines.append("composed after all: " + ", ".join(
+                f"{k}={v:.6g}" for k, v in ca.items() if v is not None and math.isfinite(v)))
+        return "\n".join(lines)
+
+
+def _largest_epsilon(session: Any, acc: Any, budget: Any, family: Any, n: int, state: Any,
+                     reserve_for: int) -> float:
+    """Bracket the answer by doubling from the basic share (a few calibrations instead of
+    a bisection over the whole range: each one builds the mechanisms), then
+    :func:`dpnoise.accounting.largest_share` inside the bracket."""
+    from ..accounting import largest_share
+
+    total = session.ledger.budget
+    if total.rho is not None:
+        top = math.sqrt(2 * total.rho) * 1.01 + 1e-12
+        share = math.sqrt(2 * max(0.0, total.rho - float(state.rho)) / n)
+    else:
+        top = max(float(total.epsilon), 1e-12)
+        share = (float(total.epsilon) - float(state.basic_epsilon)) / n
+    if acc.name == "basic":  # additive: the share itself (the session snaps the last ulp)
+        if share <= 0:
+            raise ParameterError("no epsilon left under the basic accountant")
+        return share
+    lo = share if share > top * 1e-6 else top * 1e-3 / n
+
+    def ok(eps: float) -> bool:
+        return bool(acc.fits(acc.compose_many(state, acc.charge_for(family(eps)), n), budget))
+
+    try:
+        while not ok(lo):
+            lo /= 4
+            if lo < top * 1e-7 / n:
+                raise ParameterError("even a tiny epsilon does not fit")
+        hi = lo
+        while hi < top:
+            hi = min(top, hi * 2)
+            if not ok(hi):
+                break
+        else:
+            return top
+        eps, _ = largest_share(acc, budget, family, n, bounds=(max(lo, hi / 2), hi),
+                               noisier="decreasing", state=state, rel_tol=5e-3)
+    except ParameterError as exc:
+        raise ParameterError(f"no epsilon lets this release and {reserve_for} more like it "
+                             f"fit the remaining budget under the {acc.name} accountant "
+                             f"({exc})") from None
+    return float(eps)
+
+
+def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | None,
+                 mechanism: str | None, reserve_for: int) -> ReleasePlan:
+    """See :meth:`dpnoise.session.Session.plan`."""
+    from ..accounting import AccountingBudget
+
+    if int(reserve_for) != reserve_for or reserve_for < 0:
+        raise ParameterError(f"reserve_for must be an integer >= 0, got {reserve_for!r}")
+    n = int(reserve_for) + 1
+    ledger = session.ledger
+    total = ledger.budget
+    acc = ledger.accountant_object()
+    state = ledger.state()
+    if total.rho is not None:
+        budget = AccountingBudget(rho=total.rho * (1 - SHRINK))
+    else:
+        budget = AccountingBudget(total.epsilon * (1 - SHRINK), total.delta * (1 - SHRINK))
+    from .adapter import MECHANISMS
+
+    info = MECHANISMS.get(mechanism) if mechanism else None
+    if delta is None:
+        needs = info is not None and info.needs_delta
+        base = total.delta if total.rho is None else 1e-6
+        delta = (base * (1 - SHRINK) / n if total.accountant == "basic" else base / n) \
+            if needs else 0.0
+    n_cells = session.n_cells(q)
+
+    def family(eps: float) -> Any:
+        return release_spec(session._plans(q, eps, delta, mechanism), n_cells, q.canonical())
+
+    if epsilon is None:
+        epsilon = _largest_epsilon(session, acc, budget, family, n, state, reserve_for)
+    plans = session._plans(q, float(epsilon), float(delta), mechanism)
+    charge = acc.charge_for(release_spec(plans, n_cells, q.canonical()))
+    after = acc.compose_many(state, charge, n)
+    strict = ledger._summary(after)
+    fits = ledger._fits(strict)
+    basic = None
+    if total.rho is None:
+        spent_basic = ledger.spent_basic()
+        basic = max(0.0, (float(total.epsilon) - spent_basic.epsilon) / n)
+    comps = {role: {**p.parameters(), "error": expected_error(p)} for role, p in plans}
+    mech = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
+        else plans[0][1].name
+    return ReleasePlan(q.canonical(), acc.name, int(reserve_for), float(epsilon), float(delta),
+                       mech, fits, comps, strict, basic, tuple(charge.notes))
