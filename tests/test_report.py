@@ -191,3 +191,14 @@ def test_grouped_release_shows_its_public_keys_and_notebook_html() -> None:
     lo, hi = r.interval()
     assert f"<td>{float(lo.ravel()[0]):.6g}</td>" in nb
     assert f"<td>{float(hi.ravel()[0]):.6g}</td>" in nb
+
+
+def test_report_under_the_pld_accountant_shows_composed_and_basic() -> None:
+    s = Session(DATA, Budget(epsilon=1.0, delta=1e-6, accountant="pld"), None, schema=SCHEMA,
+                rng=SeededRandom(3))
+    for q in ("count", "histogram region", "count where age > 40"):
+        s.release(q, epsilon=0.1)
+    html = ledger_report(s.ledger, name="x")
+    assert "under the pld accountant" in html and "basic composition would have" in html
+    spent, basic = s.ledger.spent(), s.ledger.spent_basic()
+    assert f"{spent.epsilon:.6g}" in html and f"{basic.epsilon:.6g}" in html

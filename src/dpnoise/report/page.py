@@ -239,18 +239,25 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
             ]
     if budget.delta:
         body += [_kpi(f"{spent.delta:.3g}", "δ spent"), _kpi(f"{left.delta:.3g}", "δ remaining")]
+    if accountant != "basic":
+        sb = ledger.spent_basic()
+        body.append(_kpi(f"{sb.epsilon:.6g}", "ε basic composition would have spent"))
     status, note = integrity
     body.append(_kpi(status, "ledger hash chain: " + note,
                      {"verified": "ok", "BROKEN": "bad"}.get(status, "")))
     body.append("</div>")
-    cum_eps = list(np.cumsum([float(e.epsilon) for e in entries]))
+    composed, basic = _cumulative(entries)
     body.append('<h2>Budget over time</h2><div class="card">'
-                + step_chart(cum_eps, limit=budget.epsilon, title="cumulative epsilon",
+                + step_chart([c[0] for c in composed], limit=budget.epsilon,
+                             title=f"cumulative epsilon under the {accountant} accountant",
                              y_label="cumulative ε"))
+    if accountant != "basic":
+        body.append(step_chart([b[0] for b in basic], limit=budget.epsilon,
+                               title="what basic composition would have charged",
+                               y_label="cumulative ε (basic)"))
     if budget.delta:
-        cum_d = list(np.cumsum([float(e.delta) for e in entries]))
-        body.append(step_chart(cum_d, limit=budget.delta, title="cumulative delta",
-                               y_label="cumulative δ"))
+        body.append(step_chart([c[1] for c in composed], limit=budget.delta,
+                               title="cumulative delta", y_label="cumulative δ"))
     body.append("</div><h2>Releases</h2>")
     body += [release_section(_entry_view(e), anchor=f"release-{e.id}") for e in entries]
     body.append('<p class="meta">Built from the ledger\'s public fields only: no true '
@@ -258,6 +265,22 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
                 "a public point (the middle of the declared range), never at a true value."
                 "</p>")
     return page(f"dpnoise release report — {dataset}", body)
+
+
+def _cumulative(entries: list[Any]) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """Per release: (epsilon, delta) spent so far under the ledger's accountant, and
+    under basic composition (the running sums of the rows' own charges)."""
+    basic, e_sum, d_sum = [], 0.0, 0.0
+    for e in entries:
+        e_sum += float(e.epsilon)
+        d_sum += float(e.delta)
+        basic.append((e_sum, d_sum))
+    composed = []
+    for e, b in zip(entries, basic, strict=True):
+        ce = getattr(e, "composed_epsilon", None)
+        cd = getattr(e, "composed_delta", None)
+        composed.append((b[0] if ce is None else float(ce), b[1] if cd is None else float(cd)))
+    return composed, basic
 
 
 def _integrity(ledger: Any) -> tuple[str, str]:

@@ -87,12 +87,14 @@ def step_chart(values: Sequence[float], *, limit: float | None, title: str,
     """Cumulative values after release 1..n as a step line, with an optional limit line."""
     ys = [0.0, *(float(v) for v in values)]
     top = max([*ys, limit or 0.0, 1e-12]) * 1.08
-    f = _Frame(0, max(len(ys) - 1, 1), 0.0, top)
+    last = len(ys) - 1
+    f = _Frame(0, max(last, 1) + 0.5, 0.0, top)
     body = f.axes(x_label, y_label)
     pts = [f"{f.x(0):.1f},{f.y(0):.1f}"]
     for i in range(1, len(ys)):
         pts.append(f"{f.x(i):.1f},{f.y(ys[i - 1]):.1f}")
         pts.append(f"{f.x(i):.1f},{f.y(ys[i]):.1f}")
+    pts.append(f"{f.x(max(last, 1) + 0.5):.1f},{f.y(ys[last]):.1f}")  # the level reached
     body.append(f'<polyline class="series" points="{" ".join(pts)}"/>')
     if limit is not None and math.isfinite(limit):
         body.append(f'<line class="limit" x1="{PAD_LEFT}" y1="{f.y(limit):.1f}" '
