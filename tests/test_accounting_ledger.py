@@ -242,7 +242,7 @@ def test_release_reserve_for_under_pld_beats_basic() -> None:
     s = Session(_data(), Budget(1.0, 1e-6, accountant="pld"), schema=SCHEMA)
     r = s.release("count", reserve_for=29, mechanism="laplace")
     assert r.epsilon > 1.0 / 30  # PLD: more than the basic share
-    p = s.plan("count", epsilon=r.epsilon, reserve_for=28)
+    p = s.plan("count", epsilon=r.epsilon, reserve_for=28, mechanism="laplace")
     assert p.fits  # room for 29 more like it (within the bisection's tolerance)
 
 
