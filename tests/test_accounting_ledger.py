@@ -278,7 +278,9 @@ def test_cli_init_show_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["ledger", led, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["accountant"] == "pld" and len(info["releases"]) == 1
-    assert info["releases"][0]["composed"]["epsilon"] == pytest.approx(0.3)
+    # one release: the composed epsilon is that of the law sampled (the block geometric's
+    # decay is rounded down onto j·ln2/M, so at most the nominal 0.3 and within 1 % of it)
+    assert 0.297 <= info["releases"][0]["composed"]["epsilon"] <= 0.3 + 1e-9
     z = str(tmp_path / "z.sqlite")
     assert main(["ledger", "init", z, "--rho", "0.2"]) == 0
     assert "rho=0.2" in capsys.readouterr().out
