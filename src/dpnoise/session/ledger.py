@@ -43,6 +43,11 @@ anchor -- ``anchor=FILE`` -- or by a live session).  Ledgers of format 1 (table
 (This module is longer than most because the :class:`Ledger` class is one protocol whose
 transactions share their checks; the event format, the file and whole-file verification live
 in ``ledger_chain``, ``ledger_store`` and ``ledger_verify``.)
+
+Why this file is long (~950 lines): the ledger's transaction protocol (open, verify,
+reserve under the accountant, complete, abort, anchors) must read as one piece; the chain,
+the SQLite store and whole-file verification already live in ``ledger_chain``,
+``ledger_store`` and ``ledger_verify``.
 """
 
 from __future__ import annotations

@@ -42,6 +42,10 @@ moves the released truth by at most ``ceil(U / 2^g)`` grid steps: that -- ``max(
 |hi|)`` rounded up to the grid -- is the unit the sensitivity is calibrated with.  The
 mean's centred sum ``Σ(2q - lo_q - hi_q)`` is handled the same way with ``U = hi_q -
 lo_q``.  No floating-point sum is ever formed.
+
+Why this file is long (~660 lines): it is the single definition of every engine-neutral
+semantic (typed predicates, fixed-point sums, bounding encodings, aggregate nodes) that
+both engines must implement identically; splitting it would scatter that contract.
 """
 
 from __future__ import annotations

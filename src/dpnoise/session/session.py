@@ -39,6 +39,11 @@ clamped into the declared ``[lo, hi]`` and an optional public row bound N:
   bounding (``max_groups`` / ``max_rows_per_group``) and the error bars every release
   carries: see docs/custodian.md §5b, :mod:`dpnoise.session.stats` and
   :mod:`dpnoise.session.intervals`.
+
+Why this file is long (~800 lines): it is the one place that orders a release (parse,
+calibrate, plan under the accountant, reserve, aggregate, noise, combine, error bars,
+complete); the seams for a later split are ``Release`` (-> ``release.py``) and the
+component-to-answer functions at the end (-> ``answers.py``).
 """
 
 from __future__ import annotations
