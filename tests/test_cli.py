@@ -80,3 +80,35 @@ def test_progress_is_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[st
     assert list(progress(range(5), total=5, desc="x")) == [0, 1, 2, 3, 4]
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+def test_release_output_writes_the_table_with_error_bars(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--output FILE (.csv / .parquet): the released table and its low/high columns are
+    written, not printed; a bad suffix or an existing file is refused before any spend."""
+    import csv as csv_mod
+
+    import duckdb
+
+    from dpnoise.demo import survey_paths
+
+    data, _ = survey_paths()
+    base = ["release", "--data", str(data), "--ledger", ":memory:", "--budget", "1",
+            "--query", "histogram region", "--epsilon", "0.5"]
+    out_csv = tmp_path / "t.csv"
+    assert main([*base, "--output", str(out_csv)]) == 0
+    printed = capsys.readouterr().out
+    assert f"written:    {out_csv}" in printed and "north" not in printed
+    with out_csv.open() as fh:
+        rows = list(csv_mod.reader(fh))
+    assert rows[0] == ["region", "count", "low", "high"] and len(rows) == 5
+    for _region, value, low, high in rows[1:]:
+        assert float(low) <= float(value) <= float(high)
+    out_pq = tmp_path / "t.parquet"
+    assert main([*base, "--output", str(out_pq)]) == 0
+    got = duckdb.sql(f"SELECT * FROM read_parquet('{out_pq}')").fetchall()
+    assert len(got) == 4 and {r[0] for r in got} == {"north", "south", "east", "west"}
+    capsys.readouterr()
+    assert main([*base, "--output", str(out_csv)]) == 2  # exists already
+    assert main([*base, "--output", str(tmp_path / "t.txt")]) == 2  # unknown format
+    err = capsys.readouterr().err
+    assert "exists already" in err and ".csv or .parquet" in err

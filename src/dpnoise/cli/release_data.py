@@ -109,8 +109,9 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                    help="--engine spark: where noise is added (auto: on the driver up to "
                         "10^7 cells, else on the executors)")
     g.add_argument("--output", metavar="PATH", default=None,
-                   help="--engine spark: where a release noised on the executors is "
-                        "written (parquet)")
+                   help="write the released table (with its low/high error-bar columns) to "
+                        "PATH (.csv or .parquet) instead of printing it; with --engine spark "
+                        "a release noised on the executors is written there (parquet)")
 
 
 def engine_options(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
@@ -123,9 +124,9 @@ def engine_options(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
                    "noise": None if args.noise == "auto" else args.noise}
     given = {k: v for k, v in spark_flags.items() if v is not None}
     if engine != "spark":
-        if given or args.output is not None:
-            raise ParameterError("--spark-master, --spark-remote, --partitioned, --noise and "
-                                 "--output need --engine spark")
+        if given:
+            raise ParameterError("--spark-master, --spark-remote, --partitioned and --noise "
+                                 "need --engine spark")
         return engine, {}
     return engine, given
 
@@ -213,7 +214,9 @@ def run_data_release(args: argparse.Namespace) -> int:
                 "recorded": not in_memory,
                 "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
                 "columns": r.columns(),
-                "rows": [] if "written" in r.details else r.rows(intervals=True),
+                "rows": [] if "written" in r.details or "output" in r.details
+                else r.rows(intervals=True),
+                **({"output": r.details["output"]} if "output" in r.details else {}),
                 **({"confidence": r.confidence, "error_bars": r.interval_note()}
                    if "written" not in r.details else {}),
                 **({"written": r.details["written"]} if "written" in r.details else {}),
@@ -228,7 +231,10 @@ def run_data_release(args: argparse.Namespace) -> int:
         print(f"head:       event {s.ledger.head_seq} {s.ledger.head}")
         print(f"remaining:  {remaining} of {s.budget}")
         print()
-        if "written" in r.details:
+        if "output" in r.details:
+            print(f"written:    {r.details['output']} ({r.values.size} cells, columns "
+                  f"{', '.join(r.columns())})")
+        elif "written" in r.details:
             w = r.details["written"]
             print(f"written:    {w['output']} ({w['cells']} cells, noised on the executors "
                   f"in {w['blocks']} blocks)")

@@ -602,9 +602,13 @@ class Session:
                 details["selection"] = {
                     "threshold": sel.threshold, "delta_exact": sel.delta_exact,
                     "suppressed_bound": sel.suppressed_bound(1 - confidence)}
-        return Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
+        release = Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
                        mech_name, eps, dl, guarantee, rid, details=details,
                        ledger_head=head, confidence=confidence, _intervals=intervals)
+        if output is not None and not executors:
+            write_table(release, str(output))
+            release.details["output"] = str(output)
+        return release
 
     def _check_output(self, q: Query, output: str | None) -> bool:
         """Whether ``q`` is noised on the executors; ``output`` checked before any spend."""
@@ -614,15 +618,15 @@ class Session:
             raise ParameterError(
                 "output is required: this release is noised on the Spark executors and "
                 "written to a path (more cells than driver_cells, or noise=\"executors\")")
-        if not executors and output is not None:
-            raise ParameterError(
-                "output is only for releases noised on the Spark executors; this one is "
-                "returned in Release.values")
         if output is not None:
             if not isinstance(output, (str, Path)) or not str(output):
                 raise ParameterError(f"output must be a path, got {output!r}")
             if "://" not in str(output) and os.path.exists(output):
                 raise ParameterError(f"output {str(output)!r} exists already: give a new path")
+            if not executors and Path(str(output)).suffix.lower() not in TABLE_FORMATS:
+                raise ParameterError(
+                    f"output {str(output)!r}: the released table is written as "
+                    f"{' or '.join(TABLE_FORMATS)} (name the file with that suffix)")
         return executors
 
     def _release_on_executors(self, q: Query, plans: list[tuple[str, Plan]], output: str,
@@ -748,6 +752,35 @@ def _interval_function(q: Query, schema: Schema, plans: list[tuple[str, Any]],
         return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
 
     return ivs
+
+
+TABLE_FORMATS = (".csv", ".parquet")
+
+
+def write_table(release: Release, path: str) -> None:
+    """Write a released table (its public cell labels, the released values and, where the
+    release has them, the error-bar columns) to ``path`` (.csv or .parquet).  Only
+    released, public numbers are written: post-processing, no privacy cost."""
+    columns = release.columns()
+    rows = release.rows(intervals=True)
+    data = {c: np.asarray([r[i] for r in rows]) for i, c in enumerate(columns)}
+    if Path(path).suffix.lower() == ".csv":
+        import csv
+
+        with open(path, "x", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(columns)
+            w.writerows(rows)
+        return
+    import duckdb
+
+    con = duckdb.connect(":memory:")  # a fresh connection: never the session's engine
+    try:
+        con.register("released", data)
+        target = str(path).replace("'", "''")
+        con.execute(f"COPY (SELECT * FROM released) TO '{target}' (FORMAT parquet)")
+    finally:
+        con.close()
 
 
 def _public_cells(group_by: tuple[str, ...], keys: tuple[Any, ...]) -> dict[str, Any]:
