@@ -202,3 +202,15 @@ def test_report_under_the_pld_accountant_shows_composed_and_basic() -> None:
     assert "under the pld accountant" in html and "basic composition would have" in html
     spent, basic = s.ledger.spent(), s.ledger.spent_basic()
     assert f"{spent.epsilon:.6g}" in html and f"{basic.epsilon:.6g}" in html
+
+
+def test_report_of_a_release_with_private_keys() -> None:
+    """Groups chosen by partition selection: the ledger keeps the values; the report still
+    renders (cells numbered) and the live Release shows the selected keys."""
+    from dpnoise.demo import run_demo  # the demo includes such a release
+
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "r.html"
+        assert run_demo(rng=SeededRandom(5), report=str(out)) == 0
+        html = out.read_text(encoding="utf-8")
+    assert html.count('class="card release"') >= len(QUERIES)

@@ -90,6 +90,12 @@ def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
     if not view.group_by:
         return [()] * n
     shape = tuple(len(k) for k in view.group_keys)
+    size = 0 if view.values is None else int(np.asarray(view.values).size)
+    if len(shape) != len(view.group_by) or int(np.prod(shape, dtype=np.int64)) != size:
+        # keys the ledger does not hold (groups chosen by DP partition selection are
+        # released with the live Release; the ledger entry keeps the values only)
+        return [tuple(f"cell {i + 1}" if j == 0 else "" for j in range(len(view.group_by)))
+                for i in range(n)]
     return [tuple(str(k[j]) for k, j in zip(view.group_keys, np.unravel_index(i, shape),
                                             strict=True)) for i in range(n)]
 
