@@ -370,17 +370,23 @@ def _pairs_from_inputs(inputs: Sequence[float], sensitivity: float) -> list[tupl
     return out
 
 
-def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> VerificationReport:
-    pairs = list(model.pairs) if model.pairs is not None else _pairs_from_inputs(
-        model.inputs, model.sensitivity
-    )
-    if not pairs:
-        raise ParameterError("no neighbouring pairs to verify")
-    cache: dict[float, dict[Any, float]] = {}
+def _worst_pair(
+    law: Callable[[Any], tuple[Any, Any]],
+    pairs: Sequence[tuple[Any, Any]],
+    epsilons: Sequence[float],
+    *,
+    order: Callable[[Any], Any] | None = None,
+) -> tuple[float, tuple[Any, Any] | None, list[float]]:
+    """The worst ordered pair of finite laws: over every pair, the exact loss and δ(ε)
+    on the union of the two supports (:func:`discrete_pair`); returns the largest loss,
+    the pair that attains it and the pointwise largest δ curve.  ``law(x) -> (outputs,
+    logp)`` is evaluated once per input; ``order`` sorts the outputs (default: their own
+    order; ``repr`` when they are of mixed types)."""
+    cache: dict[Any, dict[Any, float]] = {}
 
-    def law(x: float) -> dict[Any, float]:
+    def logpmf(x: Any) -> dict[Any, float]:
         if x not in cache:
-            ys, lps = model.law(x)
+            ys, lps = law(x)
             cache[x] = dict(zip(np.asarray(ys).tolist(), np.asarray(lps, dtype=float).tolist(),
                                 strict=True))
         return cache[x]
@@ -388,14 +394,24 @@ def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> Verifi
     worst_loss, worst_pair = -1.0, None
     worst_delta = [0.0] * len(epsilons)
     for a, b in pairs:
-        la, lb = law(a), law(b)
-        keys = sorted(set(la) | set(lb))
+        la, lb = logpmf(a), logpmf(b)
+        keys = sorted(set(la) | set(lb), key=order)
         lp = np.array([la.get(k, -math.inf) for k in keys])
         lq = np.array([lb.get(k, -math.inf) for k in keys])
         loss, deltas = discrete_pair(lp, lq, epsilons)
         if loss > worst_loss:
             worst_loss, worst_pair = loss, (a, b)
         worst_delta = [max(u, v) for u, v in zip(worst_delta, deltas, strict=True)]
+    return worst_loss, worst_pair, worst_delta
+
+
+def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> VerificationReport:
+    pairs = list(model.pairs) if model.pairs is not None else _pairs_from_inputs(
+        model.inputs, model.sensitivity
+    )
+    if not pairs:
+        raise ParameterError("no neighbouring pairs to verify")
+    worst_loss, worst_pair, worst_delta = _worst_pair(model.law, pairs, epsilons)
     return VerificationReport(
         epsilon=worst_loss,
         delta_curve=tuple(zip(epsilons, worst_delta, strict=True)),
@@ -627,26 +643,7 @@ def verify_neighbours(
     eps_list = list(DEFAULT_EPSILONS if epsilons is None else epsilons)
     if claimed_epsilon is not None and claimed_epsilon not in eps_list:
         eps_list.append(float(claimed_epsilon))
-    cache: dict[Any, dict[Any, float]] = {}
-
-    def pmf(d: Any) -> dict[Any, float]:
-        if d not in cache:
-            ys, lps = law(d)
-            cache[d] = dict(zip(np.asarray(ys).tolist(), np.asarray(lps, dtype=float).tolist(),
-                                strict=True))
-        return cache[d]
-
-    worst_loss, worst_pair = -1.0, None
-    worst_delta = [0.0] * len(eps_list)
-    for a, b in pairs:
-        la, lb = pmf(a), pmf(b)
-        keys = sorted(set(la) | set(lb), key=repr)
-        lp = np.array([la.get(k, -math.inf) for k in keys])
-        lq = np.array([lb.get(k, -math.inf) for k in keys])
-        loss, deltas = discrete_pair(lp, lq, eps_list)
-        if loss > worst_loss:
-            worst_loss, worst_pair = loss, (a, b)
-        worst_delta = [max(u, v) for u, v in zip(worst_delta, deltas, strict=True)]
+    worst_loss, worst_pair, worst_delta = _worst_pair(law, pairs, eps_list, order=repr)
     return VerificationReport(
         epsilon=worst_loss,
         delta_curve=tuple(zip(eps_list, worst_delta, strict=True)),
