@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
-from .sources import mechanism_pld, split_pld
+from .sources import fractional_split_pld, mechanism_pld, split_pld
 from .zcdp import epsilon_from_rho, rho_of
 
 _MAGIC = b"DPNACC1\n"
@@ -72,6 +72,10 @@ class ReleaseSpec:
     #: ((mechanism, k, cells), ...): one person's k contributions, each moving one of at most
     #: ``cells`` cells by the sensitivity, in any split (ℓ1 bound; :func:`.sources.split_pld`)
     splits: tuple[tuple[Any, int, int], ...] = ()
+    #: ((mechanism, k, cells), ...): cells calibrated at the FULL sensitivity k·unit, one
+    #: person's k rows split over at most ``cells`` of them, cell i moving by d_i/k of the
+    #: calibrated sensitivity (:func:`.sources.fractional_split_pld`)
+    fractions: tuple[tuple[Any, int, int], ...] = ()
 
     @classmethod
     def cells(cls, mechanism: Any, k: int, label: str = "") -> ReleaseSpec:
@@ -94,11 +98,23 @@ class ReleaseSpec:
                                  f"{cells!r}")
         return cls((), label, ((mechanism, int(k), int(cells)),))
 
+    @classmethod
+    def fraction_split(cls, mechanism: Any, k: int, cells: int, label: str = "") -> ReleaseSpec:
+        """A grouped release whose cells are each calibrated at the total sensitivity of one
+        person's k contributions (the (ε, δ) mechanisms of a GROUP BY): the person's rows
+        move cell i by d_i/k of it, Σd_i = k over at most ``cells`` cells.  Basic
+        composition charges min(k, cells) cells; the PLD is the envelope over the splits."""
+        if int(k) != k or k < 1 or int(cells) != cells or cells < 1:
+            raise ParameterError(f"fraction_split needs integers k >= 1 and cells >= 1, got "
+                                 f"{k!r}, {cells!r}")
+        return cls((), label, (), ((mechanism, int(k), int(cells)),))
+
     @staticmethod
     def combine(*specs: ReleaseSpec, label: str = "") -> ReleaseSpec:
         """One release made of several (composed): e.g. a mean's count and centred sum."""
         return ReleaseSpec(tuple(p for s in specs for p in s.parts), label,
-                           tuple(p for s in specs for p in s.splits))
+                           tuple(p for s in specs for p in s.splits),
+                           tuple(p for s in specs for p in s.fractions))
 
 
 # --------------------------------------------------------------------------- serialisation
@@ -186,9 +202,14 @@ def _splits(what: Any) -> tuple[tuple[Any, int, int], ...]:
     return what.splits if isinstance(what, ReleaseSpec) else ()
 
 
+def _fractions(what: Any) -> tuple[tuple[Any, int, int], ...]:
+    return what.fractions if isinstance(what, ReleaseSpec) else ()
+
+
 def _basic(what: Any) -> tuple[float, float]:
     e = d = 0.0
-    for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)):
+    for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
+            (m, min(k, c)) for m, k, c in _fractions(what)):
         g = m.guarantee
         e += k * float(g.epsilon)
         d += k * float(g.delta)
@@ -273,6 +294,10 @@ class PLDAccountant(Accountant):
             src = split_pld(m, k, cells, h=self.h)
             notes.append(f"{src.method}: {src.note}")
             total = src.pld if total is None else total.compose(src.pld)
+        for m, k, cells in _fractions(what):
+            src = fractional_split_pld(m, k, cells, h=self.h)
+            notes.append(f"{src.method}: {src.note}")
+            total = src.pld if total is None else total.compose(src.pld)
         if total is None:
             raise ParameterError("a release with no mechanism has nothing to charge")
         return Charge(self.name, e, d, total, 0.0, tuple(notes))
@@ -294,7 +319,8 @@ class ZCDPAccountant(Accountant):
         # a split: ρ of a shift dΔ is d²ρ for the Gaussian and (dε)²/2 for pure ε-DP, so
         # Σ d_i² ρ <= k²ρ: the worst split puts all k contributions in one cell
         rho = sum(k * rho_of(m) for m, k in _parts(what)) + \
-            sum(k * k * rho_of(m) for m, k, _ in _splits(what))
+            sum(k * k * rho_of(m) for m, k, _ in _splits(what)) + \
+            sum(rho_of(m) for m, _, _ in _fractions(what))  # Σ(d_i/k)² <= 1
         return Charge(self.name, e, d, None, rho)
 
     def epsilon(self, state: State, delta: float) -> float:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -133,9 +134,9 @@ def _geometric_pld(a: float, S: int, h: float, *, half: bool, lam: float = 1.0) 
 
 
 # --------------------------------------------------------------------------- families
-def _laplace(m: Any, h: float, mult: int = 1) -> SourcedPLD:
+def _laplace(m: Any, h: float, mult: int = 1, steps: int | None = None) -> SourcedPLD:
     M = int(m.block.M)
-    S = int(m.shift_steps) * mult
+    S = int(m.shift_steps) * mult if steps is None else int(steps)
     a = math.log(2.0) / M
     k = np.arange(2 * M, dtype=np.int64)
     lp = np.asarray(m.block.logpmf(k), dtype=np.float64)  # ln P(K = k), sampled
@@ -151,8 +152,8 @@ def _laplace(m: Any, h: float, mult: int = 1) -> SourcedPLD:
                       "table vs ideal, periodic in blocks)")
 
 
-def _geometric(m: Any, h: float, mult: int = 1) -> SourcedPLD:
-    S = int(m.sensitivity) * mult
+def _geometric(m: Any, h: float, mult: int = 1, steps: int | None = None) -> SourcedPLD:
+    S = int(m.sensitivity) * mult if steps is None else int(steps)
     block = getattr(m, "block", None)
     if block is not None:  # block sampler: ideal decay j ln2/M, 64-bit table (periodic)
         M = int(block.M)
@@ -174,11 +175,12 @@ def _geometric(m: Any, h: float, mult: int = 1) -> SourcedPLD:
                       "post-processing)")
 
 
-def _discrete_gaussian(m: Any, h: float, mult: int = 1) -> SourcedPLD:
+def _discrete_gaussian(m: Any, h: float, mult: int = 1,
+                       steps: int | None = None) -> SourcedPLD:
     from ..laws.discrete_gaussian import logpmf
 
     s2 = float(m.sigma2)
-    S = int(m.sensitivity) * mult
+    S = int(m.sensitivity) * mult if steps is None else int(steps)
     table = getattr(m, "table", None)
     if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
         z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
@@ -196,11 +198,12 @@ def _discrete_gaussian(m: Any, h: float, mult: int = 1) -> SourcedPLD:
                       "sampler, log-concave; clamping is post-processing)")
 
 
-def _finite_table(m: Any, h: float, ideal: str, mult: int = 1) -> SourcedPLD:
+def _finite_table(m: Any, h: float, ideal: str, mult: int = 1,
+                  steps: int | None = None) -> SourcedPLD:
     model = m.privacy_model()
     z = np.arange(model.lo, model.hi + 1, dtype=np.int64)
     lp = np.asarray(model.logpmf(z), dtype=np.float64)
-    S = int(model.max_shift) * mult
+    S = int(model.max_shift) * mult if steps is None else int(steps)
     if ideal == "gauss":
         lf = -0.5 * (z * (m.grid / m.sigma)) ** 2
         pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
@@ -231,37 +234,68 @@ def _fallback(m: Any, h: float, why: str) -> SourcedPLD:
                       "release, tighter under composition")
 
 
-def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H, shift: int = 1) -> SourcedPLD:
+def lattice_steps(mechanism: Any, fraction: Fraction) -> int:
+    """Lattice cells a true value moving by ``fraction`` of the sensitivity moves the centre.
+
+    The centre index is c = floor(x/L + 1/2) (integers: L = 1), and
+    floor(a + t) − floor(a) <= ceil(t) for t >= 0, so a move by t = fraction·Δ moves c by
+    at most ceil(fraction·Δ/L) cells (exact rational arithmetic), capped by the mechanism's
+    own shift ceil(Δ/L).
+    """
+    grid = getattr(mechanism, "grid", None) or 1
+    full = math.ceil(Fraction(mechanism.sensitivity) / Fraction(grid))
+    return max(1, min(full, math.ceil(Fraction(fraction) * Fraction(mechanism.sensitivity)
+                                      / Fraction(grid))))
+
+
+def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H, shift: int = 1,
+                  steps: int | None = None) -> SourcedPLD:
     """The dominating PLD of one release of ``mechanism`` (see the module docstring).
 
     ``shift = d``: neighbours whose true values differ by up to d times the mechanism's
     sensitivity (the same construction at the extreme shift d·S, which dominates every
     smaller shift by (a)); the fallback uses group privacy, (dε)-DP for a pure ε-DP
     mechanism (Dwork and Roth 2014, Thm. 2.2), and refuses d > 1 with delta > 0.
+    ``steps = t``: neighbours whose centres differ by at most t lattice cells, t <= the
+    mechanism's own shift S (a sub-sensitivity move, :func:`lattice_steps`); the same
+    constructions at the extreme shift t (for the log-concave families (a) applies to every
+    t; the staircase envelope runs over 1..t).  Families without a per-shift construction
+    (count noise, fallbacks) are charged at their full sensitivity, which dominates.
     """
     name = type(mechanism).__name__
     d = int(shift)
     if d != shift or d < 1:
         raise ParameterError(f"shift must be an integer >= 1, got {shift!r}")
+    if steps is not None:
+        if d != 1 or int(steps) != steps or steps < 1:
+            raise ParameterError(f"steps must be an integer >= 1 (with shift=1), got {steps!r}")
+        steps = int(steps)
     if name == "Laplace":
-        return _laplace(mechanism, h, d)
+        return _laplace(mechanism, h, d, steps)
     if name == "ClampedLaplace":
-        inner = _laplace(mechanism.laplace, h, d)
+        inner = _laplace(mechanism.laplace, h, d, steps)
         return SourcedPLD(inner.pld, EXACT, "clamp of " + inner.note)
     if name == "Geometric":
-        return _geometric(mechanism, h, d)
+        return _geometric(mechanism, h, d, steps)
     if name == "DiscreteGaussian":
-        return _discrete_gaussian(mechanism, h, d)
+        return _discrete_gaussian(mechanism, h, d, steps)
     if name in ("Gaussian", "AnalyticGaussian"):
-        return _finite_table(mechanism, h, "gauss", d)
+        return _finite_table(mechanism, h, "gauss", d, steps)
     if name == "TruncatedLaplace":
-        return _finite_table(mechanism, h, "laplace", d)
+        return _finite_table(mechanism, h, "laplace", d, steps)
     if name == "CountNoise":
         if d != 1:
             raise ParameterError("CountNoise is defined for shifts of 1 only (sensitivity 1)")
         return _count_noise(mechanism, h)
-    why = {"Staircase": "staircase (not log-concave; exact envelope not built)",
-           "RangeLaplace": "range-adherent Laplace (not additive)"}.get(
+    if name == "Staircase":
+        from .envelopes import staircase_pld
+
+        if steps is None:
+            pld, note = staircase_pld(mechanism, h, d)
+        else:
+            pld, note = staircase_pld(mechanism, h, 1, steps)
+        return SourcedPLD(pld, EXACT, note)
+    why = {"RangeLaplace": "range-adherent Laplace (not additive)"}.get(
         name, f"{name} (no exact PLD)")
     if not hasattr(mechanism, "guarantee"):
         raise ParameterError(f"cannot account for {name}: it has no guarantee")
@@ -344,3 +378,50 @@ def split_pld(mechanism: Any, k: int, cells: int, *, h: float = DEFAULT_H) -> So
     return SourcedPLD(PLD.envelope(composed), EXACT,
                       f"{first.note}; envelope over the {len(splits)} splits of {k} "
                       f"contributions over at most {cells} cells")
+
+
+def fractional_split_pld(mechanism: Any, k: int, cells: int, *,
+                         h: float = DEFAULT_H) -> SourcedPLD:
+    """PLD of a grouped release whose cells are each calibrated at the FULL sensitivity kΔ.
+
+    The (ε, δ) mechanisms of a GROUP BY are calibrated per cell at sensitivity k·unit (one
+    person's k rows could all fall into one cell).  One person's rows split as
+    d_1 + ... + d_j = k over j <= ``cells`` cells, cell i moving by d_i units, i.e. by the
+    fraction d_i/k of the calibrated sensitivity: at most :func:`lattice_steps` (d_i/k)
+    lattice cells.  For one split the cells are independent releases, so the product of the
+    per-cell dominating pairs at those sub-shifts dominates it (composition, :mod:`.pld`; each
+    per-cell PLD dominates every pair of centres at most that many cells apart: (a) for the
+    log-concave families, the all-shift envelope for the staircase); splits with Σd_i < k are
+    dominated by a split with Σd_i = k (a larger shift dominates, (a)).  The charge is the
+    tail envelope over all partitions of k into at most ``cells`` parts.  For a Gaussian the
+    worst split is one cell moved by kΔ (ℓ2 norm of (d_i) <= k), so the envelope equals one
+    full-sensitivity cell; never looser than the earlier charge of min(k, cells) cells at the
+    full sensitivity, which is kept when there are more than MAX_SPLITS partitions (or the
+    family has no per-shift construction).
+    """
+    k, cells = int(k), max(1, int(cells))
+    if k < 1:
+        raise ParameterError(f"k must be an integer >= 1, got {k!r}")
+    full = mechanism_pld(mechanism, h=h)
+    j = min(k, cells)
+    if k == 1 or j == 1:
+        return full
+    splits = partitions(k, cells)
+    per_shift = full.method == EXACT and type(mechanism).__name__ != "CountNoise"
+    if not per_shift or len(splits) > MAX_SPLITS:
+        return SourcedPLD(full.pld.self_compose(j), full.method,
+                          f"{full.note} x{j} cells at the full sensitivity")
+    by_d: dict[int, PLD] = {}
+    for d in sorted({d for s in splits for d in s}):
+        t = lattice_steps(mechanism, Fraction(d, k))
+        by_d[d] = full.pld if d == k else mechanism_pld(mechanism, h=h, steps=t).pld
+    composed = []
+    for s in splits:
+        pld = by_d[s[0]]
+        for d in s[1:]:
+            pld = pld.compose(by_d[d])
+        composed.append(pld)
+    return SourcedPLD(PLD.envelope(composed), EXACT,
+                      f"{full.note}; envelope over the {len(splits)} splits of {k} "
+                      f"contributions over at most {cells} cells, cell i moved by d_i/{k} of "
+                      "the calibrated sensitivity")

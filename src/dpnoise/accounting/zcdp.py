@@ -32,7 +32,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from ..errors import ParameterError
 
@@ -78,6 +77,8 @@ def delta_from_rho(rho: float, epsilon: float) -> float:
         return _log_delta_at(1 + math.exp(t), rho, epsilon)
 
     guess = math.log(max(1e-9, (epsilon + rho) / (2 * rho)))
+    from scipy import optimize  # lazily: importing scipy.optimize costs ~1 s
+
     res = optimize.minimize_scalar(f, bracket=(guess - 1, guess + 1), tol=1e-12)
     best = min(float(res.fun), f(guess))
     return min(1.0, math.exp(best) * (1 + 1e-12))

@@ -45,9 +45,12 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
       by the triangle inequality): one person's k rows move at most min(k, cells) cells by
       d_i units, Σd_i <= k, in any split -- ``ReleaseSpec.split(m, k, cells)``, the
       envelope over every split (:func:`dpnoise.accounting.sources.split_pld`);
-    * cells, (epsilon, delta) mechanism (calibrated per cell at sensitivity k·unit): at most
-      min(k, cells) cells change, each within the sensitivity --
-      ``ReleaseSpec.cells(m, min(k, cells))``.
+    * cells, (epsilon, delta) mechanism (calibrated per cell at sensitivity k·unit): one
+      person's k rows move cell i by d_i units = d_i/k of the calibrated sensitivity,
+      Σd_i <= k over at most min(k, cells) cells -- ``ReleaseSpec.fraction_split(m, k,
+      cells)``, the envelope over every split at those sub-sensitivity lattice shifts
+      (:func:`dpnoise.accounting.sources.fractional_split_pld`; basic composition still
+      charges min(k, cells) cells).  For a Gaussian it equals one full-sensitivity cell.
 
     A mean's count and centred sum are both moved by the same rows; composing the two
     roles' charges dominates every joint split (composition preserves domination).
@@ -61,7 +64,7 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
         if not t.cells:
             specs.append(ReleaseSpec.cells(m, 1, role))
         elif p.spec.delta > 0:
-            specs.append(ReleaseSpec.cells(m, max(1, min(k, n_cells)), role))
+            specs.append(ReleaseSpec.fraction_split(m, k, max(1, min(k, n_cells)), role))
         else:
             specs.append(ReleaseSpec.split(m, k, max(1, min(k, n_cells)), role))
     return ReleaseSpec.combine(*specs, label=label)
@@ -126,11 +129,17 @@ class ReleasePlan:
 
 def _largest_epsilon(session: Any, acc: Any, budget: Any, family: Any, n: int, state: Any,
                      reserve_for: int) -> float:
-    """Bracket the answer by doubling from the basic share (a few calibrations instead of
-    a bisection over the whole range: each one builds the mechanisms), then
-    :func:`dpnoise.accounting.largest_share` inside the bracket."""
-    from ..accounting import largest_share
+    """The largest per-release epsilon (within a relative 5e-3, rounded toward fitting) such
+    that this release and ``reserve_for`` more fit: a safeguarded secant search.
 
+    Each trial builds the release's mechanisms, its charge and the (n-fold) composition, so
+    trials are what planning costs.  The composed epsilon (at the total's delta; the
+    composed rho for a rho total) grows smoothly with the per-release epsilon, so the root
+    of log(composed / total) in log(epsilon) is found by regula falsi (Illinois variant)
+    from the basic share, which always fits, usually in 3-5 trials; bisection steps are
+    taken when the interpolation stalls or the value is infinite.  Only a trial that FITS
+    (``acc.fits``, the ledger's own test) is ever returned.
+    """
     total = session.ledger.budget
     if total.rho is not None:
         top = math.sqrt(2 * total.rho) * 1.01 + 1e-12
@@ -142,30 +151,78 @@ def _largest_epsilon(session: Any, acc: Any, budget: Any, family: Any, n: int, s
         if share <= 0:
             raise ParameterError("no epsilon left under the basic accountant")
         return share
-    lo = share if share > top * 1e-6 else top * 1e-3 / n
+    rel_tol = 5e-3
 
-    def ok(eps: float) -> bool:
-        return bool(acc.fits(acc.compose_many(state, acc.charge_for(family(eps)), n), budget))
+    def trial(eps: float) -> tuple[bool, float]:
+        """(fits, log of composed/total) after this release and reserve_for more."""
+        after = acc.compose_many(state, acc.charge_for(family(eps)), n)
+        if budget.rho is not None:
+            ratio = float(after.rho) / budget.rho if budget.rho > 0 else math.inf
+        else:
+            ratio = acc.epsilon(after, budget.delta) / max(budget.epsilon, 1e-300)
+        g = math.log(ratio) if 0 < ratio < math.inf else (math.inf if ratio > 0 else -50.0)
+        return bool(acc.fits(after, budget)), g
+
+    def fail(why: str) -> ParameterError:
+        return ParameterError(f"no epsilon lets this release and {reserve_for} more like it "
+                              f"fit the remaining budget under the {acc.name} accountant "
+                              f"({why})")
 
     try:
-        while not ok(lo):
+        lo = min(share, top) if share > top * 1e-6 else top * 1e-3 / n
+        ok, g_lo = trial(lo)
+        while not ok:
             lo /= 4
             if lo < top * 1e-7 / n:
-                raise ParameterError("even a tiny epsilon does not fit")
-        hi = lo
-        while hi < top:
-            hi = min(top, hi * 2)
-            if not ok(hi):
-                break
+                raise fail("even a tiny epsilon does not fit")
+            ok, g_lo = trial(lo)
+        # extrapolate up from the fitting point until a trial does not fit
+        hi, g_hi = lo, g_lo
+        for _ in range(8):
+            if hi >= top:
+                return top
+            step = 2.0 if not math.isfinite(g_hi) or g_hi >= -1e-3 else \
+                min(4.0, max(1.0 + rel_tol, math.exp(-g_hi) * (1 + rel_tol)))
+            cand = min(top, hi * step)
+            ok, g = trial(cand)
+            if ok:
+                lo, g_lo = cand, g
+                hi, g_hi = cand, g
+                continue
+            hi, g_hi = cand, g
+            break
         else:
-            return top
-        eps, _ = largest_share(acc, budget, family, n, bounds=(max(lo, hi / 2), hi),
-                               noisier="decreasing", state=state, rel_tol=5e-3)
+            return lo
+        if hi == lo:
+            return lo
+        side = 0
+        while hi / lo - 1 > rel_tol:
+            x0, x1 = math.log(lo), math.log(hi)
+            if math.isfinite(g_hi) and g_hi > g_lo:
+                x = x0 + (0 - g_lo) * (x1 - x0) / (g_hi - g_lo)
+                x = min(max(x, x0 + 0.1 * (x1 - x0)), x1 - 0.1 * (x1 - x0)) \
+                    if not (x0 < x < x1) else x
+            else:
+                x = 0.5 * (x0 + x1)
+            # aim just below the root so that the fitting side moves close to it
+            x = max(x0 + 0.5 * (x1 - x0) * rel_tol, min(x, x1 - (x1 - x0) * 0.01))
+            cand = math.exp(x)
+            ok, g = trial(cand)
+            if ok:
+                lo, g_lo = cand, g
+                if side == 1:
+                    g_hi /= 2  # Illinois: halve the stale end's value
+                side = 1
+            else:
+                hi, g_hi = cand, g
+                if side == -1:
+                    g_lo /= 2
+                side = -1
     except ParameterError as exc:
-        raise ParameterError(f"no epsilon lets this release and {reserve_for} more like it "
-                             f"fit the remaining budget under the {acc.name} accountant "
-                             f"({exc})") from None
-    return float(eps)
+        if str(exc).startswith("no epsilon lets"):
+            raise
+        raise fail(str(exc)) from None
+    return float(lo)
 
 
 def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | None,
