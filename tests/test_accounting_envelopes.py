@@ -54,10 +54,11 @@ def test_periodic_envelope_brute_force_on_a_small_law() -> None:
         for sg in (1, -1):
             lp, lq = logpmf(z) - norm, logpmf(z - sg * s) - norm
             plds.append(PLD.from_losses(lp - lq, np.exp(lp), h=H, error=1e-12))
-    brute = PLD.envelope(plds)
     for e in (0.0, 0.3, 0.7, 1.0, 1.3):
-        assert pld.delta(e) >= brute.delta(e) - 1e-12
-        assert pld.delta(e) <= brute.delta(e) + 1e-9
+        worst = max(p.delta(e) for p in plds)  # the exact max of the hockey-stick curves
+        assert pld.delta(e) >= worst - 1e-12
+        assert pld.delta(e) <= worst + 1e-6  # the hull interpolates it on the fine grid
+        assert pld.delta(e) <= PLD.envelope(plds).delta(e) + 1e-12  # tighter than tails
 
 
 def test_lattice_steps_fraction() -> None:

@@ -1,17 +1,14 @@
-"""Dominating PLDs built as envelopes over many pairs: the staircase and RangeLaplace.
+"""Dominating PLDs built as envelopes over many pairs: the lattice staircase.
 
-Neither law has a single worst pair: the lattice staircase is not log-concave (the
-monotone-likelihood-ratio argument (a) of :mod:`.sources` fails, a shift s < S can be worse
-than S at some ε), and RangeLaplace is not additive (its law depends on the centre).  Both
-are charged the **tail envelope** (:meth:`PLD.envelope`) of the exact PLDs of a finite set of
-ordered pairs that provably contains, for every neighbouring pair, one with the same PLD or
-one whose envelope dominates it.  The tail envelope dominates each of its inputs (proof in
-:meth:`PLD.envelope`), hence every neighbouring pair.
-
-The envelope is computed compactly: every pair contributes atoms (loss rounded UP to the grid
-after its float-error bound, mass); the tail T_k(ℓ) = P_k(L >= ℓ) of each pair is evaluated
-only at the union of the atoms' grid indices, the maximum over pairs taken, and the masses
-recovered by differencing (a deficit from float differencing is added to ``slack``).
+The lattice staircase is not log-concave, so the monotone-likelihood-ratio argument (a) of
+:mod:`.sources` fails (a shift s < S can be worse than S at some ε).  It is charged the
+**convex-hull envelope** (:func:`hull_envelope_of_atoms`; Zhu, Dong and Wang, AISTATS 2022)
+of the exact PLDs of a finite set of ordered pairs that provably contains, for every
+neighbouring pair, one with the same PLD (:func:`periodic_additive_envelope`).  The envelope
+dominates each of its inputs, hence every neighbouring pair.  (The tail envelope
+:meth:`PLD.envelope` is also valid but mixes the tails of different shifts: for the staircase
+it composed worse than the randomized-response fallback.)  RangeLaplace is NOT built here
+(docs/accounting.md, "Not done").
 """
 
 from __future__ import annotations
@@ -187,9 +184,11 @@ def periodic_additive_envelope(logpmf: Callable[[NDArray[np.int64]], NDArray[np.
     (3) *Finitely many shifts suffice.*  Between two consecutive *critical* shifts
     s ∈ {b − b' : b ∈ B, b' a run start} the order of the points of B ∪ (B + s) does not
     change, so every segment keeps its pair of runs (hence its loss) and its length is affine
-    in s: for every ℓ the tail P_s(L >= ℓ) is affine in s there and its maximum over the
-    integer shifts of the interval is attained at an end.  The envelope over the critical
-    shifts together with 1 and max_shift therefore equals the envelope over all shifts.
+    in s: for every ℓ the tail P_s(L >= ℓ), and for every ε the hockey stick
+    H_s(ε) = Σ_segments length·g(start)·(1 − e^{ε − L})_+, are affine in s there, so their
+    maxima over the integer shifts of the interval are attained at an end.  The envelope
+    (tail or convex hull: both are functions of the pointwise maxima) over the critical
+    shifts together with ±1 and ±max_shift therefore equals the one over all shifts.
     Returns (PLD, number of shifts enveloped).
     """
     P, S = int(period), int(max_shift)

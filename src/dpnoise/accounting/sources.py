@@ -27,8 +27,10 @@ given per family.  The tools are:
     divergence).
 (d) **Fallback.**  Any (ε, δ)-DP mechanism is dominated by the randomized-response pair of
     Kairouz, Oh and Viswanath (:meth:`PLD.randomized_response`).  Used, and reported as such,
-    for the staircase (not log-concave), range-adherent Laplace (not additive), the planar and
-    multivariate mechanisms.  This is never worse than basic composition.
+    for range-adherent Laplace (not additive), the planar and multivariate mechanisms.  This
+    is never worse than basic composition.
+(e) **All-shift envelope.**  The staircase (not log-concave): the convex-hull envelope of the
+    exact PLDs over every lattice shift (:mod:`.envelopes`).
 """
 
 from __future__ import annotations
