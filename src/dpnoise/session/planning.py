@@ -15,7 +15,9 @@ total and its composed state -- and never reads the data or spends budget:
   its exact law at a public point: for additive laws the noise law itself (the same at
   every true value; the clamp into the valid range only shrinks the error), for the
   range-adherent laws (RangeLaplace, ClampedLaplace) the worst of 9 evenly spaced public
-  points of the range, both ends included -- never the law at the true value.
+  points of the range, both ends included -- never the law at the true value; for a
+  ClampedLaplace range wider than 2^20 grid cells, the unclamped law (an upper bound at every
+  true value in the range: its exact clamped laws would be tables of 10^7+ cells).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RANGE_ADHERENT = ("RangeLaplace", "ClampedLaplace")
 ERROR_POINTS = 9
+MAX_LAW_CELLS = 2**20  # wider clamped ranges: the unclamped law's error (an upper bound)
 SHRINK = 1e-9  # the plan aims this far (relatively) inside the total: the ledger is strict
 
 
@@ -75,6 +78,17 @@ def expected_error(p: Plan) -> dict[str, Any]:
     m = p.mechanism
     name = type(m).__name__
     t = p.target
+    inner = getattr(m, "laplace", None) if name == "ClampedLaplace" else None
+    if inner is not None and math.isfinite(t.lower) and math.isfinite(t.upper) and \
+            (t.upper - t.lower) / float(inner.grid) > MAX_LAW_CELLS:
+        # the exact clamped law is a table over the whole range (10^7+ cells, GBs at 9
+        # points): use the unclamped law, an upper bound at every true value in the range
+        law = inner.noise()
+        return {"mean_abs": float(law.mean_abs()),
+                "rmse": math.sqrt(float(law.var())),
+                "at": f"unclamped noise law: an upper bound at every point of [{t.lower:g}, "
+                      f"{t.upper:g}] (clamping towards a true value inside the range only "
+                      "shrinks the error)"}
     if name in RANGE_ADHERENT and math.isfinite(t.lower) and math.isfinite(t.upper):
         worst_abs = worst_rmse = 0.0
         for x in np.linspace(t.lower, t.upper, ERROR_POINTS).tolist():
