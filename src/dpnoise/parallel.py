@@ -1,15 +1,20 @@
-"""Large releases on every core, with outputs that do not depend on the number of threads.
+"""Large releases cut into independent keystream chunks; threads on request.
 
 A release of n >= :data:`SPLIT_MIN` values draws one 256-bit key from the caller's source
 (four words) and cuts the work into chunks of :data:`SPLIT_CHUNK` values; chunk i is
 sampled from the ChaCha20 keystream (that key, stream i) -- independent keystreams
 (D. J. Bernstein, "ChaCha, a variant of Salsa20", SASC 2008; nonce use as in RFC 8439,
 Section 2.3).  Chunks are split by *index*, not by thread, so a seeded release gives the
-same values on one core or many; threads only decide who computes which chunk.  numpy and
-the ChaCha20 implementation release the GIL on large buffers, so the chunks run in parallel.
+same values on one core or many; threads only decide who computes which chunk.
 
-The thread count is ``os.sched_getaffinity`` (or ``DPNOISE_THREADS`` if set; ``1`` turns
-threading off, same outputs).  Releases below :data:`SPLIT_MIN` values read the caller's
+Threads are off unless ``DPNOISE_THREADS`` asks for more than one (same outputs either
+way).  Why (measured; README "Performance", "Threads"): the sampling kernels are ~30 numpy
+passes over cache-sized blocks, each of which releases the GIL for only a few
+microseconds, so two threads spend their time handing the GIL to each other (a "convoy")
+and ran *slower* than one on this project's 2-core machine (0.7-0.85x; 0.67x for Laplace
+on an idle machine).  The keystream itself no longer holds the GIL (the system libcrypto
+through ctypes, :mod:`dpnoise.keystream`); what would make two cores pay is a compiled,
+GIL-free kernel per sampler.  Releases below :data:`SPLIT_MIN` values read the caller's
 source directly.
 """
 
@@ -31,17 +36,14 @@ _POOL_PID = -1
 
 
 def threads() -> int:
-    """Worker threads for a split release."""
+    """Threads for a split release: ``DPNOISE_THREADS`` (default 1, i.e. no threads)."""
     env = os.environ.get("DPNOISE_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             return 1
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return 1
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:

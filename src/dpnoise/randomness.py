@@ -2,8 +2,9 @@
 
 Every mechanism draws its randomness as 64-bit words from a :class:`RandomSource`
 passed explicitly (``rng=``).  The default is :class:`CryptoRandom`: a ChaCha20
-keystream (the ``cryptography`` package, i.e. OpenSSL) keyed with 256 bits from
-``os.urandom``.  It is produced in cache-sized blocks into a numpy buffer, which is
+keystream (OpenSSL: the system libcrypto through ctypes, which releases the GIL, else the
+``cryptography`` package -- same bytes, see :mod:`dpnoise.keystream`) keyed with 256 bits
+from ``os.urandom``.  It is produced in cache-sized blocks into a numpy buffer, which is
 several times faster than ``os.urandom`` itself and than numpy's own Laplace sampler.
 
 * No global state: each ``CryptoRandom()`` has its own key; ``rng=None`` creates a
@@ -24,12 +25,10 @@ import os
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from numpy.typing import NDArray
 
 from .errors import ParameterError
-
-_BLOCK_WORDS = 1 << 15  # 256 KiB per keystream block: stays in L2 cache
+from .keystream import BLOCK_BYTES, new_cipher
 
 
 @runtime_checkable
@@ -54,40 +53,51 @@ def fill_words(source: RandomSource, buffer: NDArray[np.uint64], n: int) -> None
 
 
 class _ChaCha20Stream:
-    """ChaCha20 keystream turned into uint64 words, produced block by block."""
+    """ChaCha20 keystream turned into uint64 words, produced block by block.
 
-    def __init__(self, key: bytes, stream: int = 0) -> None:
+    The cipher comes from :mod:`dpnoise.keystream` (the system libcrypto through ctypes,
+    which releases the GIL, or the ``cryptography`` package; same bytes either way).
+    """
+
+    def __init__(self, key: bytes, stream: int = 0, backend: str | None = None) -> None:
         if len(key) != 32:
             raise ParameterError("ChaCha20 key must be 32 bytes")
-        if not 0 <= stream < 1 << 64:
-            raise ParameterError("stream index must be in [0, 2^64)")
         # 32-bit block counter 0, then a 96-bit nonce holding the stream index: one key gives
         # 2^64 independent keystreams (RFC 8439 Section 2.3), e.g. one per chunk of a release
-        nonce = b"\x00" * 4 + stream.to_bytes(12, "little")
-        self._encryptor = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
-        self._zeros = np.zeros(_BLOCK_WORDS * 8, dtype=np.uint8)
-        self._scratch = np.empty(_BLOCK_WORDS * 8 + 64, dtype=np.uint8)
+        self._cipher = new_cipher(key, stream, backend)
+        self._scratch: NDArray[np.uint8] | None = None
+
+    @property
+    def backend(self) -> str:
+        return str(self._cipher.name)
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
         """Keystream words into buffer[:n] in place; buffer must hold n + 8 words."""
         if buffer.dtype != np.uint64 or buffer.size < n + 8 or not buffer.flags.c_contiguous:
             raise ParameterError("fill needs a contiguous uint64 buffer with 8 spare words")
         raw = buffer.view(np.uint8)
+        into = self._cipher.into
         done, total = 0, n * 8
         while done < total:
-            m = min(total - done, _BLOCK_WORDS * 8)
-            self._encryptor.update_into(self._zeros[:m], raw[done : done + m + 64])
+            m = min(total - done, BLOCK_BYTES)
+            into(raw[done:], m)
             done += m
 
     def words(self, n: int) -> NDArray[np.uint64]:
         out = np.empty(n, dtype=np.uint64)
-        view = out.view(np.uint8)
-        done = 0
-        total = n * 8
+        raw = out.view(np.uint8)
+        into = self._cipher.into
+        exact = self._cipher.exact  # writes exactly m bytes (else it needs 63 spare bytes)
+        done, total = 0, n * 8
         while done < total:
-            m = min(total - done, _BLOCK_WORDS * 8)
-            self._encryptor.update_into(self._zeros[:m], self._scratch)
-            view[done : done + m] = self._scratch[:m]
+            m = min(total - done, BLOCK_BYTES)
+            if exact:
+                into(raw[done:], m)
+            else:
+                if self._scratch is None:
+                    self._scratch = np.empty(BLOCK_BYTES + 64, dtype=np.uint8)
+                into(self._scratch, m)
+                raw[done : done + m] = self._scratch[:m]
             done += m
         return out
 
@@ -120,10 +130,10 @@ class KeyedRandom:
     """ChaCha20 keyed with a given 32-byte secret key (e.g. one derived with HKDF for one
     partition of a distributed release); as secure as the key is secret and fresh."""
 
-    def __init__(self, key: bytes, stream: int = 0) -> None:
+    def __init__(self, key: bytes, stream: int = 0, *, backend: str | None = None) -> None:
         if not isinstance(key, bytes) or len(key) != 32:
             raise ParameterError("key must be 32 bytes")
-        self._stream = _ChaCha20Stream(key, stream)
+        self._stream = _ChaCha20Stream(key, stream, backend)
 
     def words(self, n: int) -> NDArray[np.uint64]:
         return self._stream.words(int(n))
