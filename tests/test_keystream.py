@@ -72,3 +72,12 @@ def test_backend_switch(monkeypatch: pytest.MonkeyPatch) -> None:
         ks.new_cipher(bytes(32), 0, "aes")
     with pytest.raises(ParameterError, match="stream index"):
         KeyedRandom(bytes(32), stream=2**64)
+
+
+def test_pure_python_block_is_the_keystream() -> None:
+    """The reference block function against RFC 8439 and the cryptography package."""
+    assert ks.chacha20_block(ks._RFC_KEY, 1, ks._RFC_IV[4:])[:16] == ks._RFC_FIRST16
+    key = bytes(range(100, 132))
+    nonce = ks.iv_for(3)[4:]
+    ref = b"".join(ks.chacha20_block(key, j, nonce) for j in range(3))
+    assert _stream("cryptography", key, 3, [192]) == ref
