@@ -39,7 +39,7 @@ from ..exact.words import index_probability, mulhi64
 from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
 from ..laws.staircase import ROUNDING_ALLOWANCE
 from ..params import LN2, Interval, _as_real, check_values, supported
-from ..randomness import RandomSource, RngLike, resolve_rng
+from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 
@@ -75,8 +75,16 @@ class _MultivariateBase(Mechanism):
     def _poly(self, i: int) -> int:  # number of magnitude cells in B_i
         raise NotImplementedError
 
+    #: words per vector that :meth:`_half_from_words` reads (0: :meth:`_uniform` draws them)
+    _uniform_words_per_draw = 0
+
     def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
         """(n, d) half-offset cell offsets u (cell centre = u + 1/2) uniform in B_I."""
+        raise NotImplementedError
+
+    def _half_from_words(self, w: NDArray[np.uint64], I: NDArray[np.int64],
+                         c: NDArray[np.int64]) -> NDArray[np.int64]:
+        """2(c + u) + 1 for u = :meth:`_uniform` computed from its words ``w`` (n, d)."""
         raise NotImplementedError
 
     def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -121,17 +129,28 @@ class _MultivariateBase(Mechanism):
                      axis=1)
         source = resolve_rng(rng)
         out = np.empty(flat.shape, dtype=np.float64)
+        N, d = flat.shape
         step = 1 << 13  # cache-sized chunks
-        for start in range(0, flat.shape[0], step):
-            stop = min(start + step, flat.shape[0])
-            I = self.levels.sample(source, stop - start)
+        nl = self.levels.words_per_draw
+        nu = self._uniform_words_per_draw  # words of the uniform point drawn with the levels
+        words = np.empty((nl + nu) * min(step, N) + 8, dtype=np.uint64)
+        half_grid = (self.grids / 2)[None, :]
+        for start in range(0, N, step):  # per chunk: the level words, then the uniform words
+            stop = min(start + step, N)
+            k = stop - start
+            fill_words(source, words, (nl + nu) * k)
+            I = self.levels.sample_words(source, words, k)
             if I.size and I.max() > self.i_max:
                 raise PrecisionError("noise level beyond the exactly representable range "
                                      f"(probability <= 10^{self.overflow_log10:.0f})")
-            half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
+            if nu:
+                half = self._half_from_words(words[nl * k : (nl + nu) * k].reshape(k, d), I,
+                                             c[start:stop])
+            else:
+                half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
             if np.abs(half).max(initial=0) >= _EXACT:
                 raise PrecisionError("release fell outside the exactly representable range")
-            out[start:stop] = half * (self.grids / 2)[None, :]
+            np.multiply(half, half_grid, out=out[start:stop])
         return out.reshape(x.shape)
 
     def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
@@ -268,11 +287,27 @@ class MultivariateStaircase(_MultivariateBase):
     def _poly(self, i: int) -> int:
         return math.prod(int(z) + i * int(s) for z, s in zip(self.Z, self.S, strict=True))
 
+    _uniform_words_per_draw = property(lambda self: self.dim)  # type: ignore[assignment]
+
     def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
         n = self.Z[None, :] + I[:, None] * self.S[None, :]  # magnitude cells per coordinate
         w = rng.words(n.size).reshape(n.shape)
         idx = mulhi64(w, (2 * n).astype(np.uint64)).astype(np.int64)
         return idx - n
+
+    def _half_from_words(self, w: NDArray[np.uint64], I: NDArray[np.int64],
+                         c: NDArray[np.int64]) -> NDArray[np.int64]:
+        """2(c + u) + 1 with u = floor(w·2n/2^64) − n: the words and arithmetic of
+        :meth:`_uniform`, written as 2c + 2·idx − 2n + 1 in place."""
+        m2 = np.multiply(I[:, None], 2 * self.S[None, :])  # 2n = 2Z + I·2S
+        np.add(m2, 2 * self.Z[None, :], out=m2)
+        half = mulhi64(w, m2.view(np.uint64)).view(np.int64)
+        np.add(half, half, out=half)
+        np.subtract(half, m2, out=half)
+        np.add(half, c, out=half)
+        np.add(half, c, out=half)
+        np.add(half, 1, out=half)
+        return half
 
     def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
         K = np.where(u >= 0, u, -u - 1)  # magnitude cell
