@@ -65,9 +65,13 @@ def test_sources_give_the_same_words_on_both_backends() -> None:
 def test_backend_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     first = SeededRandom(11).words(1000)
     monkeypatch.setenv("DPNOISE_KEYSTREAM", "cryptography")
-    assert ks.backend() == "cryptography"
+    assert ks.backend() == ks.gil_free() == "cryptography"
     assert SeededRandom(11)._stream.backend == "cryptography"
     np.testing.assert_array_equal(SeededRandom(11).words(1000), first)
+    if ks.libcrypto() is not None:
+        monkeypatch.setenv("DPNOISE_KEYSTREAM", "libcrypto")
+        assert SeededRandom(11)._stream.backend == "libcrypto"
+        np.testing.assert_array_equal(SeededRandom(11).words(1000), first)
     with pytest.raises(ParameterError, match="backend"):
         ks.new_cipher(bytes(32), 0, "aes")
     with pytest.raises(ParameterError, match="stream index"):
@@ -81,3 +85,15 @@ def test_pure_python_block_is_the_keystream() -> None:
     nonce = ks.iv_for(3)[4:]
     ref = b"".join(ks.chacha20_block(key, j, nonce) for j in range(3))
     assert _stream("cryptography", key, 3, [192]) == ref
+
+
+def test_threads_are_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One thread unless DPNOISE_THREADS asks for more (two were slower than one here)."""
+    from dpnoise.parallel import threads
+
+    monkeypatch.delenv("DPNOISE_THREADS", raising=False)
+    assert threads() == 1
+    monkeypatch.setenv("DPNOISE_THREADS", "3")
+    assert threads() == 3
+    monkeypatch.setenv("DPNOISE_THREADS", "many")
+    assert threads() == 1

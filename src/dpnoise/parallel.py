@@ -12,8 +12,9 @@ way).  Why (measured; README "Performance", "Threads"): the sampling kernels are
 passes over cache-sized blocks, each of which releases the GIL for only a few
 microseconds, so two threads spend their time handing the GIL to each other (a "convoy")
 and ran *slower* than one on this project's 2-core machine (0.7-0.85x; 0.67x for Laplace
-on an idle machine).  The keystream itself no longer holds the GIL (the system libcrypto
-through ctypes, :mod:`dpnoise.keystream`); what would make two cores pay is a compiled,
+on an idle machine).  With threads, the chunks' keystreams come from the system libcrypto
+through ctypes, which releases the GIL (:mod:`dpnoise.keystream`; the same words as the
+``cryptography`` package, which holds it); what would make two cores pay is a compiled,
 GIL-free kernel per sampler.  Releases below :data:`SPLIT_MIN` values read the caller's
 source directly.
 """
@@ -24,6 +25,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from . import keystream
 from .randomness import KeyedRandom, RandomSource
 
 SPLIT_MIN = 1 << 19
@@ -67,11 +69,13 @@ def run_split(source: RandomSource, n: int, work: Work) -> None:
     key = source.words(4).tobytes()
     bounds = [(i, s, min(s + SPLIT_CHUNK, n)) for i, s in enumerate(range(0, n, SPLIT_CHUNK))]
 
+    workers = min(threads(), len(bounds))
+    which = keystream.gil_free() if workers > 1 else None  # same words either way
+
     def job(b: tuple[int, int, int]) -> None:
         i, s, e = b
-        work(KeyedRandom(key, stream=i), s, e)
+        work(KeyedRandom(key, stream=i, backend=which), s, e)
 
-    workers = min(threads(), len(bounds))
     if workers <= 1:
         for b in bounds:
             job(b)

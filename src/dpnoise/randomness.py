@@ -2,10 +2,11 @@
 
 Every mechanism draws its randomness as 64-bit words from a :class:`RandomSource`
 passed explicitly (``rng=``).  The default is :class:`CryptoRandom`: a ChaCha20
-keystream (OpenSSL: the system libcrypto through ctypes, which releases the GIL, else the
-``cryptography`` package -- same bytes, see :mod:`dpnoise.keystream`) keyed with 256 bits
-from ``os.urandom``.  It is produced in cache-sized blocks into a numpy buffer, which is
-several times faster than ``os.urandom`` itself and than numpy's own Laplace sampler.
+keystream (OpenSSL through the ``cryptography`` package, or the system libcrypto through
+ctypes, which releases the GIL -- the same bytes, see :mod:`dpnoise.keystream`) keyed
+with 256 bits from ``os.urandom``.  It is produced in cache-sized blocks into a numpy
+buffer, which is several times faster than ``os.urandom`` itself and than numpy's own
+Laplace sampler.
 
 * No global state: each ``CryptoRandom()`` has its own key; ``rng=None`` creates a
   fresh one for the call.
