@@ -115,14 +115,43 @@ def throughput(quick: bool) -> None:
     row("PlanarLaplace (10^5 points)", f"{r:.2f}x", ">= 0.8x")
     lap = dpnoise.Laplace(epsilon=1.0, sensitivity=1.0)
     xs = GEN.uniform(0, 1000, n if quick else 10 * n)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
+    saved = os.environ.get("DPNOISE_THREADS")
     for m, name in ((lap, "Laplace"), (g, "Geometric"), (dg, "DiscreteGaussian")):
         v = xs if m is lap else xs.astype(np.int64)
+        r = threads_ratio(lambda m=m, v=v: m.release(v, rng=rng), cores)
+        row(f"cores: {name}, {v.size:.0e} values, {cores} threads / 1 thread "
+            "(DPNOISE_THREADS; default 1)", f"{r:.2f}x", ">= 1.7x")
+    big_sort = GEN.random(1 << 22)
+    r = threads_ratio(lambda: [np.sort(big_sort) for _ in range(cores)], cores,
+                      split=lambda k: [np.sort(big_sort)])
+    row(f"  (machine reference: GIL-free np.sort x{cores}, {cores} threads / 1 thread)",
+        f"{r:.2f}x", "")
+    if saved is None:
+        os.environ.pop("DPNOISE_THREADS", None)
+    else:
+        os.environ["DPNOISE_THREADS"] = saved
+
+
+def threads_ratio(fn: Callable[[], object], cores: int, pairs: int = 7,
+                  split: Callable[[int], object] | None = None) -> float:
+    """Median over interleaved pairs of (time with 1 thread) / (time with ``cores``).
+
+    With ``split``, the threaded run calls split(i) on ``cores`` threads instead of setting
+    DPNOISE_THREADS (the machine reference: how much a second core gives right now).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(cores)
+    ratios = []
+    for _ in range(pairs):
         os.environ["DPNOISE_THREADS"] = "1"
-        one = min(_t(lambda m=m, v=v: m.release(v, rng=rng)) for _ in range(3))
-        os.environ.pop("DPNOISE_THREADS")
-        two = min(_t(lambda m=m, v=v: m.release(v, rng=rng)) for _ in range(3))
-        row(f"cores: {name}, {v.size:.0e} values, threads / 1 thread", f"{one / two:.2f}x",
-            ">= 1.7x")
+        one = _t(fn)
+        os.environ["DPNOISE_THREADS"] = str(cores)
+        many = _t(fn) if split is None else _t(lambda: list(pool.map(split, range(cores))))
+        ratios.append(one / many)
+    pool.shutdown()
+    return statistics.median(ratios)
 
 
 def scalars() -> None:
