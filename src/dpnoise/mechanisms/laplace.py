@@ -35,6 +35,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -75,14 +76,27 @@ class ClampedLaw(TableLaw):
     """Law of clamp(Y, lower, upper) for a lattice Laplace Y: atoms at both ends.
 
     A :class:`~dpnoise.laws.base.TableLaw` on its support (pmf and moments from the table);
-    cdf and ppf come in closed form from the inner lattice law, clamped.
+    cdf and ppf come in closed form from the inner lattice law, clamped.  The table (every
+    lattice point of the range: millions on a wide range) is built on first use of the
+    pmf or the moments only -- ``table()`` returns (support, probs) -- so a caller that
+    needs only cdf/ppf (error bars, the report's binned chart) never pays for it.
     """
 
+    _TABLE = frozenset({"points", "probs", "_logprobs", "_cum", "_total", "support"})
+
     def __init__(self, inner: LatticeLaplaceNoise, lower: float, upper: float,
-                 support: NDArray[np.float64], probs: NDArray[np.float64]) -> None:
-        super().__init__(support, probs)
+                 table: Callable[[], tuple[NDArray[np.float64], NDArray[np.float64]]]
+                 ) -> None:
         self.inner, self.lower, self.upper = inner, lower, upper
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ClampedLaw._TABLE:
+            raise AttributeError(name)
+        support, probs = self._table()
+        TableLaw.__init__(self, support, probs)
         self.support = self.points
+        return getattr(self, name)
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
         y = np.asarray(y, dtype=np.float64)
@@ -225,8 +239,11 @@ class ClampedLaplace(Mechanism):
         x = (self.lower + self.upper) / 2 if true_value is None else check_true_scalar(
             "true_value", true_value)
         x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
-        ys, logp = self._clamped_law(x)
-        return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, ys, np.exp(logp))
+        def table() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            ys, logp = self._clamped_law(x)
+            return ys, np.exp(logp)
+
+        return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, table)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         y = np.asarray(outputs, dtype=np.float64)
