@@ -15,7 +15,6 @@ more with probability 2^-63), so the time taken does not depend on the noise.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property, lru_cache
 
 import mpmath
@@ -177,39 +176,6 @@ class BlockGeometric:
             else:
                 out[start : start + c] = K
         return out
-
-    @cached_property
-    def _scalar_tables(self) -> tuple[list[int], list[int], int, int]:
-        """The alias table as Python ints for the one-value path: (thr, alias, bits, mass-1)."""
-        t = self.table
-        return ([int(v) for v in t._thr], [int(v) for v in t._alias], t.bits, t.mass - 1)
-
-    def signed_odd_scalar(self, rng: RandomSource, centre: float, grid: float) -> float:
-        """One release ``(2c + 2Z)·L/2``: the same two words, the same arithmetic and the same
-        law as :meth:`signed_odd` with n = 1, in Python integers (no array machinery)."""
-        if not abs(centre) < _MAX_INDEX * grid:  # also refuses NaN
-            raise PrecisionError(
-                f"true value too large for the grid step {grid!r}: |true_value| must be "
-                f"< 2^51 * grid = {_MAX_INDEX * grid:g}; choose a coarser grid"
-            )
-        a, b = rng.words(2).tolist()
-        low = a & 0x7FFFFFFFFFFFFFFF
-        if low == 0:  # probability 2^-63: the array path continues the count exactly
-            qa = np.array([63], dtype=np.int64)
-            self._extend_counts(rng, np.array([a], dtype=np.uint64), qa)
-            q = int(qa[0])
-        else:
-            q = (low & -low).bit_length() - 1
-        thr, alias, bits, mask = self._scalar_tables
-        col = b >> (64 - bits)
-        r = col if (b & mask) < thr[col] else alias[col]
-        k = 2 * (q * self.M + r) + 1
-        if a >> 63:
-            k = -k
-        q_c = centre / grid  # exact: L = 2^j; then floor(q + 1/2) exactly, as round_half_up
-        c = math.floor(q_c)
-        c += (q_c - c) >= 0.5
-        return float(2 * c + k) * (grid / 2)
 
     @cached_property
     def _kernel_tables(self) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:

@@ -45,6 +45,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable
+from ..exact.scalar import OneWordKernel
 from ..laws.base import TableLaw
 from ..laws.grid import (
     check_representable,
@@ -72,7 +74,7 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike, fill_words, resolve_rng
-from .base import Guarantee, Mechanism, as_output
+from .base import Guarantee, Mechanism, as_output, one_real
 
 TAIL_SIGMAS = 9.6
 TABLE_CAP = 1 << 17
@@ -275,6 +277,9 @@ class _LatticeGaussian(Mechanism):
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        x = one_real(true_value)
+        if x is not None and -self._scalar_limit < x < self._scalar_limit:
+            return self._release_one(x, rng)
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
@@ -282,6 +287,26 @@ class _LatticeGaussian(Mechanism):
         source = resolve_rng(rng)
         out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
+
+    @cached_property
+    def _scalar_limit(self) -> float:
+        """2^51·L: one-value releases below it in magnitude take the scalar kernel."""
+        return float(1 << 51) * self.grid
+
+    @cached_property
+    def _scalar_kernel(self) -> OneWordKernel:
+        T = (len(self.weights) - 1) // 2
+        return OneWordKernel(self.table, [i - T for i in range(self.table.columns)])
+
+    def _release_one(self, x: float, rng: RngLike) -> float:
+        """(c + Z)·L for one finite x with |x| < 2^51·L: the same word, integers and law as
+        :func:`_alias_release` (see :mod:`dpnoise.exact.scalar`)."""
+        z = self._scalar_kernel.z(resolve_rng(rng))
+        grid = self.grid
+        q = x / grid  # exact: L = 2^j
+        c = math.floor(q)
+        c += (q - c) >= 0.5  # floor(q + 1/2) exactly
+        return float(c + z) * grid  # |c + Z| < 2^52: exact
 
     def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
         if true_value is None:

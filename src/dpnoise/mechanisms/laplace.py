@@ -60,7 +60,7 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike
-from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
+from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output, one_real
 
 
 class LatticeLaplaceNoise(HalfLatticeLaw):
@@ -216,6 +216,10 @@ class ClampedLaplace(Mechanism):
                          g.details)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        x = one_real(true_value)
+        if x is not None and self.lower <= x <= self.upper:  # one value: the scalar kernel
+            y = self.laplace._release_one(x, rng)  # (the ends are representable on the grid)
+            return min(max(y, self.lower), self.upper)  # = np.clip of the array path
         values = check_values("true_value", true_value, lower=self.lower, upper=self.upper)
         raw = np.asarray(self.laplace.release(values, rng=rng), dtype=np.float64)
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
