@@ -76,7 +76,7 @@ class FoldedBlockGeometric:
     @cached_property
     def log_w(self) -> NDArray[np.float64]:
         """ln(W_r/2^64) (float conversion of the exact integers: error <= 1.2e-16)."""
-        w = np.array([float(x) for x in self.block.weights])
+        w = self.block.table.exact_weights_float()
         return np.log(w) - 64 * LN2
 
     def log_point(self, k: NDArray[np.int64]) -> NDArray[np.float64]:

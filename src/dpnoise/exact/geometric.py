@@ -25,7 +25,7 @@ from ..errors import ParameterError, PrecisionError
 from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights_array
 
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)
@@ -68,7 +68,7 @@ def geometric_half(
 @lru_cache(maxsize=64)
 def _block_table(M: int) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
-    return AliasTable(quantize_weights(np.exp2(-r / M)))
+    return AliasTable(quantize_weights_array(np.exp2(-r / M)))
 
 
 class BlockGeometric:
@@ -217,7 +217,7 @@ class BlockGeometric:
         """ln(W_r / 2^64) in float64: W_r -> float is within 2^-53 relative and log adds
         ~1 ulp, so each entry is within ~1e-14 absolute -- far inside the 1e-12 allowance
         that calibrations add (the exact value is available from :meth:`logpmf_mp`)."""
-        w = np.array([float(x) for x in self.weights])
+        w = self.table.exact_weights_float()
         return np.log(w) - 64 * LN2
 
     def logpmf(self, k: ArrayLike) -> NDArray[np.float64]:
@@ -268,7 +268,7 @@ class BlockGeometric:
 
     @cached_property
     def _tail_within_block(self) -> NDArray[np.float64]:
-        w = np.array([float(x) for x in self.weights]) / 2.0**64
+        w = self.table.exact_weights_float() / 2.0**64
         tail = np.cumsum(w[::-1])[::-1]
         return np.append(tail, 0.0)[: self.M]
 

@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
-from ..exact.alias import AliasTable
+from ..exact.alias import AliasTable, exact_sum
 from ..exact.scalar import OneWordKernel
 from ..laws.base import TableLaw
 from ..laws.grid import (
@@ -169,22 +169,29 @@ def _quantise(logp: NDArray[np.float64]) -> list[int]:
     weight (a relative change < 1e-12 of it).  Whatever the rounding, the guarantee is
     computed from the resulting integers, not from ``logp``.
     """
+    return _quantise_array(logp).tolist()
+
+
+def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """:func:`_quantise` as uint64, without a Python loop (the same integers: the floors are
+    integer-valued floats, exact in uint64 below 2^64, and their sum is taken exactly)."""
     scaled = np.exp(logp + 64 * math.log(2.0))
     floors = np.floor(scaled)
-    w = [int(x) for x in floors]
-    rest = (1 << 64) - sum(w)
+    if not floors.max() < 2.0**64:  # pragma: no cover - a share of all the mass
+        raise PrecisionError("weight quantisation overshot 2^64")
+    w = floors.astype(np.uint64)
+    rest = (1 << 64) - exact_sum(w)
     if rest < 0:
         top = int(np.argmax(floors))
-        if w[top] + rest <= 0:  # pragma: no cover - impossible for a normalised logp
+        if int(w[top]) + rest <= 0:  # pragma: no cover - impossible for a normalised logp
             raise PrecisionError("weight quantisation overshot 2^64")
-        w[top] += rest
+        w[top] = np.uint64(int(w[top]) + rest)
         return w
     order = np.argsort(-(scaled - floors), kind="stable")
     base, extra = divmod(rest, len(w))
     if base:
-        w = [x + base for x in w]
-    for i in order[:extra].tolist():
-        w[i] += 1
+        w += np.uint64(base)
+    w[order[:extra]] += np.uint64(1)
     return w
 
 
@@ -244,8 +251,8 @@ class _LatticeGaussian(Mechanism):
             sigma *= S * grid / self.sensitivity
         for _ in range(60):
             _, lp = _ideal_logpmf(sigma, grid)
-            weights = _quantise(lp)
-            exact = self._exact_delta(weights, S)
+            warr = _quantise_array(lp)
+            exact = self._exact_delta(warr, S)
             if exact <= target:
                 break
             sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
@@ -256,12 +263,12 @@ class _LatticeGaussian(Mechanism):
         self.sigma = sigma
         self.grid = grid
         self.shift_steps = S
-        self.weights = weights
-        self.table = AliasTable(weights)
-        self.exact_delta = self._exact_delta(self.table.exact_weights(), S)
+        self.table = AliasTable(warr)
+        self.weights = warr.tolist()
+        self.exact_delta = self._exact_delta(self.table.exact_weights_array(), S)
 
-    def _exact_delta(self, weights: list[int], S: int) -> float:
-        w = np.array([float(x) for x in weights])
+    def _exact_delta(self, weights: NDArray[np.uint64], S: int) -> float:
+        w = weights.astype(np.float64)  # each correctly rounded, as float(int)
         with np.errstate(divide="ignore"):
             lp = np.log(w) - 64 * math.log(2.0)
         return _hockey(lp, S, self.epsilon)
@@ -324,7 +331,7 @@ class _LatticeGaussian(Mechanism):
         from ..verify import FiniteLattice
 
         T = (len(self.weights) - 1) // 2
-        w = np.array([float(x) for x in self.table.exact_weights()])
+        w = self.table.exact_weights_float()
         with np.errstate(divide="ignore"):
             lw = np.log(w) - 64 * math.log(2.0)
 
