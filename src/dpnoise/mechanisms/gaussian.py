@@ -45,7 +45,7 @@ References:
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -195,6 +195,55 @@ def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
     return w
 
 
+def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
+    """Exact-as-float δ(ε) of the integer weights for a shift of S cells."""
+    w = weights.astype(np.float64)  # each correctly rounded, as float(int)
+    with np.errstate(divide="ignore"):
+        lp = np.log(w) - 64 * math.log(2.0)
+    return _hockey(lp, S, epsilon)
+
+
+@lru_cache(maxsize=16)
+def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: float,
+                      search: bool) -> tuple[float, float, int, AliasTable, tuple[int, ...], float]:
+    """(σ, grid, S, alias table, weights, exact δ) of the lattice Gaussian for public
+    parameters: pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if
+    needed).  Cached per process: a second mechanism with the same parameters reuses it."""
+    grid = _grid_for(sigma, sensitivity)
+    S = grid_sensitivity(sensitivity, grid)
+    target = delta * (1 - 1e-9)
+    if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
+        goal = delta * (1 - 1e-7)
+        lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
+        while _hockey(_ideal_logpmf(hi, grid)[1], S, epsilon) > goal:
+            lo, hi = hi, hi * 1.01
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if _hockey(_ideal_logpmf(mid, grid)[1], S, epsilon) > goal:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo < 1e-8 * hi:
+                break
+        sigma = hi
+    else:
+        sigma *= S * grid / sensitivity
+    for _ in range(60):
+        _, lp = _ideal_logpmf(sigma, grid)
+        warr = _quantise_array(lp)
+        exact = _table_delta(warr, S, epsilon)
+        if exact <= target:
+            break
+        sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
+    else:
+        raise ParameterError(
+            f"delta={delta!r} cannot be met by the 64-bit discretised Gaussian "
+            f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
+    table = AliasTable(warr)
+    return (sigma, grid, S, table, tuple(warr.tolist()),
+            _table_delta(table.exact_weights_array(), S, epsilon))
+
+
 class LatticeGaussianNoise(TableLaw):
     """Exact law of the release (c + Z)·L, Z ∈ {−T..T} with weights W/2^64 (scipy-like).
 
@@ -222,56 +271,21 @@ class _LatticeGaussian(Mechanism):
     sensitivity: float
     sigma: float
     grid: float
-    weights: list[int]
+    weights: tuple[int, ...]
     table: AliasTable
     exact_delta: float
     shift_steps: int
     kind: str = ""
 
     def _build(self, sigma: float, *, search: bool) -> None:
-        """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed)."""
-        grid = _grid_for(sigma, self.sensitivity)
-        S = grid_sensitivity(self.sensitivity, grid)
-        target = self.delta * (1 - 1e-9)
-        if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
-            goal = self.delta * (1 - 1e-7)
-            lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / self.sensitivity) * (1 + 1e-3)
-            while _hockey(_ideal_logpmf(hi, grid)[1], S, self.epsilon) > goal:
-                lo, hi = hi, hi * 1.01
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                if _hockey(_ideal_logpmf(mid, grid)[1], S, self.epsilon) > goal:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo < 1e-8 * hi:
-                    break
-            sigma = hi
-        else:
-            sigma *= S * grid / self.sensitivity
-        for _ in range(60):
-            _, lp = _ideal_logpmf(sigma, grid)
-            warr = _quantise_array(lp)
-            exact = self._exact_delta(warr, S)
-            if exact <= target:
-                break
-            sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
-        else:
-            raise ParameterError(
-                f"delta={self.delta!r} cannot be met by the 64-bit discretised Gaussian "
-                f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
-        self.sigma = sigma
-        self.grid = grid
-        self.shift_steps = S
-        self.table = AliasTable(warr)
-        self.weights = warr.tolist()
-        self.exact_delta = self._exact_delta(self.table.exact_weights_array(), S)
+        """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed);
+        cached per public parameters (:func:`_calibrated_table`)."""
+        (self.sigma, self.grid, self.shift_steps, self.table, self.weights,
+         self.exact_delta) = _calibrated_table(self.epsilon, self.delta, self.sensitivity,
+                                               sigma, search)
 
     def _exact_delta(self, weights: NDArray[np.uint64], S: int) -> float:
-        w = weights.astype(np.float64)  # each correctly rounded, as float(int)
-        with np.errstate(divide="ignore"):
-            lp = np.log(w) - 64 * math.log(2.0)
-        return _hockey(lp, S, self.epsilon)
+        return _table_delta(weights, S, self.epsilon)
 
     @property
     def guarantee(self) -> Guarantee:
