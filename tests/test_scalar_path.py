@@ -18,6 +18,7 @@ from scipy import stats
 from dpnoise import (
     AnalyticGaussian,
     ClampedLaplace,
+    CountNoise,
     CryptoRandom,
     DiscreteGaussian,
     Gaussian,
@@ -53,6 +54,9 @@ COUNT = {
                                          boundary="none"), [0, -17, 1 << 40]),
     "discrete-gaussian": (lambda: DiscreteGaussian(epsilon=1.0, delta=1e-6, lower=0, upper=10),
                           [0, 5, 10]),
+    "count-noise": (lambda: CountNoise(epsilon=2.18, D=6, eta=0.8, upper=40), [0, 3, 40]),
+    "count-noise-clip": (lambda: CountNoise.optimal(epsilon=0.5, D=8, eta=0.1, upper=30,
+                                                    boundary="clip"), [0, 15, 30]),
 }
 CASES = {**REAL, **COUNT}
 _BUILT: dict[str, object] = {}
@@ -116,6 +120,19 @@ def test_extension_event_matches_array_kernel(name: str, first: int) -> None:
     assert abs(fast - x) > 0 or name == "geometric-free"
 
 
+def test_count_noise_boundary_cell_draws_the_extra_word() -> None:
+    """A first digit in a cell holding a CDF boundary (probability <= 2D/2^16) reads 48 bits
+    of one more word, in both paths identically."""
+    m = _mech("count-noise")
+    table = m.table
+    cell = table._lut_list.index(table._sentinel)  # a cell holding a CDF boundary
+    for low in (0, 0xFFFFFFFFFFFF0000):
+        script = [cell | 0x1234_5678_0000_0000, low, 7, 9]  # low 16 bits = the digit
+        fast = m.release(5, rng=ScriptedWords(script))
+        ref = m.release(np.array([5]), rng=ScriptedWords(script))[0]
+        assert fast == ref
+
+
 def _chi2(y: np.ndarray, law: object) -> float:
     edges = np.unique(law.ppf(np.linspace(0.05, 0.95, 19)))
     expected = np.diff(np.concatenate([[0.0], law.cdf(edges), [1.0]]))
@@ -127,7 +144,7 @@ def _chi2(y: np.ndarray, law: object) -> float:
 
 @pytest.mark.parametrize("name", ["laplace", "clamped", "truncated", "staircase-joint",
                                   "staircase-product", "analytic-gaussian", "geometric",
-                                  "discrete-gaussian"])
+                                  "discrete-gaussian", "count-noise"])
 def test_scalar_releases_follow_noise(name: str) -> None:
     m = _mech(name)
     x = CASES[name][1][1]
@@ -157,7 +174,8 @@ def test_bad_counts_refused_before_any_word(name: str) -> None:
     m = _mech(name)
     bad = [1.5, math.nan, True, "3", 1 << 53, -(1 << 53)]
     if name != "geometric-free":
-        bad += [-1, 21 if name == "geometric" else 11]
+        bad += [-1, {"geometric": 21, "discrete-gaussian": 11}.get(name, 41 if name ==
+                                                                    "count-noise" else 31)]
     for value in bad:
         src = CountingSource()
         with pytest.raises(ParameterError):
