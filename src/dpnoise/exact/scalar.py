@@ -23,6 +23,7 @@ are built once per mechanism (public parameters only, never per true value).
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,17 @@ from .alias import AliasTable
 LOW63 = (1 << 63) - 1
 TOP = 1 << 63
 MAX_INDEX = 1 << 51
+
+
+def grid_index(q: float) -> float:
+    """floor(q + 1/2) for |q| < 2^51, exactly, in float arithmetic (as ``round_half_up``):
+    t = q − fmod(q, 1) truncates toward zero (exact), floor(q) = t − [t > q], the
+    fractional part q − floor(q) is exact, and the index is floor(q) + [fraction >= 1/2].
+    Floats, not Python ints, so the work does not grow with |q| (an int above 2^30 takes
+    two internal digits)."""
+    t = q - math.fmod(q, 1.0)
+    fl = t - (t > q)
+    return fl + ((q - fl) >= 0.5)
 
 
 def interleaved(table: AliasTable, values: Sequence[Any], typecode: str = "q"

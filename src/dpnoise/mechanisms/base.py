@@ -13,7 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..exact.scalar import grid_index
 from ..params import Interval, check_supported
+from ..randomness import resolve_rng
 
 Notion = Literal["pure", "approximate", "metric", "none"]
 
@@ -190,8 +192,6 @@ class HalfLatticeMechanism(Mechanism):
         """The release (2c + 2Z)·L/2 of one finite x with |x| < 2^51·L, c = floor(x/L + 1/2)
         exactly (as ``round_half_up``), 2Z from the scalar kernel: the same words, integers
         and law as the array kernel (see :mod:`dpnoise.exact.scalar`)."""
-        from ..randomness import resolve_rng
-
         kernel = self._scalar_kernel
         source = resolve_rng(rng)
         if kernel is None:  # a sampler without a scalar kernel: the array path
@@ -199,10 +199,8 @@ class HalfLatticeMechanism(Mechanism):
                                                     grid=self.grid)[0])
         two_z = kernel.two_z(source)
         grid = self.grid
-        q = x / grid  # exact: L = 2^j
-        c = math.floor(q)
-        c += (q - c) >= 0.5  # floor(q + 1/2) exactly: q − floor(q) is exact
-        return float(2 * c + two_z) * (grid * 0.5)  # |2c + 2Z| < 2^53: exact
+        c = grid_index(x / grid)  # x/L exact (L = 2^j); floor(x/L + 1/2) exactly, as a float
+        return (c + two_z * 0.5) * grid  # multiples of 1/2 below 2^52, times 2^j: exact
 
     def noise(self, true_value: float | None = None) -> Any:
         """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""

@@ -54,7 +54,7 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum
-from ..exact.scalar import OneWordKernel
+from ..exact.scalar import OneWordKernel, grid_index
 from ..laws.base import TableLaw
 from ..laws.grid import (
     check_representable,
@@ -324,10 +324,7 @@ class _LatticeGaussian(Mechanism):
         :func:`_alias_release` (see :mod:`dpnoise.exact.scalar`)."""
         z = self._scalar_kernel.z(resolve_rng(rng))
         grid = self.grid
-        q = x / grid  # exact: L = 2^j
-        c = math.floor(q)
-        c += (q - c) >= 0.5  # floor(q + 1/2) exactly
-        return float(c + z) * grid  # |c + Z| < 2^52: exact
+        return (grid_index(x / grid) + z) * grid  # integers below 2^52 times 2^j: exact
 
     def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
         if true_value is None:

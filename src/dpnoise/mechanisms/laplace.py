@@ -35,7 +35,7 @@ References:
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,13 @@ from ..params import (
 )
 from ..randomness import RngLike
 from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output, one_real
+
+
+@lru_cache(maxsize=32)
+def _calibrated_block(epsilon: float, steps: int) -> BlockGeometric:
+    """The calibrated block law for public (ε, S), cached per process (nothing here depends
+    on a true value; a second mechanism with the same parameters reuses it)."""
+    return calibrate_block(epsilon, steps)[0]
 
 
 class LatticeLaplaceNoise(HalfLatticeLaw):
@@ -119,7 +126,7 @@ class Laplace(HalfLatticeMechanism):
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
         check_block_length(self.epsilon, self.shift_steps, self.grid)
-        self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
+        self.block = _calibrated_block(self.epsilon, self.shift_steps)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
