@@ -96,12 +96,12 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
 
     p_i = m_i·2^(e_i) with 53-bit integer mantissas, so v_i = m_i·2^(e_i − min e) < 2^63
     are the exact integer proportions (any common power-of-two factor leaves shares and
-    remainder order unchanged) and T = Σ v_i < 2^82.  The shares q_i = ⌊v_i·2^64/T⌋ and
-    remainders r_i = v_i·2^64 − q_i·T are computed *exactly* for all i at once by packing
-    the v_i into 256-bit fields of one Python integer: with R = ⌊2^K/T⌋, K = bits(T) + 128,
-    the fields of V·R shifted by K − 64 give q_i or q_i − 1 (the error is < v_i/2^(K−64)
-    < 1); then (V·2^64 − Q·T) gives each r̃_i ∈ [0, 2T) in its own field (no borrow crosses
-    a field), and r̃_i >= T adds the missing unit.  The rest 2^64 − Σq_i units go to the
+    remainder order unchanged) and 2^52 <= T = Σ v_i < 2^93.  The shares q_i = ⌊v_i·2^64/T⌋
+    and remainders r_i = v_i·2^64 − q_i·T are computed *exactly* for all i at once by
+    packing the v_i into 192-bit fields of one Python integer: with R = ⌊2^128/T⌋ < 2^76,
+    the fields of V·R shifted by 64 give q_i or q_i − 1 (the error is < v_i/2^64 < 1/2);
+    then (V·2^64 − Q·T) holds each r̃_i ∈ [0, 2T) in its own field (no borrow crosses a
+    field), and r̃_i >= T adds the missing unit.  The rest 2^64 − Σq_i units go to the
     largest remainders, ties to the lowest index (a stable lexicographic sort on the
     remainders' two 64-bit limbs), exactly as the reference does.
     """
@@ -119,23 +119,21 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     total = exact_sum(v)
     if int(v.max()) >= total:  # one non-zero entry: its weight 2^64 needs the reference
         return None
-    K = total.bit_length() + 128
-    R = (1 << K) // total
-    limbs = 4  # 256-bit fields: v_i·R < 2^63·2^129
+    R = (1 << 128) // total  # < 2^76: T >= 2^52 (the largest v has a 53-bit mantissa)
+    limbs = 3  # 192-bit fields: v_i·R < 2^63·2^76, and r̃_i < 2T < 2^83
     packed = np.zeros((n, limbs), dtype=np.uint64)
     packed[:, 0] = v
     V = int.from_bytes(packed.tobytes(), "little")
-    P = np.frombuffer((V * R).to_bytes(32 * n, "little"), dtype=np.uint64).reshape(n, limbs)
-    s = K - 64
-    lo_limb, off = divmod(s, 64)
-    q = P[:, lo_limb] >> np.uint64(off)
-    if off:
-        q = q | (P[:, lo_limb + 1] << np.uint64(64 - off))
+    P = np.frombuffer((V * R).to_bytes(8 * limbs * n, "little"),
+                      dtype=np.uint64).reshape(n, limbs)
+    if np.any(P[:, 2]):  # pragma: no cover - q̃ = ⌊v_i·R/2^64⌋ <= q_i < 2^64
+        raise AssertionError("quantisation share out of range")
+    q = P[:, 1].copy()  # ⌊v_i·R / 2^64⌋: q_i or q_i − 1
     packed[:, 0] = q
     Q = int.from_bytes(packed.tobytes(), "little")
-    Y = np.frombuffer(((V << 64) - Q * total).to_bytes(32 * n, "little"),
+    Y = np.frombuffer(((V << 64) - Q * total).to_bytes(8 * limbs * n, "little"),
                       dtype=np.uint64).reshape(n, limbs)
-    if np.any(Y[:, 2:]):  # pragma: no cover - r̃ < 2T < 2^83 by construction
+    if np.any(Y[:, 2]):  # pragma: no cover - r̃ < 2T < 2^83 by construction
         raise AssertionError("quantisation remainder out of range")
     r_lo, r_hi = Y[:, 0].copy(), Y[:, 1].copy()
     t_lo, t_hi = np.uint64(total & (TOTAL - 1)), np.uint64(total >> 64)
