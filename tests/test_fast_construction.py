@@ -87,3 +87,14 @@ def test_window_extremes_match_direct_computation() -> None:
         np.testing.assert_array_equal(hi, view.max(axis=1))
         np.testing.assert_array_equal(lo, view.min(axis=1))
     assert math.isinf(_window_max_min(np.array([-math.inf, 1.0]), 2)[1][0])
+
+
+@pytest.mark.parametrize("sigma,grid,steps,eps", [(3.0, 2**-6, 64, 1.0), (100.0, 2**-3, 8, 0.3),
+                                                  (37.3, 2**-4, 17, 0.01)])
+def test_gaussian_search_sums_one_direction_of_the_mirror_symmetric_table(
+        sigma: float, grid: float, steps: int, eps: float) -> None:
+    from dpnoise.mechanisms.gaussian import _hockey, _ideal_logpmf
+
+    lp = _ideal_logpmf(sigma, grid)[1]
+    assert np.array_equal(lp, lp[::-1])
+    assert _hockey(lp, steps, eps, symmetric=True) == _hockey(lp, steps, eps)
