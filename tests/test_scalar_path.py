@@ -221,3 +221,23 @@ def test_scalar_words_after_fork_are_fresh() -> None:
     os.waitpid(pid, 0)
     parent = np.array(source.ints(4), dtype=np.uint64).tobytes()
     assert len(child) == 32 and child != parent
+
+
+def test_threads_sharing_a_source_never_reuse_a_word() -> None:
+    """Four threads take words from one seeded source: every keystream word once, no repeat."""
+    import threading
+
+    s = SeededRandom(9)
+    got: list[list[int]] = [[] for _ in range(4)]
+
+    def work(i: int) -> None:
+        for _ in range(600):
+            got[i].extend(word_ints(s, 3))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    words = [w for g in got for w in g]
+    assert sorted(words) == sorted(SeededRandom(9).words(len(words)).tolist())

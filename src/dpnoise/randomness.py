@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import threading
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -77,6 +78,8 @@ class _ChaCha20Stream:
         self._ints: list[int] = []
         self._ipos = 0
         self._int_block = 8
+        # one source shared by threads must never hand the same buffered word out twice
+        self._lock = threading.Lock()
 
     def _buffers(self) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
         if self._zeros is None or self._scratch is None:
@@ -86,28 +89,34 @@ class _ChaCha20Stream:
 
     def _drain(self, out: NDArray[np.uint64], n: int) -> int:
         """Move up to n buffered words into out[:m]; returns m."""
-        m = min(n, len(self._ints) - self._ipos)
-        if m > 0:
-            out[:m] = self._ints[self._ipos : self._ipos + m]
-            self._ipos += m
-        return max(m, 0)
+        if self._ipos >= len(self._ints):  # nothing buffered (the array-only case)
+            return 0
+        with self._lock:
+            p = self._ipos
+            m = max(0, min(n, len(self._ints) - p))
+            self._ipos = p + m
+            taken = self._ints[p : p + m]
+        if m:
+            out[:m] = taken
+        return m
 
     def ints(self, k: int) -> list[int]:
         """The next ``k`` words as Python ints: one cipher call per _INT_BLOCK words, so a
         one-value release pays neither a cipher call nor numpy machinery per draw."""
-        p = self._ipos
-        q = p + k
-        if q > len(self._ints):
-            # refills double from 8 words (one ChaCha20 block: a fresh source's first
-            # one-value release converts only what it may use) up to _INT_BLOCK
-            size = self._int_block
-            self._int_block = min(2 * size, _INT_BLOCK)
-            size = max(size, -(-(q - len(self._ints)) // 8) * 8)
-            raw = self._encryptor.update(bytes(size * 8))
-            self._ints = self._ints[p:] + list(struct.unpack(f"={size}Q", raw))
-            p, q = 0, k
-        self._ipos = q
-        return self._ints[p:q]
+        with self._lock:
+            p = self._ipos
+            q = p + k
+            if q > len(self._ints):
+                # refills double from 8 words (one ChaCha20 block: a fresh source's first
+                # one-value release converts only what it may use) up to _INT_BLOCK
+                size = self._int_block
+                self._int_block = min(2 * size, _INT_BLOCK)
+                size = max(size, -(-(q - len(self._ints)) // 8) * 8)
+                raw = self._encryptor.update(bytes(size * 8))
+                self._ints = self._ints[p:] + list(struct.unpack(f"={size}Q", raw))
+                p, q = 0, k
+            self._ipos = q
+            return self._ints[p:q]
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
         """Keystream words into buffer[:n] in place; buffer must hold n + 8 words."""
