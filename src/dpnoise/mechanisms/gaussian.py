@@ -45,6 +45,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -257,7 +258,7 @@ class LatticeGaussianNoise(TableLaw):
     (the weights are symmetric).
     """
 
-    def __init__(self, weights: list[int], grid: float, center: float = 0.0) -> None:
+    def __init__(self, weights: Sequence[int], grid: float, center: float = 0.0) -> None:
         self.weights = weights
         self.T = (len(weights) - 1) // 2
         self.grid = grid
