@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,14 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike
-from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
+from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output, one_real
+
+
+@lru_cache(maxsize=32)
+def _calibrated_block(epsilon: float, steps: int) -> BlockGeometric:
+    """The calibrated block law for public (ε, S), cached per process (nothing here depends
+    on a true value; a second mechanism with the same parameters reuses it)."""
+    return calibrate_block(epsilon, steps)[0]
 
 
 class LatticeLaplaceNoise(HalfLatticeLaw):
@@ -133,7 +140,7 @@ class Laplace(HalfLatticeMechanism):
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
         check_block_length(self.epsilon, self.shift_steps, self.grid)
-        self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
+        self.block = _calibrated_block(self.epsilon, self.shift_steps)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -230,6 +237,10 @@ class ClampedLaplace(Mechanism):
                          g.details)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        x = one_real(true_value)
+        if x is not None and self.lower <= x <= self.upper:  # one value: the scalar kernel
+            y = self.laplace._release_one(x, rng)  # (the ends are representable on the grid)
+            return min(max(y, self.lower), self.upper)  # = np.clip of the array path
         values = check_values("true_value", true_value, lower=self.lower, upper=self.upper)
         raw = np.asarray(self.laplace.release(values, rng=rng), dtype=np.float64)
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
