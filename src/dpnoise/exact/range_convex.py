@@ -57,7 +57,7 @@ from .range_lattice import (
     block_weights,
 )
 
-CHUNK = 1 << 13  # values per vectorised chunk: working memory is a few CHUNK-sized buffers
+CHUNK = 1 << 14  # values per vectorised chunk: ~74 bytes of buffers per value (1.2 MiB)
 TABLE_LIMIT = 1 << 18  # largest threshold table built at construction (2 MiB)
 CLIP_BLOCKS = 64  # n' = min(n, 64·M): 2^(−64) relative change of e, part of the distortion
 _K_MAX = 1 << 51  # a drawn offset must keep |2j + 1| < 2^53 (|c| < 2^50 is checked on input)
@@ -69,6 +69,8 @@ _ONE = np.uint64(1)
 def _block_table_guide(M: int) -> DyadicTable:
     """Inverse-CDF guide over the block weights: entry r for C_r <= v < C_{r+1}."""
     bw = block_weights(M)
+    if bw.W64 is not None:  # C_1 .. C_{M−1} in uint64 (exact: below 2^64)
+        return DyadicTable(np.cumsum(bw.W64)[:M - 1])
     return DyadicTable(np.array(bw.cum_int[1:M], dtype=np.uint64))
 
 
@@ -91,11 +93,10 @@ def _packed_guide(M: int) -> tuple[NDArray[np.uint64], NDArray[np.uint64] | None
     if not g.guided:
         return g.B, None, np.uint64(0), np.uint64(0)
     s = int(g._shift)
-    gi = g._g.astype(object)
-    D = (gi << s) + ((1 << s) - g._thr.astype(object))
-    if int(max(D)) + (1 << s) - 1 >= 1 << 64:  # pragma: no cover - M < 2^bits − 1 always
+    if (int(g._g.max()) + 2) << s > 1 << 64:  # pragma: no cover - M + 1 < 2^bits always
         return g.B, None, np.uint64(0), np.uint64(0)
-    return g.B, np.array([int(d) for d in D], dtype=np.uint64), g._shift, g._mask
+    D = (g._g.astype(np.uint64) << np.uint64(s)) + (np.uint64(1 << s) - g._thr)
+    return g.B, D, g._shift, g._mask
 
 
 def convex_distortion_bound(M: int) -> float:
@@ -125,24 +126,30 @@ class ConvexSampler:
         self._clip = CLIP_BLOCKS * self.M
         bw = block_weights(self.M)
         self._cum = bw.cum_int  # C_0 = 0 .. C_M = 2^64 (Python ints: the scalar path)
-        self._lnw = np.log(np.array(bw.W, dtype=np.float64)) - 64 * LN2  # ln(W_r / 2^64)
+        w = bw.W64 if bw.W64 is not None else np.array(bw.W, dtype=np.float64)
+        self._lnw = np.log(w.astype(np.float64)) - 64 * LN2  # ln(W_r / 2^64), rounded once
         self._E, self._A, self._K = _side_tables(self.M)
-        self._El, self._Al, self._Kl = self._E.tolist(), self._A.tolist(), self._K.tolist()
+        self._Kl = self._K.tolist()  # (E, A: numpy float64 scalars, the same IEEE operations)
         self._M64 = np.int64(self.M)
         self._B, self._D, self._shift, self._mask = _packed_guide(self.M)
         self.grid = gd.grid
         self._tkind, self._ttab, self._tconst = self._threshold_table(table_limit)
 
     def _threshold_table(self, limit: int) -> tuple[str, NDArray[np.uint64], int]:
-        """T as a table over an index computed from (n_L, n_R) when it has <= ``limit``
+        """T − 1 as a table over an index computed from (n_L, n_R) when it has <= ``limit``
         entries (built here, whatever the true values will be), else the formula."""
         C, lo, hi1 = self._clip, self._jlo, self._jhi1
         empty = np.zeros(0, dtype=np.uint64)
         if lo is None and hi1 is None:
             return "const", empty, (self.threshold(0) - 1) % (1 << 64)
-        if lo is not None and hi1 is not None and hi1 - lo <= 2 * C:
-            kind, nl = "nl", np.arange(hi1 - lo + 1, dtype=np.int64)
-            nr = (hi1 - lo) - nl
+        short = lo is not None and hi1 is not None and hi1 - lo <= 2 * C
+        size = (hi1 - lo + 1 if short else  # type: ignore[operator]
+                C + 1 if lo is None or hi1 is None else 2 * C + 1)
+        if size > limit:
+            return "formula", empty, 0
+        if short:
+            kind, nl = "nl", np.arange(size, dtype=np.int64)
+            nr = (size - 1) - nl
         elif lo is None or hi1 is None:
             kind = "clip-l" if hi1 is None else "clip-r"
             n = np.arange(C + 1, dtype=np.int64)
@@ -152,20 +159,16 @@ class ConvexSampler:
             kind = "two"
             idx = np.arange(2 * C + 1, dtype=np.int64)
             nl, nr = np.minimum(idx, C), np.minimum(2 * C - idx, C)
-        if nl.size > limit:
-            return "formula", empty, 0
-        T = np.empty(nl.size, dtype=np.uint64)
-        w = _Work(nl.size)
-        saved, self._tkind = getattr(self, "_tkind", None), "formula"
-        self._thresholds(nl, nr.copy(), w, T)
-        self._tkind = saved
+        T = np.empty(size, dtype=np.uint64)
+        self._tkind = "formula"
+        self._thresholds(nl, nr, _Work(size), T)
         return kind, T, 0
 
     # ------------------------------------------------------------ side probability
     def _e(self, n: int) -> float:
         """e(n) = 1 − 2^(−n'/M), n' = min(n, 64M): the float operations of :meth:`_e_vec`."""
         m, t = divmod(min(n, self._clip), self.M)
-        return self._El[t] + self._Al[t] * self._Kl[m]
+        return float(self._E[t] + self._A[t] * self._Kl[m])
 
     def _e_vec(self, n: NDArray[np.int64], w: _Work, out: NDArray[np.float64]) -> None:
         """e(n) elementwise into ``out`` (the operations of :meth:`_e`, in the same order)."""
@@ -196,26 +199,20 @@ class ConvexSampler:
 
     # ------------------------------------------------------------------ sampling
     def sample_one(self, rng: RandomSource, c: int) -> float:
-        """One release at centre c in pure Python (the words and law of :meth:`sample`)."""
+        """One release at centre c in pure Python: the words, the law and -- branch-free --
+        the operations of :meth:`sample` (the side is a mask, as in the vector kernel)."""
         w0, w1, w2 = rng.words(3).tolist()
-        nl, nr = self.sides(c)
-        eL = self._e(self._clip if nl is None else nl)
-        eR = self._e(self._clip if nr is None else nr)
-        T = round(eR / (eL + eR) * _TWO63)
+        nl = _BIG if self._jlo is None else c - self._jlo
+        nr = _BIG if self._jhi1 is None else self._jhi1 - c
+        eL, eR = self._e(nl), self._e(nr)
+        t = round(eR / (eL + eR) * _TWO63)
+        lm = (t - 1 - (w0 >> 1)) >> 63  # 0: right, −1: left
         r = bisect.bisect_right(self._cum, w1, 1, self.M) - 1
         q = (w2 & -w2).bit_length() - 1 if w2 else _more_zeros(rng)
-        k = q * self.M + r
-        if (w0 >> 1) < T:
-            if nr is not None:
-                k %= nr
-            j2 = 2 * (c + k) + 1
-        else:
-            if nl is not None:
-                k %= nl
-            j2 = 2 * (c - 1 - k) + 1
-        if k >= _K_MAX:
+        k = (q * self.M + r) % (nr ^ ((nl ^ nr) & lm))
+        if k >= _K_MAX:  # pragma: no cover - probability < 2^(−2^30)
             raise PrecisionError("release fell outside the exactly representable range")
-        return j2 * (self.grid / 2)
+        return (2 * (c + (k ^ lm)) + 1) * (self.grid / 2)
 
     def sample(self, rng: RandomSource, x: NDArray[np.float64], out: NDArray[np.float64]
                ) -> None:
@@ -232,7 +229,7 @@ class ConvexSampler:
         """One chunk: the same numpy calls on arrays of the same size for every value."""
         b = x.size
         f, ci, nl, nr, k = w.f[:b], w.ci[:b], w.nl[:b], w.nr[:b], w.k[:b]
-        T, u, ge = w.t[:b], w.u[:b], w.ge[:b]
+        T, u, ge = w.t[:b], w.f[:b].view(np.uint64), w.ge[:b]  # u: f's memory, reused
         # centre index c = floor(x/L + 1/2), exactly (as laws.grid.round_half_up)
         np.multiply(x, 1.0 / self.grid, out=f)
         np.floor(f, out=ci, casting="unsafe")
@@ -279,8 +276,8 @@ class ConvexSampler:
         # j = c + k (right) or c − 1 − k = c + ~k (left); y = (j + 1/2)·L, exact
         np.bitwise_xor(k, lm, out=k)
         np.add(k, ci, out=k)
-        np.add(k, 0.5, out=f)
-        np.multiply(f, self.grid, out=out)
+        np.add(k, 0.5, out=out)
+        np.multiply(out, self.grid, out=out)
 
     def _thresholds(self, nl: NDArray[np.int64], nr: NDArray[np.int64], w: _Work,
                     T: NDArray[np.uint64]) -> None:
@@ -294,16 +291,17 @@ class ConvexSampler:
         if kind != "formula":
             if kind == "nl":
                 idx = nl
-            else:
-                idx = w.i1[:b]
+            else:  # k and f are free here: scratch for the index
+                idx = w.k[:b]
                 if kind == "clip-l":
                     np.minimum(nl, self._clip, out=idx)
                 elif kind == "clip-r":
                     np.minimum(nr, self._clip, out=idx)
                 else:  # "two": min(n_L, C) − min(n_R, C) + C
+                    tmp = w.f[:b].view(np.int64)
                     np.minimum(nl, self._clip, out=idx)
-                    np.minimum(nr, self._clip, out=w.i2[:b])
-                    np.subtract(idx, w.i2[:b], out=idx)
+                    np.minimum(nr, self._clip, out=tmp)
+                    np.subtract(idx, tmp, out=idx)
                     np.add(idx, self._clip, out=idx)
             np.take(self._ttab, idx, out=T, mode="clip")  # indices are in range
             return
@@ -392,12 +390,12 @@ class _AtCentre:
 
 
 class _Work:
-    """Chunk buffers of one :meth:`ConvexSampler.sample` call (~80 bytes per value)."""
+    """Chunk buffers of one :meth:`ConvexSampler.sample` call (~74 bytes per value)."""
 
     def __init__(self, n: int) -> None:
         self.f = np.empty(n)
         self.ci, self.nl, self.nr, self.k = (np.empty(n, dtype=np.int64) for _ in range(4))
-        self.t, self.u = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+        self.t = np.empty(n, dtype=np.uint64)
         self.small = np.empty(n, dtype=np.uint8)
         self.ge = np.empty(n, dtype=bool)
         self.words = np.empty(3 * n + 8, dtype=np.uint64)

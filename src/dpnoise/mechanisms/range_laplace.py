@@ -436,7 +436,7 @@ class RangeLaplace(Mechanism):
 
         conv = None
         if self._conv is not None:
-            conv = self._conv if M == self.block else ConvexSampler(self._gd, M)
+            conv = self._conv if self.block == M else ConvexSampler(self._gd, M)
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
