@@ -115,8 +115,9 @@ def block_weights(M: int) -> BlockWeights:
     p = np.exp2(-r / M)
     p /= p.sum()
     base = np.floor(p * 2.0**64)
-    order = np.argsort(-(p * 2.0**64 - base), kind="stable")
-    if base.max() >= 2.0**63:  # M <= 2: a weight above 2^63 (float -> uint64 unsafe there)
+    frac = p * 2.0**64 - base
+    if base.max() >= 2.0**63:
+        order = np.argsort(-frac, kind="stable")
         ints = [int(x) for x in base]
         q, extra = divmod(TOTAL - sum(ints), M)
         ints = [x + q for x in ints]
@@ -131,7 +132,7 @@ def block_weights(M: int) -> BlockWeights:
             b64 += np.uint64(q)
         else:
             b64 -= np.uint64(-q)
-        b64[order[:extra]] += np.uint64(1)
+        b64[_largest(frac, extra)] += np.uint64(1)
         hi = int((b64 >> np.uint64(32)).sum(dtype=np.uint64))
         lo = int((b64 & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
         if (hi << 32) + lo != TOTAL or int(b64.min()) <= 0:  # pragma: no cover
@@ -140,6 +141,16 @@ def block_weights(M: int) -> BlockWeights:
     if sum(ints) != TOTAL or min(ints) <= 0:  # pragma: no cover
         raise AssertionError("block weight quantisation failed")
     return BlockWeights(M, tuple(ints))
+
+
+def _largest(frac: NDArray[np.float64], k: int) -> NDArray[np.intp]:
+    """Indices of the k largest entries, ties to the lowest index: the first k of a stable
+    argsort of −frac, found in linear time."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    v = -np.partition(-frac, k - 1)[k - 1]  # the k-th largest value
+    above = np.flatnonzero(frac > v)
+    return np.concatenate([above, np.flatnonzero(frac == v)[:k - above.size]])
 
 
 def distortion_bound(M: int, n_decisions: int) -> float:
