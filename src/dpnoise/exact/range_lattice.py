@@ -39,8 +39,9 @@ stages above) and :class:`~dpnoise.exact.range_convex.ConvexSampler` (per elemen
 domains); this module holds what they share: block weights, grid geometry, the loss bound
 of P_true and the dyadic inverse-CDF table.
 
-The number of words per draw is fixed by the domain (2, plus one per chain decision), never by
-the true value.  :meth:`CentreSampler.logpmf` returns the exact log-probabilities of what is
+The number of words per draw is fixed by the domain (2, plus one per chain decision, for
+:class:`CentreSampler`; 3 for :class:`ConvexSampler`), never by the true value.
+:meth:`CentreSampler.logpmf` returns the exact log-probabilities of what is
 sampled (from the integer boundaries themselves); the distortion ρ against P_true is bounded by
 :func:`distortion_bound` for every centre, which the calibration adds twice to the loss.
 """
@@ -116,7 +117,7 @@ def block_weights(M: int) -> BlockWeights:
     p /= p.sum()
     base = np.floor(p * 2.0**64)
     frac = p * 2.0**64 - base
-    if base.max() >= 2.0**63:
+    if base.max() >= 2.0**63:  # M <= 2: float -> uint64 is unsafe above 2^63
         order = np.argsort(-frac, kind="stable")
         ints = [int(x) for x in base]
         q, extra = divmod(TOTAL - sum(ints), M)
@@ -168,7 +169,7 @@ def distortion_bound(M: int, n_decisions: int) -> float:
     """
     bw = block_weights(M)
     wmin = float(bw.w_min)
-    rho_tab = 1.01 * 2.0**19 / wmin + 1.01 / wmin  # (+ the r stage of ConvexSampler)
+    rho_tab = 1.01 * 2.0**19 / wmin + 1.01 / wmin  # (>= ConvexSampler's own bound, tested)
     if n_decisions:  # unions: one table may hold segments with factor 2^(−p/M) >= z/2^12
         rho_tab *= 2.0**10
     rho_cont = 2.0**-39 + 1e-12

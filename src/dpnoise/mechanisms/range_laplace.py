@@ -22,10 +22,13 @@ Calibration (paper errata in the verdict table):
 Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
 ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
 ``c = floor(x/L + 1/2)`` (neighbours move c by at most ``S = ceil(Δ/L)``), and the cell is drawn
-exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by the integer sampler
-of :mod:`dpnoise.exact.range_lattice` (fixed number of 64-bit words per draw, no rejection
-loop; docs/timing.md: the first release at a new centre builds its table, which is not
-timing-safe).  The block length M is the smallest integer whose *proven* loss bound
+exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by an integer sampler
+(fixed number of 64-bit words per draw, no rejection loop): on an interval, half-line or the
+line ONE :class:`~dpnoise.exact.range_convex.ConvexSampler` serves every release (scalar,
+repeated or distinct values; no per-centre state, the same operations for every true value);
+on a union per-centre :class:`~dpnoise.exact.range_centre.CentreSampler` tables (docs/timing.md:
+the first release at a new centre builds its table, which is not timing-safe).
+The block length M is the smallest integer whose *proven* loss bound
 
     S·ln2/M + max_{|c−c'|<=S} |ln z(c) − ln z(c')| + 2ρ + 1e-12  <=  ε
 
