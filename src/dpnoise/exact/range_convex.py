@@ -57,7 +57,7 @@ from .range_lattice import (
     block_weights,
 )
 
-CHUNK = 1 << 14  # values per vectorised chunk: ~74 bytes of buffers per value (1.2 MiB)
+CHUNK = 1 << 15  # largest vectorised chunk: ~58 bytes of buffers per value (1.9 MiB)
 TABLE_LIMIT = 1 << 18  # largest threshold table built at construction (2 MiB)
 CLIP_BLOCKS = 64  # n' = min(n, 64·M): 2^(−64) relative change of e, part of the distortion
 _K_MAX = 1 << 51  # a drawn offset must keep |2j + 1| < 2^53 (|c| < 2^50 is checked on input)
@@ -97,6 +97,12 @@ def _packed_guide(M: int) -> tuple[NDArray[np.uint64], NDArray[np.uint64] | None
         return g.B, None, np.uint64(0), np.uint64(0)
     D = (g._g.astype(np.uint64) << np.uint64(s)) + (np.uint64(1 << s) - g._thr)
     return g.B, D, g._shift, g._mask
+
+
+def chunk_size(n: int) -> int:
+    """Values per chunk for an n-value release: a power of two in [2^12, 2^15], at most ~n/6
+    (the chunk buffers stay under ~1.2x the output array)."""
+    return min(CHUNK, max(1 << 12, 1 << (n // 12).bit_length() if n >= 12 else 1))
 
 
 def convex_distortion_bound(M: int) -> float:
@@ -217,11 +223,13 @@ class ConvexSampler:
     def sample(self, rng: RandomSource, x: NDArray[np.float64], out: NDArray[np.float64]
                ) -> None:
         """Release every true value of the flat array ``x`` into ``out`` (same size), in
-        chunks of :data:`CHUNK` values (three words per value, drawn per chunk)."""
+        chunks of :func:`chunk_size` values (three words per value, drawn per chunk: all the
+        side words, then all the r words, then all the i words)."""
         n = x.size
-        w = _Work(min(n, CHUNK))
-        for a in range(0, n, CHUNK):
-            b = min(n, a + CHUNK)
+        size = chunk_size(n)
+        w = _Work(min(n, size))
+        for a in range(0, n, size):
+            b = min(n, a + size)
             self._chunk(rng, x[a:b], out[a:b], w)
 
     def _chunk(self, rng: RandomSource, x: NDArray[np.float64], out: NDArray[np.float64],
@@ -246,25 +254,28 @@ class ConvexSampler:
         else:
             np.subtract(self._jhi1, ci, out=nr)
         self._thresholds(nl, nr, w, T)
-        # three words per value: w0 -> side, w1 -> r, w2 -> i
-        fill_words(rng, w.words, 3 * b)
-        w0, w1, w2 = w.words[:b], w.words[b:2 * b], w.words[2 * b:3 * b]
+        # three words per value, b at a time: w0 -> side, w1 -> r, w2 -> i
+        wd = w.words[:b]
+        fill_words(rng, w.words, b)
         # lm = 0 (right: (w0 >> 1) < T) or −1 (left): the sign of T − 1 − (w0 >> 1)
-        np.right_shift(w0, _ONE, out=w0)
-        np.subtract(T, w0, out=T)
+        np.right_shift(wd, _ONE, out=wd)
+        np.subtract(T, wd, out=T)
         lm = T.view(np.int64)
         np.right_shift(lm, 63, out=lm)
-        r = self._lookup(w1, w0, u)  # exact inverse CDF of the block weights (w0 is free)
+        fill_words(rng, w.words, b)
+        self._lookup(wd, k.view(np.uint64), u)  # r into k: exact inverse CDF of the weights
+        fill_words(rng, w.words, b)
         # i = trailing zeros of w2 (exact Geometric(1/2)); k = i·M + r
-        np.negative(w2, out=u)
-        np.bitwise_and(u, w2, out=u)
+        np.negative(wd, out=u)
+        np.bitwise_and(u, wd, out=u)
         np.subtract(u, _ONE, out=u)
         np.bitwise_count(u, out=w.small[:b])
-        np.multiply(w.small[:b], self._M64, out=k)
-        np.add(k, r, out=k)
+        iM = u.view(np.int64)
+        np.multiply(w.small[:b], self._M64, out=iM)
+        np.add(k, iM, out=k)
         rare = int(k.max()) >= CLIP_BLOCKS * self.M  # a zero word (64 zeros): p = 2^-64 each
         if rare:
-            zero = np.flatnonzero(w2 == 0)
+            zero = np.flatnonzero(wd == 0)
             k[zero] += self.M * _geometric_more(rng, zero.size)
         # fold into the chosen side: n = n_R ^ ((n_L ^ n_R) & lm), k <- k mod n
         np.bitwise_xor(nl, nr, out=nl)
@@ -315,20 +326,19 @@ class ConvexSampler:
         np.copyto(T, f3, casting="unsafe")
         np.subtract(T, _ONE, out=T)  # T = 0 wraps to 2^64 − 1: "never right"
 
-    def _lookup(self, v: NDArray[np.uint64], e: NDArray[np.uint64], u: NDArray[np.uint64]
-                ) -> NDArray[np.int64]:
-        """#{C_r <= v, 1 <= r < M}: exact inverse CDF of the block weights.  With a guide
-        table D (bucket = top bits of v; D = g·2^s + 2^s − thr, s = 64 − bits):
-        r = ((v mod 2^s) + D[bucket]) >> s = g + [v mod 2^s >= thr].  Overwrites v and e."""
-        if self._D is None:
-            e[:] = np.searchsorted(self._B, v, side="right")
-            return e.view(np.int64)
+    def _lookup(self, v: NDArray[np.uint64], out: NDArray[np.uint64], u: NDArray[np.uint64]
+                ) -> None:
+        """r = #{C_r <= v, 1 <= r < M} into ``out``: exact inverse CDF of the block weights.
+        With a guide table D (bucket = top bits of v; D = g·2^s + 2^s − thr, s = 64 − bits):
+        r = ((v mod 2^s) + D[bucket]) >> s = g + [v mod 2^s >= thr].  Overwrites v and u."""
+        if self._D is None:  # pragma: no cover - the guide fits for every M <= 2^17
+            out[:] = np.searchsorted(self._B, v, side="right")
+            return
         np.right_shift(v, self._shift, out=u)
-        np.take(self._D, u.view(np.int64), out=e, mode="clip")  # indices are in range
+        np.take(self._D, u.view(np.int64), out=out, mode="clip")  # indices are in range
         np.bitwise_and(v, self._mask, out=v)
-        np.add(v, e, out=v)
-        np.right_shift(v, self._shift, out=v)
-        return v.view(np.int64)
+        np.add(out, v, out=out)
+        np.right_shift(out, self._shift, out=out)
 
     # ------------------------------------------------------------------ exact law
     def at(self, c: int) -> _AtCentre:
@@ -390,7 +400,7 @@ class _AtCentre:
 
 
 class _Work:
-    """Chunk buffers of one :meth:`ConvexSampler.sample` call (~74 bytes per value)."""
+    """Chunk buffers of one :meth:`ConvexSampler.sample` call (~58 bytes per value)."""
 
     def __init__(self, n: int) -> None:
         self.f = np.empty(n)
@@ -398,7 +408,7 @@ class _Work:
         self.t = np.empty(n, dtype=np.uint64)
         self.small = np.empty(n, dtype=np.uint8)
         self.ge = np.empty(n, dtype=bool)
-        self.words = np.empty(3 * n + 8, dtype=np.uint64)
+        self.words = np.empty(n + 8, dtype=np.uint64)
         self._n = n
         self._extra: dict[str, NDArray[Any]] = {}
 
