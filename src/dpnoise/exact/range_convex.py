@@ -115,9 +115,11 @@ def convex_distortion_bound(M: int) -> float:
 class ConvexSampler:
     """Exact sampler for an interval / half-line / the line (see the module docstring).
 
-    ``sample(rng, x, grid)`` releases an array of true values (chunks of :data:`CHUNK`),
-    ``sample_one(rng, x)`` one float (pure Python, same words, same law), ``logpmf(j, c)``
-    the exact log-probabilities of what both draw.
+    ``sample(rng, x, out)`` releases a flat array of true values (chunks of
+    :func:`chunk_size` values), ``sample_one(rng, c)`` one value at centre index c (pure
+    Python, the same words and law), ``logpmf(j, c)`` the exact log-probabilities of what
+    both draw; ``at(c)`` the law at one centre for :class:`RangeLatticeLaw`.  Nothing is
+    stored per centre: every table is built here, from the public parameters.
     """
 
     words_per_draw = 3
