@@ -97,3 +97,13 @@ def test_threads_are_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
     assert threads() == 3
     monkeypatch.setenv("DPNOISE_THREADS", "many")
     assert threads() == 1
+
+
+@needs_libcrypto
+def test_int_buffer_same_on_both_backends() -> None:
+    """The one-value path's Python-int buffer, then array requests, on either cipher."""
+    out = []
+    for which in ("libcrypto", "cryptography"):
+        s = KeyedRandom(bytes(range(32)), stream=2, backend=which)
+        out.append([s.ints(3), s.ints(20), s.words(7).tolist(), s.ints(1)])
+    assert out[0] == out[1]

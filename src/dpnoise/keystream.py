@@ -68,6 +68,10 @@ class _CryptographyCipher:
         """Next ``m`` keystream bytes into raw[:m] (raw must have 63 spare bytes)."""
         self._enc.update_into(_ZEROS[:m], raw[: m + 63])
 
+    def take(self, m: int) -> bytes:
+        """Next ``m`` keystream bytes."""
+        return bytes(self._enc.update(bytes(m)))
+
 
 _LIB: Any = None
 _LIB_TRIED = False
@@ -166,6 +170,12 @@ class _LibcryptoCipher:
             self._outl.value != m
         ):
             raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
+
+    def take(self, m: int) -> bytes:
+        """Next ``m`` keystream bytes."""
+        buf = np.empty(m, dtype=np.uint8)
+        self.into(buf, m)
+        return buf.tobytes()
 
 
 def libcrypto() -> Any:

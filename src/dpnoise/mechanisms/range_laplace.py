@@ -22,10 +22,13 @@ Calibration (paper errata in the verdict table):
 Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
 ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
 ``c = floor(x/L + 1/2)`` (neighbours move c by at most ``S = ceil(Δ/L)``), and the cell is drawn
-exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by the integer sampler
-of :mod:`dpnoise.exact.range_lattice` (fixed number of 64-bit words per draw, no rejection
-loop; docs/timing.md: the first release at a new centre builds its table, which is not
-timing-safe).  The block length M is the smallest integer whose *proven* loss bound
+exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by an integer sampler
+(fixed number of 64-bit words per draw, no rejection loop): on an interval, half-line or the
+line ONE :class:`~dpnoise.exact.range_convex.ConvexSampler` serves every release (scalar,
+repeated or distinct values; no per-centre state, the same operations for every true value);
+on a union per-centre :class:`~dpnoise.exact.range_centre.CentreSampler` tables (docs/timing.md:
+the first release at a new centre builds its table, which is not timing-safe).
+The block length M is the smallest integer whose *proven* loss bound
 
     S·ln2/M + max_{|c−c'|<=S} |ln z(c) − ln z(c')| + 2ρ + 1e-12  <=  ε
 
@@ -53,7 +56,6 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -88,6 +90,8 @@ from .base import Guarantee, Mechanism, as_output
 MODES = ("dp", "metric")
 MAX_M = 1 << 17  # block tables and loss-bound windows build in ~1 s at this size
 MAX_WINDOW_CELLS = 1 << 22  # centre cells the loss bound scans (~0.5 s per evaluation)
+_MAX_Q = 2.0**50  # |x / grid| bound of a true value (exact centre and output indices)
+_EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
 _CACHE = 64
 
 __all__ = [
@@ -135,7 +139,8 @@ class RangeLaplace(Mechanism):
         self.mode = mode
         self.domain = as_domain(domain)
         pieces = self.domain.pieces
-        self._samplers: OrderedDict[int, CentreSampler] = OrderedDict()
+        self._samplers: OrderedDict[int, CentreSampler] = OrderedDict()  # unions only
+        self._conv: ConvexSampler | None = None
         if self.domain.is_degenerate:  # a single point: output it, no noise needed
             if grid is not None:
                 check_grid(grid)
@@ -167,6 +172,10 @@ class RangeLaplace(Mechanism):
                 f"(e.g. grid={power_of_two_at_most(self.grid * 4 * cells / MAX_WINDOW_CELLS)!r})")
         self._n_decisions = len(pieces) if len(pieces) > 1 else 0
         self.block, self.bound = self._calibrate()
+        if self.domain.is_convex:  # one sampler for every true value (no per-centre state)
+            self._conv = ConvexSampler(self._gd, self.block)
+            self._lo, self._hi = self.domain.lower, self.domain.upper
+            self._bounded = math.isfinite(self._lo) and math.isfinite(self._hi)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -266,12 +275,31 @@ class RangeLaplace(Mechanism):
         return round_half_up(scaled).astype(np.int64)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        conv = self._conv
+        tv = type(true_value)
+        if conv is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+            x = float(true_value)  # one number on an interval / half-line / the line
+            if self._lo <= x <= self._hi and -math.inf < x < math.inf:
+                q = x / self.grid  # exact (power-of-two grid)
+                if -_MAX_Q < q < _MAX_Q:
+                    i = math.floor(q)
+                    return conv.sample_one(resolve_rng(rng), i + (q - i >= 0.5))
+            # anything else: the general path raises the right error
         values = self.domain.check_values(true_value)
         flat = values.reshape(-1)
         if self.block is None:
             return as_output(np.full(values.shape, self.domain.lower), true_value)
         if flat.size == 0:
             return as_output(np.empty(values.shape), true_value)
+        if conv is not None:  # every value through the one convex sampler, chunk by chunk
+            if not self._bounded and max(-float(flat.min()), float(flat.max())) / self.grid \
+                    >= _MAX_Q:
+                raise PrecisionError("true value too large for the grid step; pass a coarser "
+                                     "grid")
+            source = resolve_rng(rng)
+            out = np.empty(flat.size, dtype=np.float64)
+            conv.sample(source, np.ascontiguousarray(flat, dtype=np.float64), out)
+            return as_output(out.reshape(values.shape), true_value)
         source = resolve_rng(rng)
         lo, hi = float(flat.min()), float(flat.max())
         if lo == hi:  # one true value (common in benchmarks and repeated queries)
@@ -279,9 +307,6 @@ class RangeLaplace(Mechanism):
             out = self._sampler(c).sample_values(source, flat.size, self.grid)
             return as_output(out.reshape(values.shape), true_value)
         centres = self._centres(flat)
-        if self.domain.is_convex:  # several true values: exact per-value sampler
-            out = self._convex.sample_values(source, centres, self.grid)
-            return as_output(out.reshape(values.shape), true_value)
         out = np.empty(flat.size, dtype=np.float64)
         order = np.argsort(centres, kind="stable")
         sorted_c = centres[order]
@@ -292,10 +317,6 @@ class RangeLaplace(Mechanism):
             c = int(sorted_c[a])
             out[order[a:b]] = self._sampler(c).sample_values(source, b - a, self.grid)
         return as_output(out.reshape(values.shape), true_value)
-
-    @cached_property
-    def _convex(self) -> ConvexSampler:
-        return ConvexSampler(self._gd, self.block)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
@@ -319,6 +340,8 @@ class RangeLaplace(Mechanism):
         if self.block is None:
             raise ParameterError("a single-point domain has no noise law (output is constant)")
         c = int(self._centres(np.array([x]))[0])
+        if self._conv is not None:
+            return RangeLatticeLaw(self._conv.at(c), self.grid, x, self.scale)
         return RangeLatticeLaw(self._sampler(c), self.grid, x, self.scale)
 
     def continuous_law(self, true_value: float, scale: float | None = None
@@ -372,12 +395,11 @@ class RangeLaplace(Mechanism):
                             add(e1 + da, e2 + db)
         return sorted(pairs)
 
-    def privacy_model(self, block: int | None = None, sampler: str = "table") -> Any:
-        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`).
-
-        ``sampler="table"`` (per-centre tables: one true value or few distinct ones) or
-        ``"per-value"`` (:class:`ConvexSampler`, used for many distinct values on an interval or
-        half-line).  ``block`` overrides the block length (tests: loss > ε at M − 1)."""
+    def privacy_model(self, block: int | None = None) -> Any:
+        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`):
+        on an interval, half-line or the line those of the one :class:`ConvexSampler` every
+        release uses; on a union those of the per-centre samplers.  ``block`` overrides the
+        block length (tests: loss > ε at M − 1)."""
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -415,11 +437,9 @@ class RangeLaplace(Mechanism):
                     merged.append([lo, hi])
             return [(lo, hi) for lo, hi in merged]
 
-        if sampler not in ("table", "per-value"):
-            raise ParameterError("sampler must be 'table' or 'per-value'")
-        if sampler == "per-value" and not self.domain.is_convex:
-            raise ParameterError("the per-value sampler is used on convex domains only")
-        conv = ConvexSampler(self._gd, M) if sampler == "per-value" else None
+        conv = None
+        if self._conv is not None:
+            conv = self._conv if self.block == M else ConvexSampler(self._gd, M)
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
@@ -474,10 +494,10 @@ class RangeLatticeLaw(TableLaw):
 
     Computed from the exact sampled pmf over every cell within 60 scales of the centre (the
     mass beyond is < e^-60 of the total); a normalised :class:`~dpnoise.laws.base.TableLaw`
-    on those cells (pmf, cdf, ppf, moments and interval inherited)."""
+    on those cells (pmf, cdf, ppf, moments and interval inherited).  ``sampler``: anything
+    with ``gd``, ``c`` and the exact ``logpmf(j)`` (a CentreSampler or ConvexSampler.at(c))."""
 
-    def __init__(self, sampler: CentreSampler, grid: float, true_value: float,
-                 scale: float) -> None:
+    def __init__(self, sampler: Any, grid: float, true_value: float, scale: float) -> None:
         self.grid = grid
         self.true_value = true_value
         gd, c = sampler.gd, sampler.c
