@@ -64,6 +64,7 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.range_centre import CentreSampler
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
+from ..exact.range_union import UnionSampler
 from ..laws.base import TableLaw
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
@@ -167,6 +168,8 @@ class RangeLaplace(Mechanism):
                 f"(e.g. grid={power_of_two_at_most(self.grid * 4 * cells / MAX_WINDOW_CELLS)!r})")
         self._n_decisions = len(pieces) if len(pieces) > 1 else 0
         self.block, self.bound = self._calibrate()
+        if not self.domain.is_convex:  # built now, from public parameters: no first-use work
+            _ = self._union
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -273,25 +276,22 @@ class RangeLaplace(Mechanism):
         if flat.size == 0:
             return as_output(np.empty(values.shape), true_value)
         source = resolve_rng(rng)
+        if not self.domain.is_convex:  # unions: one per-element sampler, nothing per centre
+            out = self._union.sample_values(source, self._centres(flat), self.grid)
+            return as_output(out.reshape(values.shape), true_value)
         lo, hi = float(flat.min()), float(flat.max())
         if lo == hi:  # one true value (common in benchmarks and repeated queries)
             c = int(self._centres(np.array([lo]))[0])
             out = self._sampler(c).sample_values(source, flat.size, self.grid)
             return as_output(out.reshape(values.shape), true_value)
         centres = self._centres(flat)
-        if self.domain.is_convex:  # several true values: exact per-value sampler
-            out = self._convex.sample_values(source, centres, self.grid)
-            return as_output(out.reshape(values.shape), true_value)
-        out = np.empty(flat.size, dtype=np.float64)
-        order = np.argsort(centres, kind="stable")
-        sorted_c = centres[order]
-        cuts = np.flatnonzero(np.diff(sorted_c)) + 1
-        starts = np.concatenate([[0], cuts])
-        ends = np.concatenate([cuts, [sorted_c.size]])
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            c = int(sorted_c[a])
-            out[order[a:b]] = self._sampler(c).sample_values(source, b - a, self.grid)
+        out = self._convex.sample_values(source, centres, self.grid)  # exact per-value sampler
         return as_output(out.reshape(values.shape), true_value)
+
+    @cached_property
+    def _union(self) -> UnionSampler:
+        """The union sampler (built at construction for unions; see __init__)."""
+        return UnionSampler(self._gd, self.block)
 
     @cached_property
     def _convex(self) -> ConvexSampler:
@@ -319,7 +319,8 @@ class RangeLaplace(Mechanism):
         if self.block is None:
             raise ParameterError("a single-point domain has no noise law (output is constant)")
         c = int(self._centres(np.array([x]))[0])
-        return RangeLatticeLaw(self._sampler(c), self.grid, x, self.scale)
+        law = self._union.at(c) if not self.domain.is_convex else self._sampler(c)
+        return RangeLatticeLaw(law, self.grid, x, self.scale)
 
     def continuous_law(self, true_value: float, scale: float | None = None
                        ) -> TruncatedLaplaceLaw:
@@ -420,9 +421,13 @@ class RangeLaplace(Mechanism):
         if sampler == "per-value" and not self.domain.is_convex:
             raise ParameterError("the per-value sampler is used on convex domains only")
         conv = ConvexSampler(self._gd, M) if sampler == "per-value" else None
+        uni = None if self.domain.is_convex else (
+            self._union if self.block == M else UnionSampler(self._gd, M))
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
             c = int(self._centres(np.array([x]))[0])
+            if uni is not None:  # unions: the per-element UnionSampler is the only sampler
+                return uni.logpmf(j, c)
             if conv is not None:
                 return conv.logpmf(j, c)
             return sampler_at(c).logpmf(j)
