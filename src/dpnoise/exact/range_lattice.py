@@ -79,20 +79,13 @@ class BlockWeights:
 
     @cached_property
     def cum(self) -> NDArray[np.float64]:
-        """C_r / 2^64 for r = 0..M (float; C_M = 1)."""
-        acc, out = 0, [0.0]
-        for w in self.W:
-            acc += w
-            out.append(acc / TOTAL)
-        return np.array(out)
+        """C_r / 2^64 for r = 0..M (float; C_M = 1): each the correctly rounded quotient."""
+        c = np.array(self.cum_int[:-1], dtype=np.uint64).astype(np.float64) / _TWO64
+        return np.append(c, 1.0)
 
     @cached_property
     def cum_int(self) -> tuple[int, ...]:
-        acc, out = 0, [0]
-        for w in self.W:
-            acc += w
-            out.append(acc)
-        return tuple(out)
+        return (0, *itertools.accumulate(self.W))
 
     @property
     def w_min(self) -> int:
@@ -117,13 +110,21 @@ def block_weights(M: int) -> BlockWeights:
     p = np.exp2(-r / M)
     p /= p.sum()
     base = np.floor(p * 2.0**64)
-    ints = [int(x) for x in base]
-    rest = TOTAL - sum(ints)
     order = np.argsort(-(p * 2.0**64 - base), kind="stable")
-    q, extra = divmod(rest, M)
-    ints = [x + q for x in ints]
-    for i in order[:extra].tolist():
-        ints[i] += 1
+    if M < 2 or base.max() >= 2.0**63:  # tiny M: Python integers (base may reach 2^64)
+        ints = [int(x) for x in base]
+        q, extra = divmod(TOTAL - sum(ints), M)
+        ints = [x + q for x in ints]
+        for i in order[:extra].tolist():
+            ints[i] += 1
+    else:  # the same integers in uint64 arithmetic (every entry < 2^63, no overflow)
+        b = base.astype(np.uint64)
+        rest = TOTAL - int(b.sum(dtype=np.uint64)) % TOTAL  # exact: 0 < Σ base <= 2^64
+        rest = rest - TOTAL if rest > TOTAL // 2 else rest
+        q, extra = divmod(rest, M)
+        b = (b.astype(np.int64) + q).astype(np.uint64) if q else b
+        b[order[:extra]] += np.uint64(1)
+        ints = b.tolist()
     if sum(ints) != TOTAL or min(ints) <= 0:  # pragma: no cover
         raise AssertionError("block weight quantisation failed")
     return BlockWeights(M, tuple(ints))
