@@ -87,18 +87,23 @@ class BlockWeights:
     def cum_int(self) -> tuple[int, ...]:
         return (0, *itertools.accumulate(self.W))
 
-    @property
+    @cached_property
     def w_min(self) -> int:
         return min(self.W)
 
     @cached_property
     def rho_w(self) -> float:
         """max_r |ln(W_r / (2^64 · 2^(−r/M) / B))|: shape distortion of the 64-bit weights."""
-        r = np.arange(self.M, dtype=np.float64)
-        ideal = np.exp2(-r / self.M)
-        ideal /= ideal.sum()
-        lw = np.log(np.array(self.W, dtype=np.float64) / _TWO64)
-        return float(np.max(np.abs(lw - np.log(ideal)))) + 1e-15
+        return _rho_w(self.M, np.array(self.W, dtype=np.float64))
+
+
+def _rho_w(M: int, w: NDArray[np.float64]) -> float:
+    """:attr:`BlockWeights.rho_w` from the weights as floats (each correctly rounded)."""
+    r = np.arange(M, dtype=np.float64)
+    ideal = np.exp2(-r / M)
+    ideal /= ideal.sum()
+    lw = np.log(w / _TWO64)
+    return float(np.max(np.abs(lw - np.log(ideal)))) + 1e-15
 
 
 @lru_cache(maxsize=32)
@@ -125,6 +130,13 @@ def block_weights(M: int) -> BlockWeights:
         b = (b.astype(np.int64) + q).astype(np.uint64) if q else b
         b[order[:extra]] += np.uint64(1)
         ints = b.tolist()
+        if int(b.sum(dtype=np.uint64)) != 0 or int(b.min()) <= 0:  # Σ = 2^64 wraps to 0
+            raise AssertionError("block weight quantisation failed")  # pragma: no cover
+        bw = BlockWeights(M, tuple(ints))
+        # the same values the cached properties would compute from the tuple, from the array
+        bw.__dict__["w_min"] = int(b.min())
+        bw.__dict__["rho_w"] = _rho_w(M, b.astype(np.float64))
+        return bw
     if sum(ints) != TOTAL or min(ints) <= 0:  # pragma: no cover
         raise AssertionError("block weight quantisation failed")
     return BlockWeights(M, tuple(ints))

@@ -188,14 +188,16 @@ class RangeLaplace(Mechanism):
         scale; the bound is monotone in M in every case checked, and the result is re-checked)."""
         M0 = max(1, math.ceil(self.continuous_scale * LN2 / self.grid))
         ok, b = self._check(M0)
-        if ok:
-            M, best = M0, b
-            for _ in range(16):
-                ok2, b2 = self._check(M - 1) if M > 1 else (False, b)
-                if not ok2:
-                    break
-                M, best = M - 1, b2
-            return M, best
+        if ok:  # walk down at most 16 steps: binary search on the (monotone) bound, <= 5 checks
+            lo, hi, best = 0, min(16, M0 - 1), b  # M0 − lo is ok; is M0 − hi?
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                ok2, b2 = self._check(M0 - mid)
+                if ok2:
+                    lo, best = mid, b2
+                else:
+                    hi = mid - 1
+            return M0 - lo, best
         # the answer lies within ~1 % of M0: a first step of M0/512 halves the number of
         # loss-bound evaluations (the bisection then finds the same smallest M)
         lo, step = M0, max(1, M0 >> 9)
