@@ -88,6 +88,11 @@ class BlockWeights:
         return (0, *itertools.accumulate(self.W))
 
     @cached_property
+    def w_u64(self) -> NDArray[np.uint64]:
+        """The weights as a uint64 array (each < 2^64 for M >= 2)."""
+        return np.array(self.W, dtype=np.uint64)
+
+    @cached_property
     def w_min(self) -> int:
         return min(self.W)
 
@@ -135,6 +140,7 @@ def block_weights(M: int) -> BlockWeights:
         bw = BlockWeights(M, tuple(ints))
         # the same values the cached properties would compute from the tuple, from the array
         bw.__dict__["w_min"] = int(b.min())
+        bw.__dict__["w_u64"] = b  # the weights as uint64 (samplers build their tables from it)
         bw.__dict__["rho_w"] = _rho_w(M, b.astype(np.float64))
         return bw
     if sum(ints) != TOTAL or min(ints) <= 0:  # pragma: no cover

@@ -104,10 +104,18 @@ def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
 
 
 @lru_cache(maxsize=16)
+def _cum_u64(M: int) -> NDArray[np.uint64]:
+    """C_0..C_{M−1} as uint64 (exact: every partial sum below C_M = 2^64)."""
+    w = block_weights(M).w_u64 if M > 1 else np.zeros(1, dtype=np.uint64)
+    out = np.zeros(M, dtype=np.uint64)
+    np.cumsum(w[:-1], out=out[1:])
+    return out
+
+
+@lru_cache(maxsize=16)
 def _guide(M: int) -> DyadicTable:
     """Inverse-CDF guide over the block weights: entry r for C_r <= v < C_{r+1}."""
-    bw = block_weights(M)
-    return DyadicTable(np.array(bw.cum_int[1:M], dtype=np.uint64))
+    return DyadicTable(_cum_u64(M)[1:])
 
 
 @lru_cache(maxsize=64)
@@ -148,7 +156,7 @@ class UnionSampler:
         self.gd, self.M, self.P = gd, int(M), P
         self._lam = LN2 / self.M
         self._inv_m = 1.0 / self.M
-        self._cum_u = np.array(block_weights(M).cum_int[:M], dtype=np.uint64)  # C_t
+        self._cum_u = _cum_u64(self.M)                                          # C_t
         self._guide = _guide(M)
         self._a = np.array([lo for lo, _ in gd.cells], dtype=np.float64)
         self._b = np.array([hi for _, hi in gd.cells], dtype=np.float64)
@@ -158,6 +166,9 @@ class UnionSampler:
         tot = low + high
         self._lt_p = np.log2(tot)                                     # log2 T_f
         self._thr_p = np.rint(low / tot * _TWO52) / _TWO52            # P(high) = 1 − thr
+        # the law side (logpmf, noise(), the verifier) asks for the same centres many times;
+        # release never uses this memo (it computes every element's parameters afresh)
+        self._law_params = lru_cache(maxsize=4096)(self._scalar_params)
 
     # ------------------------------------------------------------ per-element parameters
     def _side(self, n: NDArray[np.float64]):  # type: ignore[no-untyped-def]
@@ -288,14 +299,21 @@ class UnionSampler:
         """The exact law at centre ``c`` (for :class:`RangeLatticeLaw`)."""
         return _Centre(self, c)
 
+    def _scalar_params(self, c: int):  # type: ignore[no-untyped-def]
+        """:meth:`_params` of one centre (the very same numpy computation), as Python numbers."""
+        q, (mL, tL, mR, tR), thr, chain = self._params(np.array([float(c)]))
+        return (int(q[0]), (float(mL[0]), int(tL[0]), float(mR[0]), int(tR[0])),
+                tuple(float(x[0]) for x in thr),
+                tuple((float(n[0]), float(x[0]), bool(fl[0])) for n, x, fl in chain))
+
     def log_slot_probs(self, c: int) -> tuple[NDArray[np.float64], int]:
         """ln P(chain ends at far decision k) for k < P−1, and at the own piece (index P−1),
         from the chain's exact numbers 2^(−n)·x (x a multiple of 2^-52); also q(c)."""
-        q, _, _, chain = self._params(np.array([float(c)]))
+        q, _, _, chain = self._law_params(int(c))
         out = np.empty(self.P)
         acc = 0.0
         for k in range(self.P - 1):
-            n, x, flip = float(chain[k][0][0]), float(chain[k][1][0]), bool(chain[k][2][0])
+            n, x, flip = chain[k]
             K = int(x * _TWO52)                   # exact: x = K/2^52, 2^51 <= K <= 2^52
             log_x = -n * LN2 + math.log(K) - 52 * LN2
             if n == 0:
@@ -306,7 +324,7 @@ class UnionSampler:
             out[k] = acc + log_stop
             acc += log_cont
         out[self.P - 1] = acc
-        return out, int(q[0])
+        return out, q
 
     def logpmf(self, j: NDArray[np.int64], c: int) -> NDArray[np.float64]:
         """Exact ln P(cell j | centre c) of what :meth:`sample_values` draws (−inf off the
@@ -314,16 +332,15 @@ class UnionSampler:
         j = np.asarray(j, dtype=np.int64)
         c = int(c)
         M = self.M
-        _, (mL, tL, mR, tR), (T1, T2, T3), _ = self._params(np.array([float(c)]))
+        _, (mL, tL, mR, tR), thr, _ = self._law_params(c)
         lslot, q = self.log_slot_probs(c)
-        T = [0] + [int(float(x[0]) * _TWO52) for x in (T1, T2, T3)] + [1 << 52]
+        T = [0] + [int(x * _TWO52) for x in thr] + [1 << 52]
         cat_lp = [math.log(T[x + 1] - T[x]) - 52 * LN2 if T[x + 1] > T[x] else -math.inf
                   for x in range(4)]
         jf = j.astype(np.float64)
         inq = (jf >= self._a[q]) & (jf <= self._b[q])
-        segs = [(inq & (j < c), c - 1 - j, lslot[-1], float(mL[0]), int(tL[0]),
-                 (cat_lp[0], cat_lp[1])),
-                (inq & (j >= c), j - c, lslot[-1], float(mR[0]), int(tR[0]),
+        segs = [(inq & (j < c), c - 1 - j, lslot[-1], mL, tL, (cat_lp[0], cat_lp[1])),
+                (inq & (j >= c), j - c, lslot[-1], mR, tR,
                  (cat_lp[2], cat_lp[3]))]
         for k in range(self.P - 1):
             f = k + (k >= q)
