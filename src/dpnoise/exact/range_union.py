@@ -334,7 +334,8 @@ class UnionSampler:
         M = self.M
         _, (mL, tL, mR, tR), thr, _ = self._law_params(c)
         lslot, q = self.log_slot_probs(c)
-        T = [0] + [int(x * _TWO52) for x in thr] + [1 << 52]
+        # a threshold rounded above 1 is never reached (u < 1): clamp to 2^52 units
+        T = [0] + [min(int(x * _TWO52), 1 << 52) for x in thr] + [1 << 52]
         cat_lp = [math.log(T[x + 1] - T[x]) - 52 * LN2 if T[x + 1] > T[x] else -math.inf
                   for x in range(4)]
         jf = j.astype(np.float64)
@@ -344,7 +345,7 @@ class UnionSampler:
                  (cat_lp[2], cat_lp[3]))]
         for k in range(self.P - 1):
             f = k + (k >= q)
-            thr = int(float(self._thr_p[f]) * _TWO52)
+            thr = min(int(float(self._thr_p[f]) * _TWO52), 1 << 52)
             clp = (math.log(thr) - 52 * LN2 if thr else -math.inf,
                    math.log((1 << 52) - thr) - 52 * LN2 if thr < (1 << 52) else -math.inf)
             kk = int(self._b[f]) - j if f < q else j - int(self._a[f])
