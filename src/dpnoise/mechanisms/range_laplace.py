@@ -380,7 +380,8 @@ class RangeLaplace(Mechanism):
 
         ``sampler="table"`` (per-centre tables: one true value or few distinct ones) or
         ``"per-value"`` (:class:`ConvexSampler`, used for many distinct values on an interval or
-        half-line).  ``block`` overrides the block length (tests: loss > ε at M − 1)."""
+        half-line); on a union every release uses :class:`UnionSampler`, whatever ``sampler``
+        says.  ``block`` overrides the block length (tests: loss > ε at M − 1)."""
         from ..verify import LatticeFamily
 
         if self.block is None:
