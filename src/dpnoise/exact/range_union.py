@@ -13,19 +13,16 @@ k = c − 1 − j) and a right part of n_R = b_q + 1 − c cells (k = j − c). 
 is *far*: all its cells lie on one side, at offsets p_f + k', 0 <= k' < n_f (n_f its length),
 p_f = a_f − c (right) or c − 1 − b_f (left).
 
-Target law (the structural law; cell at offset k' = i·M + r of a segment with offset p)::
+Target law: the ideal P_true(j|c) ∝ 2^(−k/M) (k the cell's offset from c), split as
 
-    P°(j | c) ∝ 2^(−p/M) · 2^(−i) · W_r .
+    P_true(j | c) = π(segment) · P_true(k' | segment),   segment masses
+    μ(p, n) = 2^(−p/M)·(1 − 2^(−n/M))   (common factor 1/(1 − 2^(−1/M)) dropped)
 
-Against the ideal P_true(j|c) ∝ 2^(−k/M) (k = p + k') every cell's weight is off by the
-factor W_r / (2^64·2^(−r/M)/B) only, so |ln P° − ln P_true| <= 2·rho_w (normalised).  A
-segment of n = m·M + t cells has structural mass (in units of 2^64)
-
-    low = G(m+1)·C_t/2^64 (cells r < t),   high = G(m)·(2^64 − C_t)/2^64 (r >= t),
-    G(m) = 2(1 − 2^(−m)),  C_t = W_0 + ... + W_{t−1};
-
-the far piece f has mass μ_f = 2^(−p_f/M)·T_f (T_f = low_f + high_f, a constant of the
-piece) and the own piece μ_o = low_L + high_L + low_R + high_R.
+for a segment of n cells at offset p (far piece f: μ_f = 2^(−p_f/M)·T_f with the constant
+T_f = 1 − 2^(−n_f/M); own piece: μ_o = (1 − 2^(−n_L/M)) + (1 − 2^(−n_R/M))).  Inside a
+segment of n = m·M + t cells, cell k' = i·M + r; its cells with r < t (m + 1 blocks) have
+mass low = 2(1 − 2^(−t/M))(1 − 2^(−m−1)) and those with r >= t (m blocks)
+high = 2(2^(−t/M) − 1/2)(1 − 2^(−m)) (low + high = 1 − 2^(−n/M)).
 
 Sampling, per element, P + 2 words (one per decision, then three), no loop:
 
@@ -34,32 +31,34 @@ Sampling, per element, P + 2 words (one per decision, then three), no loop:
    x_k = μ_{f_k} / (μ_{f_k} + R_{k+1}), R_{k+1} = Σ_{later far} μ + μ_o, else continues; after
    the last decision the own piece is chosen.  Far pieces may have astronomically small but
    POSITIVE, exactly known probability: the SMALLER of x_k and 1 − x_k is encoded as
-   ``2^(−n)·β/2^40`` (n >= 0 an integer, β a 40-bit integer in [2^39, 2^40]) and drawn from
-   one word w as the event ``Q'(w) >= n and (w >> 24) < β``, Q' the number of trailing zero
-   bits of the low 24 bits of w (extended with fresh words when those 24 bits are all zero:
-   probability 2^-24, whatever the centre), so P(event) = 2^(−n)·β/2^40 exactly; the other
-   outcome has the complementary probability.  The exponent is computed with its integer
-   part floor(p_f/M) kept exact (int arithmetic), never as one large float, so the
-   fractional part is accurate to ~1e-13 for any distance.
-2. *category* (one word v): own piece: (left/right, r < t | r >= t) from v >> 1 against
-   three per-element 63-bit thresholds rint(2^63·F) of the cumulative structural masses
-   (an empty category has a zero-width interval: probability exactly 0); far piece:
+   ``2^(−n)·x`` (n >= 0 an integer, x a multiple of 2^-52 in [1/2, 1]) and drawn from one
+   word w as the event ``Q'(w) >= n and u(w) < x``: Q' the number of trailing zero bits of
+   the low 12 bits of w (extended by 12 + a fresh geometric when those 12 bits are all zero:
+   probability 2^-12, whatever the centre), u(w) = (w >> 12)/2^52; so P(event) = 2^(−n)·x
+   exactly, and the other outcome has the complementary probability.  The exponent keeps
+   its integer part floor(p_f/M) exact, never as one large float, so the fractional part is
+   accurate to ~1e-14 for any distance.
+2. *category* (one word v, u = (v >> 12)/2^52): own piece: (left/right, r < t | r >= t) from
+   u against three per-element thresholds rint(2^52·F)/2^52 of the cumulative category
+   masses (an empty category has a zero-width interval: probability exactly 0); far piece:
    (r < t | r >= t) against the piece's constant threshold.
 3. *r* (one word w): v' = lo + floor(w·R/2^64) with [lo, lo+R) = [0, C_t) or [C_t, 2^64),
    then the block table's inverse CDF (guide table): P(r | cat) = (ceil((C_{r+1}−lo)2^64/R)
-   − ceil((C_r−lo)2^64/R))/2^64.
+   − ceil((C_r−lo)2^64/R))/2^64 (C_t = W_0 + ... + W_{t−1}, the 64-bit block weights).
 4. *i* (one word): i = Q mod m_r (Q trailing zeros, exact Geometric(1/2), m_r = m + 1 for
    r < t, m for r >= t, inf for an unbounded piece): P(i) = 2^(−i−1)/(1 − 2^(−m_r)).
 
-:meth:`UnionSampler.logpmf` returns ln P(j | c) of exactly this procedure from the integers
-(n, β, thresholds, C_t) it uses.  Distortion against P_true (:func:`union_distortion_bound`):
-each chain decision is off by <= 2^-40 (rounding β) + 2e-13 (floats) relative, in both
-outcomes (the encoded one is <= 1/2); a category is off by <= 2^17/W_min relative (its
-mass is >= W_min/(4·2^64) and the float thresholds are within 2^-49); r by <= 1/W_min;
-and the structural law by 2·rho_w.  This is below
-:func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the calibration
-of :class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its proven loss
-for unions, so the proven total covers this sampler; the verifier checks its pmf directly.
+:meth:`UnionSampler.logpmf` returns ln P(j | c) of exactly this procedure from the numbers
+(n, x, thresholds, C_t) it uses (a centre's parameters are computed by the same numpy code
+whether alone or in a batch; a test checks they are identical).  Distortion against
+P_true (:func:`union_distortion_bound`): each chain decision is off by <= 2^-52 (rounding
+x) + 5e-13 (floats; ~1.5e-14 by the error analysis) relative, in both outcomes (the encoded
+one is <= 1/2); a category by <= 2^-48·4M/ln2 relative (its probability is >= ln2/(4M), its
+thresholds within 2^-49); r by <= 1/W_min, and inside a category the 64-bit weights W_r
+against 2^(−r/M) by 2·rho_w.  This is below
+:func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the calibration of
+:class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its proven loss for
+unions, so the proven total covers this sampler; the verifier checks its pmf directly.
 """
 
 from __future__ import annotations
