@@ -35,7 +35,9 @@ sampled in (at most) three exact stages, each from uniform 64-bit words:
    2^-64 event of a zero word): P(i) = 2^(−i−1)/(1 − 2^(−m_r)), exactly the truncated law.
 
 The samplers are :class:`~dpnoise.exact.range_centre.CentreSampler` (per centre, the three
-stages above), :class:`~dpnoise.exact.range_convex.ConvexSampler` (per element, convex
+stages above: the reference implementation the distortion bound was first derived for; no
+release uses it any more -- a per-centre table built on first use leaks timing, issue 13),
+:class:`~dpnoise.exact.range_convex.ConvexSampler` (per element, convex
 domains) and :class:`~dpnoise.exact.range_union.UnionSampler` (per element, unions: every
 union release; its distortion is below :func:`distortion_bound` ``(M, P)``, which the union
 calibration uses); this module holds what they share: block weights, grid geometry, the
