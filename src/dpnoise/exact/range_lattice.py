@@ -35,9 +35,13 @@ sampled in (at most) three exact stages, each from uniform 64-bit words:
    2^-64 event of a zero word): P(i) = 2^(−i−1)/(1 − 2^(−m_r)), exactly the truncated law.
 
 The samplers are :class:`~dpnoise.exact.range_centre.CentreSampler` (per centre, the three
-stages above) and :class:`~dpnoise.exact.range_convex.ConvexSampler` (per element, convex
-domains); this module holds what they share: block weights, grid geometry, the loss bound
-of P_true and the dyadic inverse-CDF table.
+stages above: the reference implementation the distortion bound was first derived for; no
+release uses it any more -- a per-centre table built on first use leaks timing, issue 13),
+:class:`~dpnoise.exact.range_convex.ConvexSampler` (per element, convex
+domains) and :class:`~dpnoise.exact.range_union.UnionSampler` (per element, unions: every
+union release; its distortion is below :func:`distortion_bound` ``(M, P)``, which the union
+calibration uses); this module holds what they share: block weights, grid geometry, the
+loss bound of P_true and the dyadic inverse-CDF table.
 
 The number of words per draw is fixed by the domain (2, plus one per chain decision, for
 :class:`CentreSampler`; 3 for :class:`ConvexSampler`), never by the true value.
@@ -92,7 +96,12 @@ class BlockWeights:
         c = np.cumsum(w64)  # exact: wraps only at C_M = 2^64
         return (0, *c[:-1].tolist(), TOTAL)
 
-    @property
+    @cached_property
+    def w_u64(self) -> NDArray[np.uint64]:
+        """The weights as a uint64 array (each < 2^64 for M >= 2)."""
+        return self.W64 if self.W64 is not None else np.array(self.W, dtype=np.uint64)
+
+    @cached_property
     def w_min(self) -> int:
         return min(self.W)
 
