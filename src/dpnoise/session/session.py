@@ -599,6 +599,8 @@ class Session:
                                    group_keys if private else None, int(answer.size))
         head = self.ledger.complete(rid, answer, preview, record=record)
         details: dict[str, Any] = {role: p.parameters() for role, p in plans}
+        if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
+            details["noise"] = "executors" if executors else "driver"
         intervals = None
         if executors:
             details["written"] = written
