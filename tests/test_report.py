@@ -210,8 +210,9 @@ def test_report_under_the_pld_accountant_shows_composed_and_basic() -> None:
 
 
 def test_report_of_a_release_with_private_keys() -> None:
-    """Groups chosen by partition selection: the ledger keeps the values; the report still
-    renders (cells numbered) and the live Release shows the selected keys."""
+    """The demo's report: the partition-selected release's cells are labelled with the
+    released keys (recorded in the ledger), with error bars and the selection note; the
+    median carries its level interval."""
     from dpnoise.demo import run_demo  # the demo includes such a release
 
     with tempfile.TemporaryDirectory() as d:
@@ -219,3 +220,9 @@ def test_report_of_a_release_with_private_keys() -> None:
         assert run_demo(rng=SeededRandom(5), report=str(out)) == 0
         html = out.read_text(encoding="utf-8")
     assert html.count('class="card release"') >= len(QUERIES)
+    area = html[html.index("mean age by area"):]
+    area = area[:area.index("</section>")]
+    assert "cell 1" not in area and '<td class="q">east</td>' in area
+    assert "low (95%)" in area and "partition selection" in area
+    median = html[html.index("median income"):]
+    assert "level low (95%)" in median[:median.index("</section>")]

@@ -131,6 +131,17 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (f'<p class="meta">… {flat.size - n} more cells (of {flat.size}); the ledger '
             "holds them all</p>") if flat.size > n else ""
+    sel = view.plans.get("selection")
+    if isinstance(sel, dict) and "threshold" in sel:
+        more += (f'<p class="meta">groups chosen by DP partition selection (threshold '
+                 f"{escape(str(sel['threshold']))} persons): groups near the threshold appear "
+                 "only when their selection noise was high, so the released set is biased "
+                 "upward; each shown cell's error bar holds as stated</p>")
+    if view.values is not None and view.intervals is None and view.status == "released" \
+            and view.plans.get("rank", view.plans.get("centred_sum", view.plans.get(
+                "power1"))) is not None:
+        more += ('<p class="meta">no error bars: the noisy components were not recorded '
+                 "with this release</p>")
     ths = "".join(f'<th class="q">{h}</th>' if j < len(view.group_by) else f"<th>{h}</th>"
                   for j, h in enumerate(head))
     return f"<table><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
