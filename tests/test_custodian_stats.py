@@ -510,3 +510,13 @@ def test_entry_without_components_says_so(tmp_path: Any,
     out = capsys.readouterr().out
     assert "no error bars" in out and "components not recorded" in out
     assert out.splitlines()[2].split()[:2] == ["g", "answer"]  # cells still labelled
+
+
+def test_replayed_release_keeps_its_error_bars() -> None:
+    with Session(_data(200, 4), Budget(100, 1e-3), schema=SCHEMA, rng=SeededRandom(6),
+                 replay=True) as s:
+        first = s.release("median x by g", epsilon=1.0)
+        again = s.release("median x by g", epsilon=1.0)
+        assert again.replayed and s.spent.epsilon == 1.0
+    for a, b in zip(first.interval(0.9), again.interval(0.9), strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -48,6 +48,7 @@ component-to-answer functions at the end (-> ``answers.py``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -108,8 +109,9 @@ class Release:
         from ..laws.base import check_level
 
         if self._intervals is None:
-            raise ParameterError("this release carries no error bars (replayed from the "
-                                 "ledger or written by the executors)")
+            raise ParameterError("this release carries no error bars (replayed from a "
+                                 "ledger entry whose components were not recorded, or "
+                                 "written by the executors)")
         conf = self.confidence if confidence is None else check_level(confidence)
         return self._intervals(conf)  # type: ignore[no-any-return]
 
@@ -529,9 +531,17 @@ class Session:
         if use_replay:
             hit = self.ledger.find(key)
             if hit is not None and hit.answer is not None:
+                # error bars from the recorded answer and components, when recorded
+                replayed_iv: Any = None
+                try:
+                    entry_interval(hit, confidence)
+                    replayed_iv = functools.partial(_entry_interval_at, hit)
+                except (ParameterError, KeyError, TypeError, ValueError):
+                    pass
                 return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
-                               hit.id, replayed=True, ledger_head=hit.head)
+                               hit.id, replayed=True, ledger_head=hit.head,
+                               confidence=confidence, _intervals=replayed_iv)
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
         if basic and (eps > left.epsilon or dl > left.delta):
             raise BudgetExceededError(
@@ -779,6 +789,10 @@ def entry_interval(entry: Any, confidence: float = 0.95
         rebuilt.append((role, _rebuild(p, int(np.size(answer)))))
     ivs = _interval_function(stat, interval.get("range"), rebuilt, comps, answer.shape)
     return ivs(conf)  # type: ignore[no-any-return]
+
+
+def _entry_interval_at(entry: Any, confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
+    return entry_interval(entry, confidence)
 
 
 def entry_cells(entry: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
