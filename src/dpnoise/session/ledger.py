@@ -20,7 +20,10 @@ sessions; nothing is recorded).
    (``synchronous = FULL``, WAL journal).
 2. Only then is noise drawn.
 3. **Complete** appends a ``complete`` event with the answer's hash (the answer itself in
-   ``blobs``), or **abort** appends an ``abort`` event with a fixed reason code
+   ``blobs``) and, in its body, the release's ``record`` (:func:`encode_record`: the noisy
+   components of a mean / variance / quantile and the released keys of groups chosen by
+   partition selection -- released values only, so that error bars of past releases can
+   be recomputed), or **abort** appends an ``abort`` event with a fixed reason code
    (:data:`~dpnoise.session.ledger_chain.ABORT_REASONS`; never an exception text, which
    could quote data).  Nothing is ever updated in place.
 

@@ -5,8 +5,12 @@ never comes back to the driver: every public cell is generated in Spark
 (``spark.range`` over the dense cell index, so cells no row reached are released too),
 left-joined with the per-group aggregates, and noised on the executors by the very
 mechanisms (:class:`~dpnoise.session.adapter.Plan`) the driver path uses, inside
-``mapInPandas``.  The answer is written to ``output`` (parquet: the key columns and the
-statistic); nothing is collected.
+``mapInPandas``.  The answer is written to ``output`` (parquet: the key columns, the
+statistic and its error bars); nothing is collected.  Counts, sums, means, variances and
+standard deviations go this way (:data:`EXECUTOR_STATS`); quantiles and groups whose
+keys are not public are always noised on the driver from the collected aggregates
+(:meth:`~dpnoise.session.spark.SparkEngine.noise_site`), with exactly the embedded
+engine's law and draws.
 
 **Keys and determinism.**  The cells are cut into fixed *noise blocks* of ``block_cells``
 consecutive cell indices, decided from public facts before the noise stage.  Block ``b``
