@@ -325,3 +325,198 @@ def test_range_laplace_family_is_stochastically_increasing() -> None:
     for y in (0.0, 1.3, 4.0):
         cdfs = [float(np.asarray(p.mechanism.noise(t).cdf(y)).reshape(-1)[0]) for t in ts]
         assert all(a >= b - 1e-12 for a, b in itertools.pairwise(cdfs))
+
+
+# ------------------------------------------------- quantile error bars (rank bound)
+def test_rank_error_is_the_noisy_max_utility_tail_and_tight() -> None:
+    """The worst case of the bound: one candidate with u = 0, every other at
+    u = -(E + 1) (e.g. a gap in the data).  Report noisy max with the exact sampler
+    releases a candidate below -E with frequency <= beta; at u = -E (one step less) it
+    exceeds beta -- so E is the smallest valid integer.  It is about half the earlier
+    joint bound over all |Z_j|."""
+    from dpnoise.exact.discrete_laplace import discrete_laplace
+    from dpnoise.exact.words import WordStream
+    from dpnoise.mechanisms.geometric import _rational_below
+    from dpnoise.session.stats import rank_error, tail_index
+
+    s, t = _rational_below(0.3)
+    m, beta, n = 257, 0.1, 3000
+    e = rank_error(s, t, m, beta)
+    z = discrete_laplace(WordStream(SeededRandom(3)), s, t, n * m).reshape(n, m)
+    sigma = math.sqrt(beta * (1 - beta) / n)
+    fails = []
+    for gap in (e + 1, e):
+        u = np.full(m, -gap)
+        u[m // 2] = 0
+        fails.append(float(np.mean(np.argmax(u + z, axis=1) != m // 2)))
+    assert fails[0] <= beta + 3 * sigma, fails
+    assert fails[1] > beta - 3 * sigma, fails  # tight: one step less is not valid
+    h = max(1, tail_index(s, t, beta / (2 * m)))
+    assert e <= 0.6 * 2 * (h - 1)  # the old joint bound
+
+
+def test_quantile_level_intervals_cover_across_the_range() -> None:
+    """Medians and 0.9-quantiles released through the session on data at the low edge,
+    the high edge and spread over the range: the released value is an empirical
+    p-quantile of the data for some p in [level_low, level_high] at the stated rate."""
+    conf = 0.8
+    datasets = [np.zeros(40), np.full(40, 100.0), np.linspace(0, 100, 40),
+                np.r_[np.zeros(25), np.full(15, 100.0)]]
+    hits = []
+    for i, x in enumerate(datasets):
+        data = {"pid": np.arange(x.size).astype(str), "x": x,
+                "g": np.array(["u"] * x.size), "city": np.array(["a"] * x.size)}
+        with Session(data, Budget(1e9, 0.5), schema=SCHEMA, rng=SeededRandom(40 + i)) as s:
+            for q in ("median x", "quantile 0.9 x"):
+                for _ in range(10):
+                    r = s.release(q, epsilon=0.4, confidence=conf)
+                    lo, hi = r.interval()
+                    v = r.value
+                    # snapped up to the grid: v is a p-quantile iff #{x < v} <= p n
+                    # <= #{x <= v}, with values compared on the grid (step 100/1024)
+                    below = np.mean(x < v - 100 / 1024)
+                    at_most = np.mean(x <= v)
+                    hits.append(bool(below <= hi and at_most >= lo))
+    assert np.mean(hits) >= conf - 0.07, np.mean(hits)
+
+
+# ------------------------------------------- the ledger records the components
+def _ledger_session(tmp_path: Any) -> Session:
+    return Session(_data(300, 3), Budget(100, 1e-3), str(tmp_path / "l.ledger"),
+                   schema=SCHEMA, create_ledger=True)
+
+
+QUERIES = [("count by g", 0.5, 0.0), ("mean x by g", 0.5, 0.0),
+           ("variance x", 0.5, 0.0), ("stddev x by g", 0.5, 0.0), ("median x", 0.5, 0.0),
+           ("quantile 0.9 x by g", 0.5, 0.0), ("mean x by city", 1.0, 1e-6),
+           ("median x by city", 1.0, 1e-6)]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Any], dict[int, Any]]:
+    """One ledger file with a release of every statistic (shared: releases are slow)."""
+    tmp = tmp_path_factory.mktemp("recorded")
+    with _ledger_session(tmp) as s:
+        live = [s.release(q, epsilon=e, delta=d) for q, e, d in QUERIES]
+        entries = {e.id: e for e in s.history()}
+    return str(tmp / "l.ledger"), live, entries
+
+
+@pytest.mark.xdist_group("recorded")  # one worker builds the shared ledger
+def test_past_releases_have_the_live_error_bars_and_keys(recorded: Any) -> None:
+    """Every statistic: the error bars recomputed from the ledger (answer + recorded noisy
+    components + public recipe) equal the live release's, and a partition-selected
+    release's entry carries the released keys."""
+    from dpnoise.session.session import entry_cells, entry_interval
+
+    _, live, entries = recorded
+    for r in live:
+        e = entries[r.ledger_id]
+        for conf in (0.95, 0.8):
+            lo, hi = entry_interval(e, conf)
+            want = r.interval(conf)
+            np.testing.assert_array_equal(lo, want[0])
+            np.testing.assert_array_equal(hi, want[1])
+        group_by, keys = entry_cells(e)
+        assert group_by == r.group_by
+        assert [tuple(str(v) for v in k) for k in keys] == \
+            [tuple(str(v) for v in k) for k in r.group_keys]
+        if "city" in r.group_by:
+            assert e.released_keys == (tuple(r.group_keys[0]),)
+        if r.stat in ("count", "sum"):
+            assert e.components == {}  # the answer is the component: nothing duplicated
+    mean = entries[live[1].ledger_id]
+    assert set(mean.components) == {"count", "centred_sum"}
+    assert set(entries[live[2].ledger_id].components) == {"count", "power1", "power2"}
+    assert set(entries[live[4].ledger_id].components) == {"count", "rank"}
+
+
+def test_record_is_in_the_hashed_complete_event(tmp_path: Any) -> None:
+    """The components sit in the complete event's body: editing them breaks the chain."""
+    import json
+    import sqlite3
+
+    from dpnoise.session.ledger import verify_ledger
+
+    with _ledger_session(tmp_path) as s:
+        s.release("mean x by city", epsilon=1.0, delta=1e-6)
+    path = str(tmp_path / "l.ledger")
+    con = sqlite3.connect(path)
+    seq, body = con.execute("SELECT seq, body FROM events WHERE kind = 'complete'").fetchone()
+    rec = json.loads(body)["record"]
+    assert set(rec["components"]) == {"count", "centred_sum"} and rec["keys"]
+    assert verify_ledger(path).ok
+    rec["keys"] = [["forged"]]
+    con.execute("DROP TRIGGER events_no_update")
+    con.execute("UPDATE events SET body = ? WHERE seq = ?",
+                (json.dumps({**json.loads(body), "record": rec}), seq))
+    con.commit()
+    con.close()
+    rep = verify_ledger(path)
+    assert not rep.ok and rep.seq == seq
+
+
+@pytest.mark.xdist_group("recorded")  # one worker builds the shared ledger
+def test_show_prints_error_bars_and_keys_for_every_statistic(
+        recorded: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from dpnoise.cli import main
+
+    path, live, _ = recorded
+    for r in live:
+        capsys.readouterr()
+        assert main(["ledger", path, "--show", str(r.ledger_id), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["error_bars"] == "recomputed"
+        lo, hi = r.interval()
+        rows = out["rows"]
+        assert [row[-2] for row in rows] == np.asarray(lo).ravel().tolist()
+        assert [row[-1] for row in rows] == np.asarray(hi).ravel().tolist()
+        if r.group_by:
+            assert [row[0] for row in rows] == [str(v) for v in r.key_arrays()[r.group_by[0]]]
+    assert main(["ledger", path, "--show", str(live[-2].ledger_id)]) == 0
+    text = capsys.readouterr().out
+    assert "partition selection" in text and "low" in text
+    assert all(f" {k} " in text or text.count(k) for k in live[-2].group_keys[0])
+    assert main(["ledger", path, "--show", str(live[4].ledger_id)]) == 0
+    assert "level_low" in capsys.readouterr().out
+
+
+def test_entry_without_components_says_so(tmp_path: Any,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A ledger written before components were recorded (complete event without them),
+    and a table larger than RECORD_MAX_CELLS: no error bars, said plainly."""
+    from dpnoise.cli import main
+    from dpnoise.session import ledger as ledger_module
+    from dpnoise.session.session import entry_interval
+
+    with _ledger_session(tmp_path) as s:
+        r = s.release("mean x by g", epsilon=0.5)
+        e = next(x for x in s.history() if x.id == r.ledger_id)
+        rid = s.ledger.reserve(epsilon=0.5, delta=0.0, query=e.query, canonical=e.canonical,
+                               query_key="k", dataset=e.dataset, mechanism=e.mechanism,
+                               parameters=e.parameters, guarantee=e.guarantee)
+        s.ledger.complete(rid, e.answer)  # as an older dpnoise did: no record
+        monkeypatch.setattr(ledger_module, "RECORD_MAX_CELLS", 2)
+        big = s.release("mean x by g", epsilon=0.5)  # 3 cells > 2
+        old, large = (next(x for x in s.history() if x.id == i) for i in (rid, big.ledger_id))
+    for entry, why in ((old, "recorded before"), (large, "3 cells")):
+        assert entry.components is None and why in entry.record_note
+        with pytest.raises(ParameterError, match="components not recorded"):
+            entry_interval(entry)
+    assert main(["ledger", str(tmp_path / "l.ledger"), "--show", str(rid)]) == 0
+    out = capsys.readouterr().out
+    assert "no error bars" in out and "components not recorded" in out
+    assert out.splitlines()[2].split()[:2] == ["g", "answer"]  # cells still labelled
+
+
+def test_replayed_release_keeps_its_error_bars() -> None:
+    with Session(_data(200, 4), Budget(100, 1e-3), schema=SCHEMA, rng=SeededRandom(6),
+                 replay=True) as s:
+        first = s.release("median x by g", epsilon=1.0)
+        again = s.release("median x by g", epsilon=1.0)
+        assert again.replayed and s.spent.epsilon == 1.0
+    for a, b in zip(first.interval(0.9), again.interval(0.9), strict=True):
+        np.testing.assert_array_equal(a, b)

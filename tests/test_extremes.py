@@ -265,17 +265,90 @@ class _CountingSource:
         return self.inner.words(n)
 
 
+def test_range_laplace_union_same_words_at_edge_and_middle() -> None:
+    """Unions: one UnionSampler built at construction; a release draws the same number of
+    words at a piece's edge as in its middle, on the first release as on later ones
+    (tests/test_range_laplace_union.py also compares the executed lines)."""
+    counts = []
+    for x in (8.0, 4.0):
+        m = dp.RangeLaplace(epsilon=0.5, sensitivity=1.0, domain=[(0.0, 8.0), (12.0, 24.0)])
+        for _ in range(2):
+            src = _CountingSource()
+            m.release(np.full(1000, x), rng=src)
+            counts.append(src.count)
+    # P + 2 = 4 words per value, plus extensions on events of probability 2^-12 that depend
+    # on the (seeded, identical) words only
+    assert counts == [counts[0]] * 4 and 4000 <= counts[0] < 4100
+
+
+class _LoggingSource:
+    """A seeded RandomSource that logs every request (method and size)."""
+
+    def __init__(self) -> None:
+        self.inner = dp.SeededRandom(3)
+        self.log: list[tuple[str, int]] = []
+
+    def words(self, n: int) -> np.ndarray:
+        self.log.append(("words", int(n)))
+        return self.inner.words(n)
+
+    def fill(self, buffer: np.ndarray, n: int) -> None:
+        self.log.append(("fill", int(n)))
+        self.inner.fill(buffer, n)
+
+
+def _operations(fn: Callable[[], Any]) -> list[tuple[Any, ...]]:
+    """Every line of dpnoise executed by ``fn()``, with the shape and dtype of each numpy
+    array (type name of anything else) among the frame's locals at that line."""
+    import sys
+
+    src = dp.__file__.rsplit("/", 1)[0]
+    ops: list[tuple[Any, ...]] = []
+
+    def describe(v: Any) -> Any:
+        return (v.shape, str(v.dtype)) if isinstance(v, np.ndarray) else type(v).__name__
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            ops.append((frame.f_code.co_filename, frame.f_lineno,
+                        tuple((k, describe(v)) for k, v in sorted(frame.f_locals.items()))))
+        return local
+
+    def call(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(src) else None
+
+    sys.settrace(call)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return ops
+
+
 @pytest.mark.parametrize(("domain", "edge", "middle"), [
     ((0.0, 100.0), 0.0, 50.0), ((0.0, 100.0), 100.0, 50.0), ((0.0, math.inf), 0.0, 100.0),
-    ([(0.0, 8.0), (12.0, 24.0)], 8.0, 4.0)])
-def test_range_laplace_same_work_at_edge_and_middle(domain: Any, edge: float,
-                                                    middle: float) -> None:
-    """Once a centre's sampler exists, a release draws the same words through the same kernel
-    at the edge as in the middle (docs/timing.md: the first-use build is not covered)."""
+    ((-math.inf, 5.0), 5.0, -40.0), ((-math.inf, math.inf), 0.0, 1e6)])
+def test_range_laplace_convex_same_operations_at_edge_and_middle(
+        domain: Any, edge: float, middle: float) -> None:
+    """Issue 13: on an interval / half-line / the line every release -- one scalar, a
+    repeated value, distinct values -- runs the same lines of dpnoise on numpy arrays of
+    the same shapes and dtypes and asks the random source for the same words, at the edge
+    and in the middle, and no per-centre state exists or is filled."""
     m = dp.RangeLaplace(epsilon=0.5, sensitivity=1.0, domain=domain)
-    counts = []
-    for x in (edge, middle):
-        src = _CountingSource()
-        m.release(np.full(1000, x), rng=src)
-        counts.append((src.count, m._sampler(int(m._centres(np.array([x]))[0])).words_per_draw))
-    assert counts[0] == counts[1]
+    conv = m._conv
+    state = {k: id(v) for k, v in vars(conv).items()}
+    offsets = np.linspace(0.0, 0.9, 20_000) * (1.0 if edge <= middle else -1.0)
+    for make in (lambda x: x, lambda x: np.full(20_000, x), lambda x: x + offsets,
+                 lambda x: float(np.float64(x))):
+        seen = []
+        for x in (edge, middle):
+            src = _LoggingSource()
+            ops = _operations(lambda x=x, src=src, make=make: m.release(make(x), rng=src))
+            seen.append((ops, src.log))
+        assert seen[0][1] == seen[1][1]  # the same word requests
+        assert len(seen[0][0]) == len(seen[1][0])
+        assert seen[0][0] == seen[1][0]  # the same lines, array shapes and dtypes
+    m.noise(edge)
+    m.noise(middle)
+    assert not hasattr(m, "_samplers")  # no per-centre sampler anywhere
+    assert {k: id(v) for k, v in vars(conv).items()} == state  # nothing cached per centre

@@ -177,7 +177,7 @@ import time
 from dpnoise import Session
 from dpnoise.session import ledger as L
 
-def hang(self, rid, answer, text=""):
+def hang(self, rid, answer, text="", record=None):
     print("reserved", rid, flush=True)
     time.sleep(600)
 

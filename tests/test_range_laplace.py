@@ -12,8 +12,10 @@ from scipy import stats
 
 from dpnoise import ParameterError, RangeLaplace, SeededRandom, Union, verify
 from dpnoise.exact.range_centre import CentreSampler
+from dpnoise.exact.range_convex import convex_distortion_bound
 from dpnoise.exact.range_lattice import block_weights, distortion_bound
 from dpnoise.laws.range_laplace import eps_std_union, sigma_std
+from dpnoise.params import LN2
 
 from .helpers import CountingSource
 
@@ -245,7 +247,7 @@ def test_reproducibility_and_default_rng():
 
 
 def test_fixed_word_count_independent_of_true_value():
-    """No rejection loop: the number of words drawn depends on the domain only."""
+    """No rejection loop: three words per value on an interval, whatever the value(s)."""
 
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
     counts = set()
@@ -253,13 +255,15 @@ def test_fixed_word_count_independent_of_true_value():
         src = CountingSource(9)
         m.release(np.full(1000, x), rng=src)
         counts.add(src.drawn)
-    assert counts == {2000}
-    counts = set()
-    for lo in (0.0, 4.0, 9.0):  # many distinct values: the per-value sampler, 3 words each
+    for lo in (0.0, 4.0, 9.0):  # many distinct values: the same sampler, 3 words each
         src = CountingSource(9)
         m.release(np.linspace(lo, lo + 1, 1000), rng=src)
         counts.add(src.drawn)
     assert counts == {3000}
+    for x in (0.0, 5.0, 10.0):  # one scalar: 3 words
+        src = CountingSource(9)
+        m.release(x, rng=src)
+        assert src.drawn == 3
 
 
 def test_paper_unsafe_mechanism_warns_and_fails_verification():
@@ -275,36 +279,111 @@ def test_paper_unsafe_mechanism_warns_and_fails_verification():
 
 
 @pytest.mark.parametrize("name", ["interval", "short", "half-line", "left-half-line"])
-def test_per_value_sampler_verified_and_minimal(name):
-    """Many distinct true values on a convex domain use ConvexSampler: its exact pmf is verified
-    separately and stays within the same proven bound."""
+def test_convex_sampler_within_the_charged_distortion(name):
+    """The one sampler of convex domains: its exact pmf is within convex_distortion_bound of
+    the ideal lattice law P_true at every centre probed (edges included), and that bound is
+    below distortion_bound(M, 0), which the calibration charges -- so ε covers it."""
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=DOMAINS[name], grid=G)
-    rep = verify(m.privacy_model(sampler="per-value"))
-    assert rep.epsilon <= m.bound.total <= 1.0
-    assert verify(m.privacy_model(block=m.block - 1, sampler="per-value")).epsilon > 1.0
+    M, gd, cs = m.block, m._gd, m._conv
+    assert convex_distortion_bound(M) <= distortion_bound(M, 0)
+    for M2 in (1, 2, 3, 700, 2**15, 2**17):  # the inequality for other block lengths
+        assert convex_distortion_bound(M2) <= distortion_bound(M2, 0)
+    (jlo, jhi), = gd.cells
+    ends = [int(e) for e in (jlo, jhi + 1) if math.isfinite(e)] or [0]
+    worst = 0.0
+    for e in ends:
+        for c in (e - 3, e - 1, e, e + 1, e + 2, e + M // 2, e + 3 * M):
+            if not gd.reachable(np.array([float(c)]))[0]:
+                continue
+            j = np.arange(c - 12 * M, c + 12 * M)
+            lp = cs.logpmf(j, c)
+            k = np.where(j >= c, j - c, c - 1 - j)
+            ideal = (-k * LN2 / M + math.log(-math.expm1(-LN2 / M))
+                     - gd.log_z(np.array([float(c)]), M)[0])
+            ok = gd.reachable_cells(j)
+            assert np.all(np.isneginf(lp[~ok]))
+            worst = max(worst, float(np.max(np.abs(lp[ok] - ideal[ok]))))
+    assert worst <= convex_distortion_bound(M)
 
 
-def test_per_value_sampler_chi_square_and_domain():
-    from dpnoise.exact.range_convex import ConvexSampler
-
+def test_convex_sampler_chi_square_scalar_vector_and_distinct():
+    """Scalar path, vector path and distinct values in one call all sample noise(x)."""
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=G)
-    cs = ConvexSampler(m._gd, m.block)
-    c = 7
-    n = 100_000
-    y = cs.sample_values(SeededRandom(21), np.full(n, c), G)
-    j = np.arange(0, 320)
-    p = np.exp(cs.logpmf(j, c))
-    cells = np.rint(y / G - 0.5).astype(np.int64)
-    obs = np.bincount(cells, minlength=320).astype(float)
-    exp = p * n
-    keep = exp >= 5
-    chi = float((((obs - exp) ** 2) / exp)[keep].sum())
-    assert stats.chi2.sf(chi, int(keep.sum()) - 1) > 1e-4
+    # the scalar path draws the same three words as a one-element vector: same value
+    for x in (0.0, 0.3, 5.0, 10.0):
+        for seed in range(5):
+            assert m.release(x, rng=SeededRandom(seed)) == m.release(
+                np.array([x]), rng=SeededRandom(seed))[0]
+    # 20 000 scalar releases at the edge against the exact law
+    rng = SeededRandom(4)
+    y = np.array([m.release(0.0, rng=rng) for _ in range(20_000)])
+    _chi_square_ok(m, 0.0, y)
+    # two centres interleaved in one vector (several chunks): each against its own law
+    x = np.tile([0.0, 6.5], 40_000)
+    y = m.release(x, rng=SeededRandom(8))
+    _chi_square_ok(m, 0.0, y[0::2])
+    _chi_square_ok(m, 6.5, y[1::2])
     # distinct values in one call: all outputs in range, shape kept, seeded reproducible
     x = np.linspace(0, 10, 5000).reshape(50, 100)
     a = m.release(x, rng=SeededRandom(2))
     assert a.shape == x.shape and np.all((a >= 0) & (a <= 10))
     np.testing.assert_array_equal(a, m.release(x, rng=SeededRandom(2)))
+
+
+def _chi_square_ok(m, x, y):
+    law = m.noise(x)
+    cells = np.rint(y / m.grid - 0.5).astype(np.int64)
+    idx = np.searchsorted(law.cells, cells)
+    assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
+    obs = np.bincount(idx, minlength=law.cells.size).astype(float)
+    exp = law.probs * y.size
+    keep = exp >= 5
+    chi = float((((obs - exp) ** 2) / exp)[keep].sum()
+                + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
+    assert stats.chi2.sf(chi, int(keep.sum())) > 1e-4
+
+
+@pytest.mark.parametrize(("eps", "domain"), [
+    (1.0, (0, 100)), (1.0, (0, INF)), (1.0, (-INF, 5)), (1.0, (0, 1)), (1.0, (-INF, INF)),
+    (1.0, (0, 3000)), (0.3, (0, INF))])
+def test_threshold_table_equals_formula_and_scalar(eps, domain):
+    """The construction-time threshold table, the vector formula and the scalar path give
+    the same integers T(c) (so the same law), at the edges and at random centres."""
+    from dpnoise.exact.range_convex import ConvexSampler, _Work
+
+    m = RangeLaplace(epsilon=eps, sensitivity=1.0, domain=domain)
+    cs = m._conv
+    formula = ConvexSampler(m._gd, m.block, table_limit=0)
+    assert formula._tkind in ("formula", "const")  # the line: one constant T
+    lo = cs._jlo if cs._jlo is not None else -10**6
+    hi = cs._jhi1 if cs._jhi1 is not None else 10**6
+    c = np.unique(np.concatenate([np.arange(lo, min(hi, lo + 300) + 1),
+                                  np.arange(max(lo, hi - 300), hi + 1),
+                                  np.random.default_rng(0).integers(lo, hi + 1, 300)]))
+    big = np.full(c.size, 1 << 62)
+    nl = c - cs._jlo if cs._jlo is not None else big
+    nr = cs._jhi1 - c if cs._jhi1 is not None else big
+    t_tab, t_formula = np.empty(c.size, np.uint64), np.empty(c.size, np.uint64)
+    cs._thresholds(nl.copy(), nr.copy(), _Work(c.size), t_tab)
+    formula._thresholds(nl.copy(), nr.copy(), _Work(c.size), t_formula)
+    np.testing.assert_array_equal(t_tab, t_formula)
+    scalar = [(cs.threshold(int(ci)) - 1) % 2**64 for ci in c]
+    assert t_tab.tolist() == scalar
+
+
+def test_convex_loss_bound_end_windows_equal_the_full_scan():
+    """On one piece, scanning 2S + 4 cells per end gives (at least) the long scan's bound."""
+    from dpnoise.exact.range_lattice import loss_bound
+
+    for dom in [(0, 1), (0, 10), (0, INF), (-INF, 2), (-3, 0.2), (-INF, INF)]:
+        m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=dom, grid=G)
+        for M in (m.block - 1, m.block, m.block + 7):
+            for metric in (None, 1.0 / G):
+                a = loss_bound(m._gd, M, m.shift_steps, metric_cells=metric)
+                b = loss_bound(m._gd, M, m.shift_steps, metric_cells=metric, full_scan=True)
+                assert b.total <= a.total <= b.total + 2e-13
+                if metric:
+                    assert b.metric_rate <= a.metric_rate <= b.metric_rate + 1e-15
 
 
 def test_metric_calibration_is_minimal_for_the_metric_rate():

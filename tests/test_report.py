@@ -37,19 +37,22 @@ def _released(data: Any) -> Session:
 
 
 class _Frozen:
-    """A ledger seen with fixed timestamps (and optionally other answers)."""
+    """A ledger seen with fixed timestamps (and optionally another run's released
+    outputs: answers, recorded noisy components and released keys)."""
 
-    def __init__(self, ledger: Any, answers: list[Any] | None = None) -> None:
+    def __init__(self, ledger: Any, released: list[Any] | None = None) -> None:
         self._ledger = ledger
-        self._answers = answers
+        self._released = released
 
     def entries(self) -> list[Any]:
         out = []
         for i, e in enumerate(self._ledger.entries()):
             e = dataclasses.replace(e, created_at="2026-01-01T00:00:00Z",
                                     completed_at="2026-01-01T00:00:00Z")
-            if self._answers is not None:
-                e = dataclasses.replace(e, answer=self._answers[i])
+            if self._released is not None:
+                o = self._released[i]
+                e = dataclasses.replace(e, answer=o.answer, components=o.components,
+                                        released_keys=o.released_keys)
             out.append(e)
         return out
 
@@ -76,10 +79,12 @@ def test_report_differs_only_in_released_numbers_between_neighbours() -> None:
     answers_b = [e.answer for e in b.ledger.entries()]
     answers_a = [e.answer for e in a.ledger.entries()]
     assert any(not np.array_equal(x, y) for x, y in zip(answers_a, answers_b, strict=True))
+    assert any(e.components for e in a.ledger.entries())  # the mean's error bars use them
     report_a = ledger_report(_Frozen(a.ledger), name="survey", checked_at="T")
     report_b = ledger_report(_Frozen(b.ledger), name="survey", checked_at="T")
-    assert report_a != report_b  # the answers differ ...
-    swapped = ledger_report(_Frozen(a.ledger, answers_b), name="survey", checked_at="T")
+    assert report_a != report_b  # the released outputs differ ...
+    swapped = ledger_report(_Frozen(a.ledger, b.ledger.entries()), name="survey",
+                            checked_at="T")
     assert swapped == report_b  # ... and nothing else does
 
 
@@ -205,8 +210,9 @@ def test_report_under_the_pld_accountant_shows_composed_and_basic() -> None:
 
 
 def test_report_of_a_release_with_private_keys() -> None:
-    """Groups chosen by partition selection: the ledger keeps the values; the report still
-    renders (cells numbered) and the live Release shows the selected keys."""
+    """The demo's report: the partition-selected release's cells are labelled with the
+    released keys (recorded in the ledger), with error bars and the selection note; the
+    median carries its level interval."""
     from dpnoise.demo import run_demo  # the demo includes such a release
 
     with tempfile.TemporaryDirectory() as d:
@@ -214,3 +220,9 @@ def test_report_of_a_release_with_private_keys() -> None:
         assert run_demo(rng=SeededRandom(5), report=str(out)) == 0
         html = out.read_text(encoding="utf-8")
     assert html.count('class="card release"') >= len(QUERIES)
+    area = html[html.index("mean age by area"):]
+    area = area[:area.index("</section>")]
+    assert "cell 1" not in area and '<td class="q">east</td>' in area
+    assert "low (95%)" in area and "partition selection" in area
+    median = html[html.index("median income"):]
+    assert "level low (95%)" in median[:median.index("</section>")]

@@ -336,3 +336,58 @@ def test_new_statistics_and_bounding_agree_with_duckdb(tmp_path: Path) -> None:
                     assert a[role].tolist() == b[role].tolist(), q
                 else:
                     _same(a[role], b[role], f"{q}: {role}")
+
+
+def test_new_statistics_run_on_spark_with_duckdb_law_and_charge(tmp_path: Path) -> None:
+    """noise="executors": a variance is noised on the executors -- exactly the function
+    of the (DuckDB) true components that the driver path applies, block by block --
+    while quantiles and partition-selected groups are noised on the driver from the
+    collected aggregates, drawing exactly what DuckDB draws.  The ledger charge (epsilon,
+    delta, mechanism, plans) is the same on both engines."""
+    import pandas as pd
+
+    from dpnoise.session.spark_noise import noise_block
+
+    rng = np.random.default_rng(8)
+    rows = [[int(i), round(float(rng.uniform(-1, 13)), 3), str(rng.choice(["u", "v", "w"])),
+             str(rng.choice(["a", "b"]))] for i in range(80)]
+    path = write(tmp_path, "parquet", ["pid", "x", "g", "city"], rows)
+    schema = {"dataset": {"user_id": "pid", "max_rows": 100},
+              "columns": {"x": {"lower": 0, "upper": 12}, "g": {"categories": ["u", "v", "w"]},
+                          "city": {"text": True}}}
+    duck = Session(path, Budget(50.0, 1e-3), schema=schema, rng=SeededRandom(5))
+    spk = Session(str(path), Budget(50.0, 1e-3), schema=schema, rng=SeededRandom(5),
+                  engine="spark", engine_options={"noise": "executors", "block_cells": 2})
+    with duck, spk:
+        q, out = "variance x by g", tmp_path / "var"
+        r = spk.release(q, epsilon=1.0, output=str(out))
+        assert r.details["noise"] == "executors" and r.details["written"]["blocks"] == 2
+        got = pd.read_parquet(out).sort_values("g", key=lambda c: c.map("uvw".index))
+        truth = duck.true_components(q)
+        plans = duck.plans(q, 1.0)
+        key = SeededRandom(5).words(4).tobytes()  # the release's first draw
+        want = [noise_block(b, {k: v[cells] for k, v in truth.items()}, plans, key,
+                            "variance", 0.0, 12.0, 0.95)
+                for b, cells in ((0, slice(0, 2)), (1, slice(2, 3)))]
+        for i, col in enumerate(("variance", "low", "high")):
+            np.testing.assert_array_equal(got[col].to_numpy(),
+                                          np.concatenate([w[i] for w in want]))
+        releases = [(q, 1.0, 0.0)]
+        duck.release(q, epsilon=1.0)
+        for i, (q, eps, dl) in enumerate([("median x by g", 1.0, 0.0),
+                                          ("mean x by city", 2.0, 1e-4),
+                                          ("quantile 0.9 x by city", 2.0, 1e-4)]):
+            duck.rng, spk.rng = SeededRandom(20 + i), SeededRandom(20 + i)
+            a, b = duck.release(q, epsilon=eps, delta=dl), spk.release(q, epsilon=eps,
+                                                                         delta=dl)
+            assert b.details["noise"] == "driver", q
+            np.testing.assert_array_equal(a.values, b.values, err_msg=q)
+            assert a.group_keys == b.group_keys, q
+            for x, y in zip(a.interval(), b.interval(), strict=True):
+                np.testing.assert_array_equal(x, y, err_msg=q)
+            releases.append((q, eps, dl))
+        for ea, eb in zip(duck.history(), spk.history(), strict=True):
+            assert (ea.query, ea.epsilon, ea.delta, ea.mechanism) == \
+                (eb.query, eb.epsilon, eb.delta, eb.mechanism)
+            assert ea.parameters["plans"] == eb.parameters["plans"], ea.query
+        assert [e.query for e in spk.history()] == [r[0] for r in releases]

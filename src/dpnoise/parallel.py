@@ -1,15 +1,21 @@
-"""Large releases on every core, with outputs that do not depend on the number of threads.
+"""Large releases cut into independent keystream chunks; threads on request.
 
 A release of n >= :data:`SPLIT_MIN` values draws one 256-bit key from the caller's source
 (four words) and cuts the work into chunks of :data:`SPLIT_CHUNK` values; chunk i is
 sampled from the ChaCha20 keystream (that key, stream i) -- independent keystreams
 (D. J. Bernstein, "ChaCha, a variant of Salsa20", SASC 2008; nonce use as in RFC 8439,
 Section 2.3).  Chunks are split by *index*, not by thread, so a seeded release gives the
-same values on one core or many; threads only decide who computes which chunk.  numpy and
-the ChaCha20 implementation release the GIL on large buffers, so the chunks run in parallel.
+same values on one core or many; threads only decide who computes which chunk.
 
-The thread count is ``os.sched_getaffinity`` (or ``DPNOISE_THREADS`` if set; ``1`` turns
-threading off, same outputs).  Releases below :data:`SPLIT_MIN` values read the caller's
+Threads are off unless ``DPNOISE_THREADS`` asks for more than one (same outputs either
+way).  Why (measured; README "Performance", "Threads"): the sampling kernels are ~30 numpy
+passes over cache-sized blocks, each of which releases the GIL for only a few
+microseconds, so two threads spend their time handing the GIL to each other (a "convoy")
+and ran *slower* than one on this project's 2-core machine (0.7-0.85x; 0.67x for Laplace
+on an idle machine).  With threads, the chunks' keystreams come from the system libcrypto
+through ctypes, which releases the GIL (:mod:`dpnoise.keystream`; the same words as the
+``cryptography`` package, which holds it); what would make two cores pay is a compiled,
+GIL-free kernel per sampler.  Releases below :data:`SPLIT_MIN` values read the caller's
 source directly.
 """
 
@@ -19,6 +25,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from . import keystream
 from .randomness import KeyedRandom, RandomSource
 
 SPLIT_MIN = 1 << 19
@@ -31,17 +38,14 @@ _POOL_PID = -1
 
 
 def threads() -> int:
-    """Worker threads for a split release."""
+    """Threads for a split release: ``DPNOISE_THREADS`` (default 1, i.e. no threads)."""
     env = os.environ.get("DPNOISE_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             return 1
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return 1
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -65,11 +69,13 @@ def run_split(source: RandomSource, n: int, work: Work) -> None:
     key = source.words(4).tobytes()
     bounds = [(i, s, min(s + SPLIT_CHUNK, n)) for i, s in enumerate(range(0, n, SPLIT_CHUNK))]
 
+    workers = min(threads(), len(bounds))
+    which = keystream.gil_free() if workers > 1 else None  # same words either way
+
     def job(b: tuple[int, int, int]) -> None:
         i, s, e = b
-        work(KeyedRandom(key, stream=i), s, e)
+        work(KeyedRandom(key, stream=i, backend=which), s, e)
 
-    workers = min(threads(), len(bounds))
     if workers <= 1:
         for b in bounds:
             job(b)

@@ -2,9 +2,13 @@
 
 Every mechanism draws its randomness as 64-bit words from a :class:`RandomSource`
 passed explicitly (``rng=``).  The default is :class:`CryptoRandom`: a ChaCha20
-keystream (the ``cryptography`` package, i.e. OpenSSL) keyed with 256 bits from
-``os.urandom``.  It is produced in cache-sized blocks into a numpy buffer, which is
-several times faster than ``os.urandom`` itself and than numpy's own Laplace sampler.
+keystream (OpenSSL through the ``cryptography`` package, or the system libcrypto through
+ctypes, which releases the GIL -- the same bytes, see :mod:`dpnoise.keystream`) keyed
+with 256 bits from ``os.urandom``.  It is produced in cache-sized blocks into a numpy
+buffer, which is several times faster than ``os.urandom`` itself and than numpy's own
+Laplace sampler.  One-value releases take their few words as Python ints from a buffer of
+up to 256 keystream words (:func:`word_ints`); array requests drain that buffer first, so
+each word is used once and in keystream order whatever mix of calls consumes the stream.
 
 * No global state: each ``CryptoRandom()`` has its own key; ``rng=None`` creates a
   fresh one for the call.
@@ -21,15 +25,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
+import threading
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from numpy.typing import NDArray
 
 from .errors import ParameterError
+from .keystream import BLOCK_BYTES, new_cipher
 
-_BLOCK_WORDS = 1 << 15  # 256 KiB per keystream block: stays in L2 cache
+_INT_BLOCK = 256  # largest refill (words) of the Python-int buffer of one-value releases
 
 
 @runtime_checkable
@@ -54,40 +60,95 @@ def fill_words(source: RandomSource, buffer: NDArray[np.uint64], n: int) -> None
 
 
 class _ChaCha20Stream:
-    """ChaCha20 keystream turned into uint64 words, produced block by block."""
+    """ChaCha20 keystream turned into uint64 words, produced block by block.
 
-    def __init__(self, key: bytes, stream: int = 0) -> None:
+    The cipher comes from :mod:`dpnoise.keystream` (the system libcrypto through ctypes,
+    which releases the GIL, or the ``cryptography`` package; same bytes either way).
+    """
+
+    def __init__(self, key: bytes, stream: int = 0, backend: str | None = None) -> None:
         if len(key) != 32:
             raise ParameterError("ChaCha20 key must be 32 bytes")
-        if not 0 <= stream < 1 << 64:
-            raise ParameterError("stream index must be in [0, 2^64)")
         # 32-bit block counter 0, then a 96-bit nonce holding the stream index: one key gives
         # 2^64 independent keystreams (RFC 8439 Section 2.3), e.g. one per chunk of a release
-        nonce = b"\x00" * 4 + stream.to_bytes(12, "little")
-        self._encryptor = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
-        self._zeros = np.zeros(_BLOCK_WORDS * 8, dtype=np.uint8)
-        self._scratch = np.empty(_BLOCK_WORDS * 8 + 64, dtype=np.uint8)
+        self._cipher = new_cipher(key, stream, backend)
+        self._scratch: NDArray[np.uint8] | None = None  # allocated on the first words()
+        # words already taken from the keystream as Python ints, handed out by ints() and
+        # drained first by fill()/words(): every word is used once, in keystream order
+        self._ints: list[int] = []
+        self._ipos = 0
+        self._int_block = 8
+        # one source shared by threads must never hand the same buffered word out twice
+        self._lock = threading.Lock()
+
+    @property
+    def backend(self) -> str:
+        return str(self._cipher.name)
+
+    def _drain(self, out: NDArray[np.uint64], n: int) -> int:
+        """Move up to n buffered words into out[:m]; returns m."""
+        if self._ipos >= len(self._ints):  # nothing buffered (the array-only case)
+            return 0
+        with self._lock:
+            p = self._ipos
+            m = max(0, min(n, len(self._ints) - p))
+            self._ipos = p + m
+            taken = self._ints[p : p + m]
+        if m:
+            out[:m] = taken
+        return m
+
+    def ints(self, k: int) -> list[int]:
+        """The next ``k`` words as Python ints: one cipher call per _INT_BLOCK words, so a
+        one-value release pays neither a cipher call nor numpy machinery per draw."""
+        with self._lock:
+            p = self._ipos
+            q = p + k
+            if q > len(self._ints):
+                # refills double from 8 words (one ChaCha20 block: a fresh source's first
+                # one-value release converts only what it may use) up to _INT_BLOCK
+                size = self._int_block
+                self._int_block = min(2 * size, _INT_BLOCK)
+                size = max(size, -(-(q - len(self._ints)) // 8) * 8)
+                raw = self._cipher.take(size * 8)
+                self._ints = self._ints[p:] + list(struct.unpack(f"={size}Q", raw))
+                p, q = 0, k
+            self._ipos = q
+            return self._ints[p:q]
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
         """Keystream words into buffer[:n] in place; buffer must hold n + 8 words."""
         if buffer.dtype != np.uint64 or buffer.size < n + 8 or not buffer.flags.c_contiguous:
             raise ParameterError("fill needs a contiguous uint64 buffer with 8 spare words")
+        first = self._drain(buffer, n)
+        if first == n:
+            return
         raw = buffer.view(np.uint8)
-        done, total = 0, n * 8
+        into = self._cipher.into
+        done, total = first * 8, n * 8
         while done < total:
-            m = min(total - done, _BLOCK_WORDS * 8)
-            self._encryptor.update_into(self._zeros[:m], raw[done : done + m + 64])
+            m = min(total - done, BLOCK_BYTES)
+            into(raw[done:], m)
             done += m
 
     def words(self, n: int) -> NDArray[np.uint64]:
         out = np.empty(n, dtype=np.uint64)
-        view = out.view(np.uint8)
-        done = 0
-        total = n * 8
+        first = self._drain(out, n)
+        if first == n:
+            return out
+        raw = out.view(np.uint8)
+        into = self._cipher.into
+        exact = self._cipher.exact  # writes exactly m bytes (else it needs 63 spare bytes)
+        done, total = first * 8, n * 8
         while done < total:
-            m = min(total - done, _BLOCK_WORDS * 8)
-            self._encryptor.update_into(self._zeros[:m], self._scratch)
-            view[done : done + m] = self._scratch[:m]
+            m = min(total - done, BLOCK_BYTES)
+            if exact:
+                into(raw[done:], m)
+            else:
+                if self._scratch is None:
+                    self._scratch = np.empty(BLOCK_BYTES + 64, dtype=np.uint8)
+                into(self._scratch, m)
+                raw[done : done + m] = self._scratch[:m]
             done += m
         return out
 
@@ -112,6 +173,12 @@ class CryptoRandom:
             self._rekey()
         self._stream.fill(buffer, n)
 
+    def ints(self, k: int) -> list[int]:
+        """``k`` fresh words as Python ints (buffered, see :func:`word_ints`)."""
+        if os.getpid() != self._pid:
+            self._rekey()
+        return self._stream.ints(k)
+
     def __repr__(self) -> str:
         return "CryptoRandom()"
 
@@ -120,16 +187,19 @@ class KeyedRandom:
     """ChaCha20 keyed with a given 32-byte secret key (e.g. one derived with HKDF for one
     partition of a distributed release); as secure as the key is secret and fresh."""
 
-    def __init__(self, key: bytes, stream: int = 0) -> None:
+    def __init__(self, key: bytes, stream: int = 0, *, backend: str | None = None) -> None:
         if not isinstance(key, bytes) or len(key) != 32:
             raise ParameterError("key must be 32 bytes")
-        self._stream = _ChaCha20Stream(key, stream)
+        self._stream = _ChaCha20Stream(key, stream, backend)
 
     def words(self, n: int) -> NDArray[np.uint64]:
         return self._stream.words(int(n))
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
         self._stream.fill(buffer, n)
+
+    def ints(self, k: int) -> list[int]:
+        return self._stream.ints(k)
 
     def __repr__(self) -> str:
         return "KeyedRandom(<secret key>)"
@@ -157,6 +227,9 @@ class SeededRandom:
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
         self._stream.fill(buffer, n)
+
+    def ints(self, k: int) -> list[int]:
+        return self._stream.ints(k)
 
     def __repr__(self) -> str:
         return f"SeededRandom({self._seed!r})"
@@ -192,6 +265,20 @@ def resolve_rng(rng: RngLike) -> RandomSource:
         "rng must be None (OS-keyed CSPRNG), a dpnoise RandomSource "
         f"or a numpy.random.Generator, got {type(rng).__name__}"
     )
+
+
+def word_ints(source: RandomSource, k: int) -> list[int]:
+    """``k`` fresh words as Python ints, for the one-value (scalar) release paths.
+
+    The ChaCha20 sources serve them from a buffer of keystream words (8, then doubling up
+    to 256 per cipher call); their ``fill``/``words`` hand out the rest of that buffer
+    first, so the sequence of words a source produces -- and every seeded output -- is the
+    same whichever mix of scalar and array calls consumes it.  Other sources: ``words(k).tolist()``.
+    """
+    ints = getattr(source, "ints", None)
+    if ints is not None:
+        return ints(k)
+    return source.words(k).tolist()
 
 
 def uniform_below(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:

@@ -38,8 +38,8 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="verify: after a successful check, record the head in FILE")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--show", type=int, metavar="N", default=None,
-                   help="print release N with its error bars (recomputed from its stored "
-                        "answer and public recipe; count and sum releases)")
+                   help="print release N with its error bars (recomputed from its answer, "
+                        "its recorded noisy components and public recipe) and its keys")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the error bars printed by --show (default 0.95)")
 
@@ -163,29 +163,82 @@ def _show(path: str, args: argparse.Namespace) -> int:
 
 
 def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
-    """One past release with its error bars (from its answer and public recipe only)."""
+    """One past release with its error bars, from its answer, the noisy components
+    recorded in its complete event and its public recipe only; cells labelled with their
+    public keys (or, for groups chosen by partition selection, the released keys)."""
     from ..errors import ParameterError
-    from ..session.session import entry_interval
+    from ..session.session import entry_cells, entry_interval
 
     match = [e for e in rows if e.id == args.show]
     if not match:
         raise ParameterError(f"the ledger has no release {args.show}")
     e = match[0]
-    low, high = entry_interval(e, args.confidence)
+    if e.answer is None:
+        raise ParameterError(f"release {e.id} has no answer ({e.status})")
     ans = np.asarray(e.answer).ravel()
-    lo, hi = np.asarray(low).ravel(), np.asarray(high).ravel()
+    group_by, keys = entry_cells(e)
+    labels = _labels(group_by, keys, ans.size)
+    params = e.parameters or {}
+    level = (params.get("interval") or {}).get("kind") == "level"
+    note = None
+    try:
+        low, high = entry_interval(e, args.confidence)
+        lo, hi = np.asarray(low).ravel(), np.asarray(high).ravel()
+    except ParameterError as exc:
+        lo = hi = None
+        note = str(exc)
+    sel = (params.get("plans") or {}).get("selection")
     if args.json:
         emit_json({**_entry_json(e), "confidence": args.confidence,
-                   "rows": [[a.item(), b.item(), c.item()]
-                            for a, b, c in zip(ans, lo, hi, strict=True)]})
+                   "group_by": list(group_by), "interval_kind": "level" if level else "value",
+                   "error_bars": note or "recomputed",
+                   "rows": [[*lab, a.item(), *((b.item(), c.item()) if lo is not None else ())]
+                            for lab, a, b, c in zip(labels, ans,
+                                                    lo if lo is not None else ans,
+                                                    hi if hi is not None else ans,
+                                                    strict=True)]})
         return 0
     print(f"release {e.id}: {e.query}  (eps={e.epsilon:.4g}, {e.mechanism})")
-    print(f"error bars at {args.confidence:g} confidence, from the released answer and "
-          "public parameters only (test inversion; conservative)")
-    print(f"{'cell':>6}  {'answer':>14}  {'low':>14}  {'high':>14}")
-    for i, (a, b, c) in enumerate(zip(ans, lo, hi, strict=True)):
-        print(f"{i:>6}  {a.item():>14.6g}  {b.item():>14.6g}  {c.item():>14.6g}")
+    if lo is None:
+        print(f"no error bars: {note}")
+    else:
+        print(f"error bars at {args.confidence:g} confidence, from the released answer, its "
+              "recorded noisy components and public parameters only (test inversion, union "
+              "bound; conservative)")
+        if level:
+            print("level_low/level_high: the released value is an empirical p-quantile (data "
+                  "snapped to the public grid) for p in [level_low, level_high]")
+    if sel:
+        print(f"groups selected by DP partition selection (threshold {sel['threshold']} "
+              "persons): groups near the threshold appear only when their selection noise "
+              "was high, so the released set is biased upward")
+    heads = [*(group_by or ("cell",)), "answer",
+             *((("level_low", "level_high") if level else ("low", "high"))
+               if lo is not None else ())]
+    table = [[*(lab or (str(i),)), _num(a), *((_num(b), _num(c)) if lo is not None else ())]
+             for i, (lab, a, b, c) in enumerate(zip(
+                 labels, ans, lo if lo is not None else ans, hi if hi is not None else ans,
+                 strict=True))]
+    widths = [max([len(h), *(len(r[k]) for r in table)]) for k, h in enumerate(heads)]
+    print("  ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)))
+    for r in table:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
     return 0
+
+
+def _num(v: Any) -> str:
+    return format(v.item() if hasattr(v, "item") else v, ".6g")
+
+
+def _labels(group_by: tuple[str, ...], keys: tuple[Any, ...], n: int) -> list[tuple[str, ...]]:
+    """The cell labels (C order over the keys); numbered cells when the keys are unknown."""
+    if not group_by:
+        return [()] * n
+    shape = tuple(len(k) for k in keys)
+    if len(shape) != len(group_by) or int(np.prod(shape, dtype=np.int64)) != n:
+        return [(f"cell {i + 1}", *([""] * (len(group_by) - 1))) for i in range(n)]
+    return [tuple(str(k[j]) for k, j in zip(keys, np.unravel_index(i, shape), strict=True))
+            for i in range(n)]
 
 
 def _entry_json(e: Any) -> dict[str, Any]:

@@ -31,11 +31,40 @@ def quantize_weights(probabilities: Sequence[float] | NDArray[np.float64]) -> li
     Largest-remainder rounding of the *exact* shares: each float is an exact dyadic
     rational, so the shares floor(p_i·2^64/Σp) and their remainders are computed with
     plain integer arithmetic (fast for 10^5 entries, no Fractions); the remaining units go
-    one each to the largest remainders.  Every weight is within one unit of its share.
+    one each to the largest remainders (ties: lowest index first).  Every weight is within
+    one unit of its share.  (:func:`quantize_weights_array` returns the same weights as a
+    uint64 array, computed without a Python loop when the floats span <= 2^10 in scale.)
     """
+    fast = _quantize_fast(_check_probabilities(probabilities))
+    if fast is not None:
+        return fast.tolist()
+    return _quantize_exact(_check_probabilities(probabilities))
+
+
+def quantize_weights_array(probabilities: Sequence[float] | NDArray[np.float64]
+                           ) -> NDArray[np.uint64] | list[int]:
+    """:func:`quantize_weights` as a uint64 array -- or as the list when one outcome holds
+    all the mass (2^64 does not fit in uint64); either is a valid :class:`AliasTable` input."""
+    p = _check_probabilities(probabilities)
+    fast = _quantize_fast(p)
+    if fast is not None:
+        return fast
+    w = _quantize_exact(p)
+    if max(w) >= TOTAL:
+        return w
+    return np.fromiter(w, dtype=np.uint64, count=len(w))
+
+
+def _check_probabilities(probabilities: Sequence[float] | NDArray[np.float64]
+                         ) -> NDArray[np.float64]:
     p = np.asarray(probabilities, dtype=np.float64)
     if p.ndim != 1 or p.size == 0 or np.any(p < 0) or not np.all(np.isfinite(p)):
         raise ParameterError("probabilities must be a non-empty 1-D array of finite values >= 0")
+    return p
+
+
+def _quantize_exact(p: NDArray[np.float64]) -> list[int]:
+    """The reference construction in Python integers (any dynamic range)."""
     ratios = [float(x).as_integer_ratio() for x in p.tolist()]
     den = max(d for _, d in ratios)
     ints = [n * (den // d) for n, d in ratios]
@@ -51,13 +80,104 @@ def quantize_weights(probabilities: Sequence[float] | NDArray[np.float64]) -> li
     return weights
 
 
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+def exact_sum(v: NDArray[np.uint64]) -> int:
+    """Σ v exactly (as a Python int) for fewer than 2^31 uint64 values."""
+    return (int(np.sum(v >> _S32, dtype=np.uint64)) << 32) + int(np.sum(v & _M32,
+                                                                       dtype=np.uint64))
+
+
+def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
+    """The same weights as :func:`_quantize_exact`, without a per-entry Python loop, when
+    every non-zero float lies within a factor 2^10 of the others (else None).
+
+    p_i = m_i·2^(e_i) with 53-bit integer mantissas, so v_i = m_i·2^(e_i − min e) < 2^63
+    are the exact integer proportions (any common power-of-two factor leaves shares and
+    remainder order unchanged) and 2^52 <= T = Σ v_i < 2^93.  The shares q_i = ⌊v_i·2^64/T⌋
+    and remainders r_i = v_i·2^64 − q_i·T are computed *exactly* for all i at once by
+    packing the v_i into 192-bit fields of one Python integer: with R = ⌊2^128/T⌋ < 2^76,
+    the fields of V·R shifted by 64 give q_i or q_i − 1 (the error is < v_i/2^64 < 1/2);
+    then (V·2^64 − Q·T) holds each r̃_i ∈ [0, 2T) in its own field (no borrow crosses a
+    field), and r̃_i >= T adds the missing unit.  The rest 2^64 − Σq_i units go to the
+    largest remainders, ties to the lowest index (a stable lexicographic sort on the
+    remainders' two 64-bit limbs), exactly as the reference does.
+    """
+    n = p.size
+    nz = p > 0
+    if n < 2 or n >= 1 << 30 or not nz.any():
+        return None
+    mant, expo = np.frexp(p)
+    emin = int(expo[nz].min())
+    if int(expo[nz].max()) - emin > 10:
+        return None
+    m53 = np.ldexp(mant, 53).astype(np.uint64)  # exact 53-bit integer mantissas
+    shift = np.where(nz, expo - emin, 0).astype(np.uint64)
+    v = m53 << shift
+    total = exact_sum(v)
+    if int(v.max()) >= total:  # one non-zero entry: its weight 2^64 needs the reference
+        return None
+    R = (1 << 128) // total  # < 2^76: T >= 2^52 (the largest v has a 53-bit mantissa)
+    limbs = 3  # 192-bit fields: v_i·R < 2^63·2^76, and r̃_i < 2T < 2^83
+    packed = np.zeros((n, limbs), dtype=np.uint64)
+    packed[:, 0] = v
+    V = int.from_bytes(packed.tobytes(), "little")
+    P = np.frombuffer((V * R).to_bytes(8 * limbs * n, "little"),
+                      dtype=np.uint64).reshape(n, limbs)
+    if np.any(P[:, 2]):  # pragma: no cover - q̃ = ⌊v_i·R/2^64⌋ <= q_i < 2^64
+        raise AssertionError("quantisation share out of range")
+    q = P[:, 1].copy()  # ⌊v_i·R / 2^64⌋: q_i or q_i − 1
+    packed[:, 0] = q
+    Q = int.from_bytes(packed.tobytes(), "little")
+    Y = np.frombuffer(((V << 64) - Q * total).to_bytes(8 * limbs * n, "little"),
+                      dtype=np.uint64).reshape(n, limbs)
+    if np.any(Y[:, 2]):  # pragma: no cover - r̃ < 2T < 2^83 by construction
+        raise AssertionError("quantisation remainder out of range")
+    r_lo, r_hi = Y[:, 0].copy(), Y[:, 1].copy()
+    t_lo, t_hi = np.uint64(total & (TOTAL - 1)), np.uint64(total >> 64)
+    over = (r_hi > t_hi) | ((r_hi == t_hi) & (r_lo >= t_lo))
+    borrow = (r_lo < t_lo) & over
+    r_lo = np.where(over, r_lo - t_lo, r_lo)
+    r_hi = np.where(over, r_hi - t_hi - borrow.astype(np.uint64), r_hi)
+    q = q + over.astype(np.uint64)
+    rest = TOTAL - exact_sum(q)
+    if not 0 <= rest < n:  # pragma: no cover - Σ floor(shares) is within n of 2^64
+        raise AssertionError("quantisation lost mass")
+    if rest:
+        order = np.lexsort((np.arange(n), ~r_lo, ~r_hi))  # remainder descending, index up
+        q[order[:rest]] += np.uint64(1)
+    return q
+
+
 class AliasTable:
     """Exact alias sampler for integer weights summing to 2^64."""
 
     __slots__ = ("_alias", "_size", "_thr", "bits", "columns", "mass")
 
-    def __init__(self, weights: Sequence[int]) -> None:
-        w = [int(x) for x in weights]
+    def __init__(self, weights: Sequence[int] | NDArray[np.uint64]) -> None:
+        arr = _weight_array(weights)
+        if arr is None:  # a single outcome of weight 2^64 (or invalid input): reference
+            self._build_reference([int(x) for x in weights])
+            return
+        n = arr.size
+        bits = max(1, (n - 1).bit_length())
+        cols = 1 << bits
+        mass = TOTAL >> bits
+        w = np.zeros(cols, dtype=np.uint64)
+        w[:n] = arr
+        self._thr, self._alias = _sweep(w, np.uint64(mass))
+        self.bits = bits
+        self.columns = cols
+        self.mass = mass
+        self._size = n
+        got = self.exact_weights_array()
+        if not np.array_equal(got, arr):  # pragma: no cover - the sweep is exact
+            raise AssertionError("alias construction lost mass")
+
+    def _build_reference(self, w: list[int]) -> None:
+        """Vose's construction in Python integers (the order :func:`_sweep` reproduces)."""
         if not w or any(x < 0 for x in w) or sum(w) != TOTAL:
             raise ParameterError("alias weights must be non-negative integers summing to 2^64")
         n = len(w)
@@ -107,6 +227,30 @@ class AliasTable:
 
     def exact_weights(self) -> list[int]:
         """Numerators of the sampled probabilities (denominator 2^64), from the table itself."""
+        if self.columns <= 2 or self.mass == TOTAL:
+            return self._exact_weights_reference()
+        return self.exact_weights_array().tolist()
+
+    def exact_weights_array(self) -> NDArray[np.uint64]:
+        """:meth:`exact_weights` as uint64, summed without a Python loop: the sums are taken
+        modulo 2^64, which is exact because every true sum is < 2^64 (checked: the exact
+        total of the residues must be 2^64, the table's total mass, so no sum wrapped)."""
+        thr = self._thr
+        out = thr.copy()
+        np.add.at(out, self._alias, np.uint64(self.mass) - thr)
+        if exact_sum(out) != TOTAL:  # a sum reached 2^64: a one-outcome table
+            return np.array(self._exact_weights_reference(), dtype=object)  # pragma: no cover
+        if np.any(out[self._size :]):
+            raise AssertionError("padding columns carry mass")  # pragma: no cover
+        return out[: self._size]
+
+    def exact_weights_float(self) -> NDArray[np.float64]:
+        """:meth:`exact_weights` as float64 (each correctly rounded, as ``float(int)``)."""
+        if self.columns <= 2 or self.mass == TOTAL:
+            return np.array([float(x) for x in self._exact_weights_reference()])
+        return self.exact_weights_array().astype(np.float64)
+
+    def _exact_weights_reference(self) -> list[int]:
         out = [0] * self.columns
         thr = [int(x) for x in self._thr]
         alias = [int(x) for x in self._alias]
@@ -116,3 +260,53 @@ class AliasTable:
         if any(out[self._size :]):
             raise AssertionError("padding columns carry mass")  # pragma: no cover
         return out[: self._size]
+
+
+def _weight_array(weights: Sequence[int] | NDArray[np.uint64]) -> NDArray[np.uint64] | None:
+    """Weights as a uint64 array if they are valid and each < 2^64 (else None)."""
+    if isinstance(weights, np.ndarray) and weights.dtype == np.uint64:
+        arr = np.ascontiguousarray(weights).reshape(-1)
+    else:
+        try:
+            arr = np.fromiter((int(x) for x in weights), dtype=np.uint64)
+        except (OverflowError, ValueError, TypeError):
+            return None
+    if arr.size < 2 or exact_sum(arr) != TOTAL:
+        return None
+    return arr
+
+
+def _sweep(w: NDArray[np.uint64], mass: np.uint64
+           ) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+    """Vose's alias table, the same one :meth:`AliasTable._build_reference` builds, from
+    prefix sums instead of a loop.
+
+    The loop serves light columns (w < D) in descending index order from heavy ones (w >= D)
+    in descending order; a heavy whose remainder drops below D becomes light at once and is
+    served by the next heavy.  Laid out on one line, the light deficits d_t = D − w occupy
+    [Dm_{t−1}, Dm_t) (prefix sums) and the heavy excesses e_k = w − D occupy [E_{k−1}, E_k),
+    and the loop walks both: light t is served by the first heavy k with E_k >= Dm_{t−1};
+    heavy k turns light after the first light t with Dm_t > E_k, keeping D − (Dm_t − E_k)
+    with the next heavy as alias; heavies never turned keep their full column.  All sums
+    are < 2^64 (the deficits total at most 2^64 − D), so uint64 arithmetic is exact.
+    """
+    cols = w.size
+    thr = np.full(cols, mass, dtype=np.uint64)
+    alias = np.arange(cols, dtype=np.int64)
+    light = np.flatnonzero(w < mass)[::-1]
+    heavy = np.flatnonzero(w >= mass)[::-1]
+    if light.size == 0:
+        return thr, alias
+    dm = np.cumsum(mass - w[light], dtype=np.uint64)
+    e = np.cumsum(w[heavy] - mass, dtype=np.uint64)
+    before = np.concatenate([np.zeros(1, dtype=np.uint64), dm[:-1]])
+    k = np.searchsorted(e, before, side="left")
+    thr[light] = w[light]
+    alias[light] = heavy[k]
+    t = np.searchsorted(dm, e, side="right")
+    turned = np.flatnonzero(t < light.size)
+    if turned.size and turned[-1] + 1 >= heavy.size:  # pragma: no cover - Σ d = Σ e
+        raise AssertionError("alias construction lost mass")
+    thr[heavy[turned]] = mass - (dm[t[turned]] - e[turned])
+    alias[heavy[turned]] = heavy[turned + 1]
+    return thr, alias

@@ -111,7 +111,7 @@ class DGTable:
     @cached_property
     def weights(self) -> NDArray[np.float64]:
         """The sampled weights W_{−K..K} as floats (exact: each is < 2^64 and rounded once)."""
-        return np.array([float(x) for x in self.table.exact_weights()])
+        return self.table.exact_weights_float()
 
     @cached_property
     def probs(self) -> NDArray[np.float64]:

@@ -70,13 +70,16 @@ class FoldedBlockGeometric:
     @cached_property
     def _cum(self) -> NDArray[np.uint64]:
         """C_r = Σ_{r'<r} W_r' mod 2^64 for r = 0..M (C_M = 2^64 ≡ 0)."""
-        c = [0, *accumulate(self.block.weights)]
+        w = self.block.table.exact_weights_array()
+        if w.dtype == np.uint64:  # cumulative sums modulo 2^64, as uint64 arithmetic wraps
+            return np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(w, dtype=np.uint64)])
+        c = [0, *accumulate(self.block.weights)]  # a one-outcome table (weight 2^64)
         return np.array([x & ((1 << 64) - 1) for x in c], dtype=np.uint64)
 
     @cached_property
     def log_w(self) -> NDArray[np.float64]:
         """ln(W_r/2^64) (float conversion of the exact integers: error <= 1.2e-16)."""
-        w = np.array([float(x) for x in self.block.weights])
+        w = self.block.table.exact_weights_float()
         return np.log(w) - 64 * LN2
 
     def log_point(self, k: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -15,7 +15,6 @@ more with probability 2^-63), so the time taken does not depend on the noise.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from functools import cached_property, lru_cache
 
@@ -27,7 +26,7 @@ from ..errors import ParameterError, PrecisionError
 from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights_array
 
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)
@@ -70,7 +69,7 @@ def geometric_half(
 @lru_cache(maxsize=64)
 def _block_table(M: int) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
-    return AliasTable(quantize_weights(np.exp2(-r / M)))
+    return AliasTable(quantize_weights_array(np.exp2(-r / M)))
 
 
 class BlockGeometric:
@@ -180,39 +179,6 @@ class BlockGeometric:
         return out
 
     @cached_property
-    def _scalar_tables(self) -> tuple[list[int], list[int], int, int]:
-        """The alias table as Python ints for the one-value path: (thr, alias, bits, mass-1)."""
-        t = self.table
-        return ([int(v) for v in t._thr], [int(v) for v in t._alias], t.bits, t.mass - 1)
-
-    def signed_odd_scalar(self, rng: RandomSource, centre: float, grid: float) -> float:
-        """One release ``(2c + 2Z)·L/2``: the same two words, the same arithmetic and the same
-        law as :meth:`signed_odd` with n = 1, in Python integers (no array machinery)."""
-        if not abs(centre) < _MAX_INDEX * grid:  # also refuses NaN
-            raise PrecisionError(
-                f"true value too large for the grid step {grid!r}: |true_value| must be "
-                f"< 2^51 * grid = {_MAX_INDEX * grid:g}; choose a coarser grid"
-            )
-        a, b = rng.words(2).tolist()
-        low = a & 0x7FFFFFFFFFFFFFFF
-        if low == 0:  # probability 2^-63: the array path continues the count exactly
-            qa = np.array([63], dtype=np.int64)
-            self._extend_counts(rng, np.array([a], dtype=np.uint64), qa)
-            q = int(qa[0])
-        else:
-            q = (low & -low).bit_length() - 1
-        thr, alias, bits, mask = self._scalar_tables
-        col = b >> (64 - bits)
-        r = col if (b & mask) < thr[col] else alias[col]
-        k = 2 * (q * self.M + r) + 1
-        if a >> 63:
-            k = -k
-        q_c = centre / grid  # exact: L = 2^j; then floor(q + 1/2) exactly, as round_half_up
-        c = math.floor(q_c)
-        c += (q_c - c) >= 0.5
-        return float(2 * c + k) * (grid / 2)
-
-    @cached_property
     def _kernel_tables(self) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
         """Interleaved alias tables: thr2[2i] = thr[i]; outcome2 = (2i+1, 2·alias[i]+1) pairs."""
         table = self.table
@@ -252,7 +218,7 @@ class BlockGeometric:
         """ln(W_r / 2^64) in float64: W_r -> float is within 2^-53 relative and log adds
         ~1 ulp, so each entry is within ~1e-14 absolute -- far inside the 1e-12 allowance
         that calibrations add (the exact value is available from :meth:`logpmf_mp`)."""
-        w = np.array([float(x) for x in self.weights])
+        w = self.table.exact_weights_float()
         return np.log(w) - 64 * LN2
 
     def logpmf(self, k: ArrayLike) -> NDArray[np.float64]:
@@ -305,7 +271,7 @@ class BlockGeometric:
 
     @cached_property
     def _tail_within_block(self) -> NDArray[np.float64]:
-        w = np.array([float(x) for x in self.weights]) / 2.0**64
+        w = self.table.exact_weights_float() / 2.0**64
         tail = np.cumsum(w[::-1])[::-1]
         return np.append(tail, 0.0)[: self.M]
 

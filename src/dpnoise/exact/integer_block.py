@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights_array
 
 _LOW63 = np.uint64((1 << 63) - 1)
 _TOP = np.uint64(1 << 63)
@@ -67,7 +67,7 @@ def _table(j: int, M: int) -> AliasTable:
     ideal[0] = 1.0
     # 2ρ^(1+r)/(1 − 2^-j) with ρ = 2^(-j/M)
     ideal[1:] = 2.0 * np.exp2(-j * (1.0 + r) / M) / -math.expm1(-j * LN2)
-    return AliasTable(quantize_weights(ideal))
+    return AliasTable(quantize_weights_array(ideal))
 
 
 class IntegerBlockLaplace:
@@ -176,7 +176,7 @@ class IntegerBlockLaplace:
 
     @cached_property
     def _log_w(self) -> NDArray[np.float64]:
-        w = np.array([float(x) for x in self.weights])
+        w = self.table.exact_weights_float()
         with np.errstate(divide="ignore"):
             return np.log(w) - 64 * LN2
 

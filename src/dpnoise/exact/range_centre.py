@@ -1,5 +1,9 @@
 """Exact per-centre sampler of the truncated-and-normalised discrete Laplace on a grid.
 
+Reference implementation only (tests): releases use the per-element samplers of
+:mod:`dpnoise.exact.range_convex` and :mod:`dpnoise.exact.range_union`, which build nothing
+per centre (a table built on a centre's first use makes the running time depend on it).
+
 The three stages (segment chain, dyadic (segment, r) table, truncated geometric i) and the
 law they sample exactly are described in :mod:`dpnoise.exact.range_lattice`, which holds
 the shared tables; :meth:`CentreSampler.logpmf` gives the exact log-probabilities.

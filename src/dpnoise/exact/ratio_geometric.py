@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..params import LN2
 from ..randomness import RandomSource
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights_array
 
 MAX_SPAN_BITS = 52
 _LOW63 = np.uint64((1 << 63) - 1)
@@ -63,7 +63,7 @@ def extend_counts(rng: RandomSource, words: NDArray[np.uint64], T: NDArray[np.in
 @lru_cache(maxsize=128)
 def _table(M: int, inner: float) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
-    return AliasTable(quantize_weights(np.exp(-inner * r)))
+    return AliasTable(quantize_weights_array(np.exp(-inner * r)))
 
 
 def ratio_candidates(target: float, max_block: int) -> list[tuple[int, int]]:

@@ -21,7 +21,7 @@ from ..errors import ParameterError, PrecisionError
 from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights, quantize_weights_array
 from .ratio_geometric import RatioGeometric
 
 _CHUNK = 1 << 14
@@ -75,7 +75,7 @@ class LatticeStaircase:
             self.block_width = np.array(widths, dtype=np.int64)
         else:
             cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
-            self.cell_table = AliasTable(quantize_weights(cellw))
+            self.cell_table = AliasTable(quantize_weights_array(cellw))
 
     @property
     def words_per_draw(self) -> int:
@@ -191,16 +191,15 @@ class LatticeStaircase:
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
-        from scipy.ndimage import maximum_filter1d, minimum_filter1d
-
         W = self.period + 2 * self.S + 2
         m = np.arange(-W, W, dtype=np.int64)
         lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
         S = self.S
-        hi = maximum_filter1d(lp, size=S + 1, mode="nearest")
-        lo = minimum_filter1d(lp, size=S + 1, mode="nearest")
-        inner = slice(S, lp.size - S)
-        return float(np.max((hi - lo)[inner]))
+        # windows of S + 1 points centred on S .. size − S − 1 (start = centre − (S+1)//2)
+        hi, lo = _window_max_min(lp, S + 1)
+        first = S - (S + 1) // 2
+        last = lp.size - S - (S + 1) // 2  # exclusive
+        return float(np.max(hi[first:last] - lo[first:last]))
 
     # ------------------------------------------------------------ sampling
     @cached_property
@@ -312,6 +311,24 @@ class LatticeStaircase:
 
 _LOW63_MASK = np.uint64((1 << 63) - 1)
 BLOCK_BITS = 10  # joint table: cells grouped in aligned blocks of up to 2^10
+
+
+def _window_max_min(x: NDArray[np.float64], w: int
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(max, min) of every window x[j : j + w], j = 0..len(x) − w, in O(len(x)) (van Herk /
+    Gil-Werman: prefix extremes within blocks of w, suffix extremes within blocks, and each
+    window spans the end of one block and the start of the next).  Exact: only comparisons."""
+    n = x.size
+    nb = -(-n // w)
+    pad = nb * w - n
+    out = []
+    for op, fill in ((np.maximum, -np.inf), (np.minimum, np.inf)):
+        y = np.concatenate([x, np.full(pad, fill)]).reshape(nb, w)
+        pre = op.accumulate(y, axis=1).reshape(-1)
+        suf = op.accumulate(y[:, ::-1], axis=1)[:, ::-1].reshape(-1)
+        j = np.arange(n - w + 1)
+        out.append(op(suf[j], pre[j + w - 1]))
+    return out[0], out[1]
 
 
 def _aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:

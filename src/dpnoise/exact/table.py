@@ -24,16 +24,19 @@ int64.  Every element costs the same operations whatever n is (no branch on n).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..randomness import RandomSource, fill_words
+from ..randomness import RandomSource, fill_words, word_ints
 
 TOTAL = 1 << 64
+_LITTLE = sys.byteorder == "little"
 LUT_BITS = 16
 _CHUNK = 1 << 14
 _I64_MIN = int(np.iinfo(np.int64).min)
@@ -105,6 +108,23 @@ class IntegerTable:
 
     def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         return self.release(rng, None, n)
+
+    @cached_property
+    def _lut_list(self) -> list[int]:
+        return self._lut.astype(np.int64).tolist()
+
+    def draw_one(self, rng: RandomSource) -> int:
+        """One Z, as :meth:`release` draws its first value: the first 16-bit digit of one
+        fresh word (the low bits on little-endian machines, as numpy's uint16 view) through
+        the lookup table, and in a boundary cell the top 48 bits of one more word."""
+        (w,) = word_ints(rng, 1)
+        d = (w & 0xFFFF) if _LITTLE else (w >> 48)
+        z = self._lut_list[d]
+        if z == self._sentinel:  # probability <= (m − 1)/2^16: 48 fresh bits decide
+            (low,) = word_ints(rng, 1)
+            full = (d << (64 - LUT_BITS)) | (low >> LUT_BITS)
+            z = int(np.searchsorted(self._bounds, np.uint64(full), side="right")) + self.offset
+        return z
 
     def release(
         self,

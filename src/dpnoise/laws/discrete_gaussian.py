@@ -23,6 +23,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
@@ -119,15 +120,69 @@ def _bisect_sigma2(f, target: float, lo: float, hi: float, increasing: bool) -> 
     return hi if not increasing else lo
 
 
+@lru_cache(maxsize=64)
 def calibrate_sigma2(epsilon: float, target_delta: float, sensitivity: int = 1) -> float:
-    """The smallest σ² (to 1e-13 relative) with δ(ε) <= target_delta."""
-    lo, hi = 1e-4, 1.0
-    while delta(hi, epsilon, sensitivity) > target_delta:
+    """The smallest σ² (to 1e-13 relative) with δ(ε) <= target_delta (cached per process).
+
+    A bracket [lo, hi] with δ(lo) > target >= δ(hi) is found from the classic Gaussian σ²
+    by factors of 4, then narrowed by secant steps on ln δ against ln σ² (δ is smooth and
+    monotone; through the last two points, kept inside the bracket, else the midpoint);
+    once a step is below 1e-11, one probe 4e-14 (relative) across the root closes the
+    bracket.  About 15 evaluations instead of ~60 for bisection.  The answer is the
+    bracket end with δ(hi) <= target, as bisection's.
+    """
+    f = lru_cache(maxsize=None)(lambda s: delta(s, epsilon, sensitivity))
+    d = float(sensitivity)
+    guess = min(MAX_SIGMA2, max(1.0, 2.0 * math.log(1.25 / target_delta) * (d / epsilon) ** 2))
+    lo, hi = guess / 4, guess
+    while f(hi) > target_delta:
         lo, hi = hi, hi * 4
         if hi > MAX_SIGMA2:
             raise ParameterError("delta target needs sigma^2 > 1e10; raise epsilon or delta")
-    return _bisect_sigma2(lambda s: delta(s, epsilon, sensitivity), target_delta, lo, hi,
-                          increasing=False)
+    while lo > 1e-4 and f(lo) <= target_delta:
+        lo, hi = lo / 4, lo
+    if f(lo) <= target_delta:  # δ(1e-4) already meets the target
+        return _bisect_sigma2(f, target_delta, 1e-6, lo, increasing=False)
+    return _secant_sigma2(f, target_delta, lo, hi)
+
+
+def _secant_sigma2(f: Callable[[float], float], target: float, lo: float, hi: float
+                   ) -> float:
+    """Smallest σ² in [lo, hi] (to 1e-13 relative) with decreasing f(σ²) <= target, given
+    f(lo) > target >= f(hi)."""
+    lt = math.log(target)
+
+    def g(s: float) -> float:
+        v = f(s)
+        return (math.log(v) if v > 0 else -745.0) - lt
+
+    pts = [(math.log(lo), g(lo)), (math.log(hi), g(hi))]  # the last two evaluated points
+    for _ in range(100):
+        if hi / lo - 1 < 1e-13:
+            break
+        x0, x1 = math.log(lo), math.log(hi)
+        (xa, ga), (xb, gb) = pts[-2], pts[-1]
+        x = xb - gb * (xb - xa) / (gb - ga) if gb != ga else 0.5 * (x0 + x1)
+        if not (x0 + 1e-6 * (x1 - x0) < x < x1 - 1e-6 * (x1 - x0)):
+            x = 0.5 * (x0 + x1)
+        step = abs(x - xb)
+        r = math.exp(x)
+        if not lo < r < hi:
+            r = math.sqrt(lo * hi)
+        above = f(r) > target
+        pts.append((math.log(r), g(r)))
+        if above:
+            lo = r
+        else:
+            hi = r
+        if step < 1e-11:  # converged: probe just across the root to close the bracket
+            p = r * (1 + 4e-14) if above else r * (1 - 4e-14)
+            if lo < p < hi:
+                if f(p) > target:
+                    lo = p
+                else:
+                    hi = p
+    return hi
 
 
 def sigma2_for_variance(variance: float) -> float:

@@ -6,15 +6,36 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..exact.scalar import grid_index
 from ..params import Interval, check_supported
+from ..randomness import resolve_rng
 
 Notion = Literal["pure", "approximate", "metric", "none"]
+
+#: true-value types that may take a mechanism's one-value (scalar) path; bool, numpy bool,
+#: arrays and every other type go through the array checks (which raise or convert)
+_FLOAT_TYPES = frozenset({float, np.float64})
+INT_SCALARS = frozenset({int, np.int64})
+_EXACT_INT = 1 << 53
+
+
+def one_real(value: Any) -> float | None:
+    """``value`` as a float when it is a float or an integer below 2^53 in magnitude (so the
+    conversion is exact), else None.  NaN and infinities come through: callers' range
+    comparisons are False for them, which sends them to the array checks that raise."""
+    t = type(value)
+    if t in _FLOAT_TYPES:
+        return float(value)
+    if t in INT_SCALARS and -_EXACT_INT < value < _EXACT_INT:
+        return float(value)
+    return None
 
 
 @dataclass(frozen=True)
@@ -130,6 +151,9 @@ class HalfLatticeMechanism(Mechanism):
         :class:`~dpnoise.laws.half_lattice.HalfLatticeLaw`."""
 
     def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
+        x = one_real(true_value)  # one number: the scalar kernel (same words, same law)
+        if x is not None and -self._scalar_limit < x < self._scalar_limit:
+            return self._release_one(x, rng)  # finite, |x| < 2^51·L (else the checks raise)
         from ..laws.grid import check_representable
         from ..params import check_values
         from ..randomness import resolve_rng
@@ -142,9 +166,6 @@ class HalfLatticeMechanism(Mechanism):
         source = resolve_rng(rng)
         sampler = self._sampler()
         n = flat.size
-        if n == 1 and hasattr(sampler, "signed_odd_scalar"):  # one value: Python integers
-            y = sampler.signed_odd_scalar(source, float(flat[0]), self.grid)
-            return as_output(np.array([y]).reshape(values.shape), true_value)
         if n < 2:
             out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
             return as_output(out.reshape(values.shape), true_value)
@@ -155,6 +176,31 @@ class HalfLatticeMechanism(Mechanism):
 
         run_split(source, n, work)
         return as_output(out.reshape(values.shape), true_value)
+
+    @cached_property
+    def _scalar_limit(self) -> float:
+        """2^51·L: one-value releases below it in magnitude take the scalar kernel."""
+        return float(1 << 51) * self.grid
+
+    @cached_property
+    def _scalar_kernel(self) -> Any:
+        from ..exact.scalar import half_lattice_kernel
+
+        return half_lattice_kernel(self._sampler())
+
+    def _release_one(self, x: float, rng: Any) -> float:
+        """The release (2c + 2Z)·L/2 of one finite x with |x| < 2^51·L, c = floor(x/L + 1/2)
+        exactly (as ``round_half_up``), 2Z from the scalar kernel: the same words, integers
+        and law as the array kernel (see :mod:`dpnoise.exact.scalar`)."""
+        kernel = self._scalar_kernel
+        source = resolve_rng(rng)
+        if kernel is None:  # a sampler without a scalar kernel: the array path
+            return float(self._sampler().signed_odd(source, 1, centre=np.array([x]),
+                                                    grid=self.grid)[0])
+        two_z = kernel.two_z(source)
+        grid = self.grid
+        c = grid_index(x / grid)  # x/L exact (L = 2^j); floor(x/L + 1/2) exactly, as a float
+        return (c + two_z * 0.5) * grid  # multiples of 1/2 below 2^52, times 2^j: exact
 
     def noise(self, true_value: float | None = None) -> Any:
         """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""

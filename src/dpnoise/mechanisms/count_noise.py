@@ -61,6 +61,7 @@ from .integers import (
     _one_count,
     _push_forward,
     check_counts,
+    one_count,
 )
 
 Method = Literal["paper", "optimal", "geometric"]
@@ -285,6 +286,19 @@ class CountNoise(Mechanism):
         return (None, None), (None, None)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        n = one_count(true_value, self.lower, self.upper)
+        if n is not None:  # one count: the same word(s) and law as the array kernel
+            (lo_i, hi_i), (lo_o, hi_o) = self._clips()
+            if lo_i is not None:
+                n = max(n, lo_i)
+            if hi_i is not None:
+                n = min(n, hi_i)
+            y = n + self.table.draw_one(resolve_rng(rng))
+            if lo_o is not None:
+                y = max(y, lo_o)
+            if hi_o is not None:
+                y = min(y, hi_o)
+            return y
         counts = check_counts(true_value, self.lower, self.upper)
         flat = np.ascontiguousarray(counts.reshape(-1))
         source = resolve_rng(rng)

@@ -20,6 +20,7 @@ References:
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -29,6 +30,7 @@ from ..errors import ParameterError
 from ..exact.dg_table import DGTable, dg_table, fits
 from ..exact.discrete_gaussian import DGParams, discrete_gaussian, grid_sigma2
 from ..exact.rational import as_fraction
+from ..exact.scalar import OneWordKernel
 from ..exact.words import WordStream
 from ..laws import discrete_gaussian as dga
 from ..params import Interval, check_epsilon, supported
@@ -41,6 +43,8 @@ from .integers import (
     _clamped_law,
     _clamped_release,
     _domain_output_set,
+    clamp_one,
+    one_count,
 )
 
 
@@ -160,7 +164,19 @@ class DiscreteGaussian(Mechanism):
             return out
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
+    @cached_property
+    def _scalar_kernel(self) -> OneWordKernel | None:
+        t = self.table
+        if t is None:
+            return None
+        return OneWordKernel(t.table, [i - t.K for i in range(t.table.columns)])
+
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        if self.table is not None:  # one count: the scalar kernel (same word and law)
+            n = one_count(true_value, self.lower, self.upper)
+            if n is not None:
+                z = self._scalar_kernel.z(resolve_rng(rng))  # type: ignore[union-attr]
+                return clamp_one(n + z, self.lower, self.upper, self.boundary)
         return _clamped_release(true_value, self.lower, self.upper, self.boundary,
                                 self.sample_noise, rng)
 

@@ -45,6 +45,8 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -52,7 +54,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
-from ..exact.alias import AliasTable
+from ..exact.alias import AliasTable, exact_sum
+from ..exact.scalar import OneWordKernel, grid_index
 from ..laws.base import TableLaw
 from ..laws.grid import (
     check_representable,
@@ -72,7 +75,7 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike, fill_words, resolve_rng
-from .base import Guarantee, Mechanism, as_output
+from .base import Guarantee, Mechanism, as_output, one_real
 
 TAIL_SIGMAS = 9.6
 TABLE_CAP = 1 << 17
@@ -145,13 +148,19 @@ def _ideal_logpmf(sigma: float, grid: float) -> tuple[int, NDArray[np.float64]]:
     return T, lp
 
 
-def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float) -> float:
-    """max over directions of Σ (P(z) − e^ε P(z − s))_+ on the finite support (s = steps)."""
+def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float, *,
+            symmetric: bool = False) -> float:
+    """max over directions of Σ (P(z) − e^ε P(z − s))_+ on the finite support (s = steps).
+
+    ``symmetric=True`` (for a ``logp`` that is exactly its own mirror image, as the ideal
+    table is): the two directions' terms are the same multiset (mirror the index), so one
+    direction is summed -- ``fsum`` is exactly rounded whatever the order, so the value is
+    the same float."""
     pad = np.full(steps, -np.inf)
     ext = np.concatenate([pad, logp, pad])
     p, q = ext[steps:], ext[:-steps]
     out = 0.0
-    for a, b in ((p, q), (q, p)):
+    for a, b in ((p, q),) if symmetric else ((p, q), (q, p)):
         with np.errstate(invalid="ignore", over="ignore"):
             gap = b + epsilon - a
             mask = np.isfinite(a) & (gap < 0)
@@ -167,23 +176,79 @@ def _quantise(logp: NDArray[np.float64]) -> list[int]:
     weight (a relative change < 1e-12 of it).  Whatever the rounding, the guarantee is
     computed from the resulting integers, not from ``logp``.
     """
+    return _quantise_array(logp).tolist()
+
+
+def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """:func:`_quantise` as uint64, without a Python loop (the same integers: the floors are
+    integer-valued floats, exact in uint64 below 2^64, and their sum is taken exactly)."""
     scaled = np.exp(logp + 64 * math.log(2.0))
     floors = np.floor(scaled)
-    w = [int(x) for x in floors]
-    rest = (1 << 64) - sum(w)
+    if not floors.max() < 2.0**64:  # pragma: no cover - a share of all the mass
+        raise PrecisionError("weight quantisation overshot 2^64")
+    w = floors.astype(np.uint64)
+    rest = (1 << 64) - exact_sum(w)
     if rest < 0:
         top = int(np.argmax(floors))
-        if w[top] + rest <= 0:  # pragma: no cover - impossible for a normalised logp
+        if int(w[top]) + rest <= 0:  # pragma: no cover - impossible for a normalised logp
             raise PrecisionError("weight quantisation overshot 2^64")
-        w[top] += rest
+        w[top] = np.uint64(int(w[top]) + rest)
         return w
     order = np.argsort(-(scaled - floors), kind="stable")
     base, extra = divmod(rest, len(w))
     if base:
-        w = [x + base for x in w]
-    for i in order[:extra].tolist():
-        w[i] += 1
+        w += np.uint64(base)
+    w[order[:extra]] += np.uint64(1)
     return w
+
+
+def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
+    """Exact-as-float δ(ε) of the integer weights for a shift of S cells."""
+    w = weights.astype(np.float64)  # each correctly rounded, as float(int)
+    with np.errstate(divide="ignore"):
+        lp = np.log(w) - 64 * math.log(2.0)
+    return _hockey(lp, S, epsilon)
+
+
+@lru_cache(maxsize=16)
+def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: float,
+                      search: bool) -> tuple[float, float, int, AliasTable, tuple[int, ...], float]:
+    """(σ, grid, S, alias table, weights, exact δ) of the lattice Gaussian for public
+    parameters: pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if
+    needed).  Cached per process: a second mechanism with the same parameters reuses it."""
+    grid = _grid_for(sigma, sensitivity)
+    S = grid_sensitivity(sensitivity, grid)
+    target = delta * (1 - 1e-9)
+    if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
+        goal = delta * (1 - 1e-7)
+        lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
+        while _hockey(_ideal_logpmf(hi, grid)[1], S, epsilon, symmetric=True) > goal:
+            lo, hi = hi, hi * 1.01
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if _hockey(_ideal_logpmf(mid, grid)[1], S, epsilon, symmetric=True) > goal:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo < 1e-8 * hi:
+                break
+        sigma = hi
+    else:
+        sigma *= S * grid / sensitivity
+    for _ in range(60):
+        _, lp = _ideal_logpmf(sigma, grid)
+        warr = _quantise_array(lp)
+        exact = _table_delta(warr, S, epsilon)
+        if exact <= target:
+            break
+        sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
+    else:
+        raise ParameterError(
+            f"delta={delta!r} cannot be met by the 64-bit discretised Gaussian "
+            f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
+    table = AliasTable(warr)
+    return (sigma, grid, S, table, tuple(warr.tolist()),
+            _table_delta(table.exact_weights_array(), S, epsilon))
 
 
 class LatticeGaussianNoise(TableLaw):
@@ -193,7 +258,7 @@ class LatticeGaussianNoise(TableLaw):
     (the weights are symmetric).
     """
 
-    def __init__(self, weights: list[int], grid: float, center: float = 0.0) -> None:
+    def __init__(self, weights: Sequence[int], grid: float, center: float = 0.0) -> None:
         self.weights = weights
         self.T = (len(weights) - 1) // 2
         self.grid = grid
@@ -213,56 +278,21 @@ class _LatticeGaussian(Mechanism):
     sensitivity: float
     sigma: float
     grid: float
-    weights: list[int]
+    weights: tuple[int, ...]
     table: AliasTable
     exact_delta: float
     shift_steps: int
     kind: str = ""
 
     def _build(self, sigma: float, *, search: bool) -> None:
-        """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed)."""
-        grid = _grid_for(sigma, self.sensitivity)
-        S = grid_sensitivity(self.sensitivity, grid)
-        target = self.delta * (1 - 1e-9)
-        if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
-            goal = self.delta * (1 - 1e-7)
-            lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / self.sensitivity) * (1 + 1e-3)
-            while _hockey(_ideal_logpmf(hi, grid)[1], S, self.epsilon) > goal:
-                lo, hi = hi, hi * 1.01
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                if _hockey(_ideal_logpmf(mid, grid)[1], S, self.epsilon) > goal:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo < 1e-8 * hi:
-                    break
-            sigma = hi
-        else:
-            sigma *= S * grid / self.sensitivity
-        for _ in range(60):
-            _, lp = _ideal_logpmf(sigma, grid)
-            weights = _quantise(lp)
-            exact = self._exact_delta(weights, S)
-            if exact <= target:
-                break
-            sigma *= 1 + 1e-6 if exact < 1.01 * target else 1.01
-        else:
-            raise ParameterError(
-                f"delta={self.delta!r} cannot be met by the 64-bit discretised Gaussian "
-                f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
-        self.sigma = sigma
-        self.grid = grid
-        self.shift_steps = S
-        self.weights = weights
-        self.table = AliasTable(weights)
-        self.exact_delta = self._exact_delta(self.table.exact_weights(), S)
+        """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed);
+        cached per public parameters (:func:`_calibrated_table`)."""
+        (self.sigma, self.grid, self.shift_steps, self.table, self.weights,
+         self.exact_delta) = _calibrated_table(self.epsilon, self.delta, self.sensitivity,
+                                               sigma, search)
 
-    def _exact_delta(self, weights: list[int], S: int) -> float:
-        w = np.array([float(x) for x in weights])
-        with np.errstate(divide="ignore"):
-            lp = np.log(w) - 64 * math.log(2.0)
-        return _hockey(lp, S, self.epsilon)
+    def _exact_delta(self, weights: NDArray[np.uint64], S: int) -> float:
+        return _table_delta(weights, S, self.epsilon)
 
     @property
     def guarantee(self) -> Guarantee:
@@ -275,6 +305,9 @@ class _LatticeGaussian(Mechanism):
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        x = one_real(true_value)
+        if x is not None and -self._scalar_limit < x < self._scalar_limit:
+            return self._release_one(x, rng)
         values = check_values("true_value", true_value)
         flat = values.reshape(-1)
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
@@ -282,6 +315,23 @@ class _LatticeGaussian(Mechanism):
         source = resolve_rng(rng)
         out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
+
+    @cached_property
+    def _scalar_limit(self) -> float:
+        """2^51·L: one-value releases below it in magnitude take the scalar kernel."""
+        return float(1 << 51) * self.grid
+
+    @cached_property
+    def _scalar_kernel(self) -> OneWordKernel:
+        T = (len(self.weights) - 1) // 2
+        return OneWordKernel(self.table, [i - T for i in range(self.table.columns)])
+
+    def _release_one(self, x: float, rng: RngLike) -> float:
+        """(c + Z)·L for one finite x with |x| < 2^51·L: the same word, integers and law as
+        :func:`_alias_release` (see :mod:`dpnoise.exact.scalar`)."""
+        z = self._scalar_kernel.z(resolve_rng(rng))
+        grid = self.grid
+        return (grid_index(x / grid) + z) * grid  # integers below 2^52 times 2^j: exact
 
     def noise(self, true_value: float | None = None) -> LatticeGaussianNoise:
         if true_value is None:
@@ -299,7 +349,7 @@ class _LatticeGaussian(Mechanism):
         from ..verify import FiniteLattice
 
         T = (len(self.weights) - 1) // 2
-        w = np.array([float(x) for x in self.table.exact_weights()])
+        w = self.table.exact_weights_float()
         with np.errstate(divide="ignore"):
             lw = np.log(w) - 64 * math.log(2.0)
 

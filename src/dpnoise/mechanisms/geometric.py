@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +31,7 @@ from ..errors import ParameterError
 from ..exact.discrete_laplace import discrete_laplace
 from ..exact.integer_block import IntegerBlockLaplace, calibrate_integer_block
 from ..exact.rational import float_up
+from ..exact.scalar import IntegerBlockKernel
 from ..exact.words import WordStream
 from ..params import Interval, supported
 from ..randomness import RngLike, resolve_rng
@@ -42,6 +43,8 @@ from .integers import (
     _clamped_law,
     _clamped_release,
     _domain_output_set,
+    clamp_one,
+    one_count,
 )
 
 
@@ -162,7 +165,16 @@ class Geometric(Mechanism):
             return out
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
+    @cached_property
+    def _scalar_kernel(self) -> IntegerBlockKernel | None:
+        return IntegerBlockKernel(self.block) if self.block is not None else None
+
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        if self.block is not None:  # one count: the scalar kernel (same two words and law)
+            n = one_count(true_value, self.lower, self.upper)
+            if n is not None:
+                z = self._scalar_kernel.z(resolve_rng(rng))  # type: ignore[union-attr]
+                return clamp_one(n + z, self.lower, self.upper, self.boundary)
         return _clamped_release(true_value, self.lower, self.upper, self.boundary,
                                 self.sample_noise, rng)
 

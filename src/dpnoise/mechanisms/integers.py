@@ -30,7 +30,7 @@ from ..errors import ParameterError
 from ..laws.base import TableLaw
 from ..params import real_array
 from ..randomness import RngLike
-from .base import as_output
+from .base import INT_SCALARS, as_output
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
 MAX_COUNT = 1 << 53
@@ -186,6 +186,26 @@ def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None
         if upper is not None:
             np.minimum(out, upper, out=out)
     return as_output(out.reshape(counts.shape), true_value)
+
+
+def one_count(value: Any, lower: int | None, upper: int | None) -> int | None:
+    """``value`` as an int when it is one int (or numpy int64) count inside the declared
+    domain with |value| < 2^53 -- the one-value (scalar) release path; else None, and the
+    array checks (:func:`check_counts`) accept or refuse it."""
+    if (type(value) in INT_SCALARS and -MAX_COUNT < value < MAX_COUNT
+            and (lower is None or value >= lower) and (upper is None or value <= upper)):
+        return int(value)
+    return None
+
+
+def clamp_one(y: int, lower: int | None, upper: int | None, boundary: str) -> int:
+    """One output clamped as :func:`_clamped_release` clamps arrays (public ends only)."""
+    if boundary == "clamp":
+        if lower is not None:
+            y = max(y, lower)
+        if upper is not None:
+            y = min(y, upper)
+    return y
 
 
 def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,

@@ -35,7 +35,8 @@ References:
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from collections.abc import Callable
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,14 @@ from ..params import (
     supported,
 )
 from ..randomness import RngLike
-from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output
+from .base import Guarantee, HalfLatticeMechanism, Mechanism, as_output, one_real
+
+
+@lru_cache(maxsize=32)
+def _calibrated_block(epsilon: float, steps: int) -> BlockGeometric:
+    """The calibrated block law for public (ε, S), cached per process (nothing here depends
+    on a true value; a second mechanism with the same parameters reuses it)."""
+    return calibrate_block(epsilon, steps)[0]
 
 
 class LatticeLaplaceNoise(HalfLatticeLaw):
@@ -75,14 +83,27 @@ class ClampedLaw(TableLaw):
     """Law of clamp(Y, lower, upper) for a lattice Laplace Y: atoms at both ends.
 
     A :class:`~dpnoise.laws.base.TableLaw` on its support (pmf and moments from the table);
-    cdf and ppf come in closed form from the inner lattice law, clamped.
+    cdf and ppf come in closed form from the inner lattice law, clamped.  The table (every
+    lattice point of the range: millions on a wide range) is built on first use of the
+    pmf or the moments only -- ``table()`` returns (support, probs) -- so a caller that
+    needs only cdf/ppf (error bars, the report's binned chart) never pays for it.
     """
 
+    _TABLE = frozenset({"points", "probs", "_logprobs", "_cum", "_total", "support"})
+
     def __init__(self, inner: LatticeLaplaceNoise, lower: float, upper: float,
-                 support: NDArray[np.float64], probs: NDArray[np.float64]) -> None:
-        super().__init__(support, probs)
+                 table: Callable[[], tuple[NDArray[np.float64], NDArray[np.float64]]]
+                 ) -> None:
         self.inner, self.lower, self.upper = inner, lower, upper
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ClampedLaw._TABLE:
+            raise AttributeError(name)
+        support, probs = self._table()
+        TableLaw.__init__(self, support, probs)
         self.support = self.points
+        return getattr(self, name)
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
         y = np.asarray(y, dtype=np.float64)
@@ -119,7 +140,7 @@ class Laplace(HalfLatticeMechanism):
         )
         self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
         check_block_length(self.epsilon, self.shift_steps, self.grid)
-        self.block, _ = calibrate_block(self.epsilon, self.shift_steps)
+        self.block = _calibrated_block(self.epsilon, self.shift_steps)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -216,6 +237,10 @@ class ClampedLaplace(Mechanism):
                          g.details)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        x = one_real(true_value)
+        if x is not None and self.lower <= x <= self.upper:  # one value: the scalar kernel
+            y = self.laplace._release_one(x, rng)  # (the ends are representable on the grid)
+            return min(max(y, self.lower), self.upper)  # = np.clip of the array path
         values = check_values("true_value", true_value, lower=self.lower, upper=self.upper)
         raw = np.asarray(self.laplace.release(values, rng=rng), dtype=np.float64)
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
@@ -225,8 +250,11 @@ class ClampedLaplace(Mechanism):
         x = (self.lower + self.upper) / 2 if true_value is None else check_true_scalar(
             "true_value", true_value)
         x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
-        ys, logp = self._clamped_law(x)
-        return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, ys, np.exp(logp))
+        def table() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            ys, logp = self._clamped_law(x)
+            return ys, np.exp(logp)
+
+        return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, table)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         y = np.asarray(outputs, dtype=np.float64)

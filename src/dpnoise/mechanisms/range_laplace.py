@@ -22,10 +22,14 @@ Calibration (paper errata in the verdict table):
 Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
 ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
 ``c = floor(x/L + 1/2)`` (neighbours move c by at most ``S = ceil(Δ/L)``), and the cell is drawn
-exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by the integer sampler
-of :mod:`dpnoise.exact.range_lattice` (fixed number of 64-bit words per draw, no rejection
-loop; docs/timing.md: the first release at a new centre builds its table, which is not
-timing-safe).  The block length M is the smallest integer whose *proven* loss bound
+exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by an integer sampler
+(fixed number of 64-bit words per draw, no rejection loop): on an interval, half-line or the
+line ONE :class:`~dpnoise.exact.range_convex.ConvexSampler` serves every release (scalar,
+repeated or distinct values; no per-centre state, the same operations for every true value);
+on a union ONE :class:`~dpnoise.exact.range_union.UnionSampler` built at construction (P + 2
+words per value for P pieces, a fixed chain of exact decisions for far pieces; no per-centre
+state either).
+The block length M is the smallest integer whose *proven* loss bound
 
     S·ln2/M + max_{|c−c'|<=S} |ln z(c) − ln z(c')| + 2ρ + 1e-12  <=  ε
 
@@ -52,8 +56,6 @@ with the independent verifier (``dpnoise.verify``).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -61,9 +63,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
-from ..exact.range_centre import CentreSampler
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
+from ..exact.range_union import UnionSampler
 from ..laws.base import TableLaw
 from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
@@ -88,7 +90,8 @@ from .base import Guarantee, Mechanism, as_output
 MODES = ("dp", "metric")
 MAX_M = 1 << 17  # block tables and loss-bound windows build in ~1 s at this size
 MAX_WINDOW_CELLS = 1 << 22  # centre cells the loss bound scans (~0.5 s per evaluation)
-_CACHE = 64
+_MAX_Q = 2.0**50  # |x / grid| bound of a true value (exact centre and output indices)
+_EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
 
 __all__ = [
     "PaperHalfLineLaplaceUnsafe",
@@ -135,7 +138,8 @@ class RangeLaplace(Mechanism):
         self.mode = mode
         self.domain = as_domain(domain)
         pieces = self.domain.pieces
-        self._samplers: OrderedDict[int, CentreSampler] = OrderedDict()
+        self._conv: ConvexSampler | None = None
+        self._union: UnionSampler | None = None
         if self.domain.is_degenerate:  # a single point: output it, no noise needed
             if grid is not None:
                 check_grid(grid)
@@ -167,6 +171,12 @@ class RangeLaplace(Mechanism):
                 f"(e.g. grid={power_of_two_at_most(self.grid * 4 * cells / MAX_WINDOW_CELLS)!r})")
         self._n_decisions = len(pieces) if len(pieces) > 1 else 0
         self.block, self.bound = self._calibrate()
+        if self.domain.is_convex:  # one sampler for every true value (no per-centre state)
+            self._conv = ConvexSampler(self._gd, self.block)
+            self._lo, self._hi = self.domain.lower, self.domain.upper
+            self._bounded = math.isfinite(self._lo) and math.isfinite(self._hi)
+        else:  # unions: one per-element sampler, built now from public parameters
+            self._union = UnionSampler(self._gd, self.block)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -248,17 +258,6 @@ class RangeLaplace(Mechanism):
                      "mode": self.mode})
 
     # ---------------------------------------------------------------- release
-    def _sampler(self, c: int) -> CentreSampler:
-        s = self._samplers.get(c)
-        if s is None:
-            s = CentreSampler(self._gd, self.block, c)
-            self._samplers[c] = s
-            if len(self._samplers) > _CACHE:
-                self._samplers.popitem(last=False)
-        else:
-            self._samplers.move_to_end(c)
-        return s
-
     def _centres(self, flat: NDArray[np.float64]) -> NDArray[np.int64]:
         scaled = flat / self.grid
         if scaled.size and np.max(np.abs(scaled)) >= 2.0**50:
@@ -266,36 +265,34 @@ class RangeLaplace(Mechanism):
         return round_half_up(scaled).astype(np.int64)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        conv = self._conv
+        tv = type(true_value)
+        if conv is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+            x = float(true_value)  # one number on an interval / half-line / the line
+            if self._lo <= x <= self._hi and -math.inf < x < math.inf:
+                q = x / self.grid  # exact (power-of-two grid)
+                if -_MAX_Q < q < _MAX_Q:
+                    i = math.floor(q)
+                    return conv.sample_one(resolve_rng(rng), i + (q - i >= 0.5))
+            # anything else: the general path raises the right error
         values = self.domain.check_values(true_value)
         flat = values.reshape(-1)
         if self.block is None:
             return as_output(np.full(values.shape, self.domain.lower), true_value)
         if flat.size == 0:
             return as_output(np.empty(values.shape), true_value)
-        source = resolve_rng(rng)
-        lo, hi = float(flat.min()), float(flat.max())
-        if lo == hi:  # one true value (common in benchmarks and repeated queries)
-            c = int(self._centres(np.array([lo]))[0])
-            out = self._sampler(c).sample_values(source, flat.size, self.grid)
+        if conv is not None:  # every value through the one convex sampler, chunk by chunk
+            if not self._bounded and max(-float(flat.min()), float(flat.max())) / self.grid \
+                    >= _MAX_Q:
+                raise PrecisionError("true value too large for the grid step; pass a coarser "
+                                     "grid")
+            source = resolve_rng(rng)
+            out = np.empty(flat.size, dtype=np.float64)
+            conv.sample(source, np.ascontiguousarray(flat, dtype=np.float64), out)
             return as_output(out.reshape(values.shape), true_value)
-        centres = self._centres(flat)
-        if self.domain.is_convex:  # several true values: exact per-value sampler
-            out = self._convex.sample_values(source, centres, self.grid)
-            return as_output(out.reshape(values.shape), true_value)
-        out = np.empty(flat.size, dtype=np.float64)
-        order = np.argsort(centres, kind="stable")
-        sorted_c = centres[order]
-        cuts = np.flatnonzero(np.diff(sorted_c)) + 1
-        starts = np.concatenate([[0], cuts])
-        ends = np.concatenate([cuts, [sorted_c.size]])
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            c = int(sorted_c[a])
-            out[order[a:b]] = self._sampler(c).sample_values(source, b - a, self.grid)
+        assert self._union is not None  # unions: one per-element sampler, nothing per centre
+        out = self._union.sample_values(resolve_rng(rng), self._centres(flat), self.grid)
         return as_output(out.reshape(values.shape), true_value)
-
-    @cached_property
-    def _convex(self) -> ConvexSampler:
-        return ConvexSampler(self._gd, self.block)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
@@ -319,7 +316,8 @@ class RangeLaplace(Mechanism):
         if self.block is None:
             raise ParameterError("a single-point domain has no noise law (output is constant)")
         c = int(self._centres(np.array([x]))[0])
-        return RangeLatticeLaw(self._sampler(c), self.grid, x, self.scale)
+        law = self._conv.at(c) if self._conv is not None else self._union.at(c)  # type: ignore[union-attr]
+        return RangeLatticeLaw(law, self.grid, x, self.scale)
 
     def continuous_law(self, true_value: float, scale: float | None = None
                        ) -> TruncatedLaplaceLaw:
@@ -372,12 +370,11 @@ class RangeLaplace(Mechanism):
                             add(e1 + da, e2 + db)
         return sorted(pairs)
 
-    def privacy_model(self, block: int | None = None, sampler: str = "table") -> Any:
-        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`).
-
-        ``sampler="table"`` (per-centre tables: one true value or few distinct ones) or
-        ``"per-value"`` (:class:`ConvexSampler`, used for many distinct values on an interval or
-        half-line).  ``block`` overrides the block length (tests: loss > ε at M − 1)."""
+    def privacy_model(self, block: int | None = None) -> Any:
+        """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`):
+        on an interval, half-line or the line those of the one :class:`ConvexSampler` every
+        release uses; on a union those of the one :class:`UnionSampler` every release uses.
+        ``block`` overrides the block length (tests: loss > ε at M − 1)."""
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -387,15 +384,6 @@ class RangeLaplace(Mechanism):
             return DiscreteFamily([a], self.sensitivity,
                                   lambda x: (np.array([a]), np.array([0.0])), pairs=[(a, a)])
         M, S = block or self.block, self.shift_steps
-        own: dict[int, CentreSampler] = {}
-
-        def sampler_at(c: int) -> CentreSampler:
-            if self.block == M:
-                return self._sampler(c)
-            if c not in own:
-                own[c] = CentreSampler(self._gd, M, c)
-            return own[c]
-
         def window(a: float, b: float) -> list[tuple[int, int]]:
             """Cells near both centres, plus the first/last 2M + 2 cells of every piece (far
             pieces have a constant log-ratio; the piece holding a centre a periodic one)."""
@@ -415,17 +403,15 @@ class RangeLaplace(Mechanism):
                     merged.append([lo, hi])
             return [(lo, hi) for lo, hi in merged]
 
-        if sampler not in ("table", "per-value"):
-            raise ParameterError("sampler must be 'table' or 'per-value'")
-        if sampler == "per-value" and not self.domain.is_convex:
-            raise ParameterError("the per-value sampler is used on convex domains only")
-        conv = ConvexSampler(self._gd, M) if sampler == "per-value" else None
+        sampler: ConvexSampler | UnionSampler
+        if self._conv is not None:
+            sampler = self._conv if self.block == M else ConvexSampler(self._gd, M)
+        else:
+            assert self._union is not None
+            sampler = self._union if self.block == M else UnionSampler(self._gd, M)
 
         def logpmf(j: NDArray[np.int64], x: float) -> NDArray[np.float64]:
-            c = int(self._centres(np.array([x]))[0])
-            if conv is not None:
-                return conv.logpmf(j, c)
-            return sampler_at(c).logpmf(j)
+            return sampler.logpmf(j, int(self._centres(np.array([x]))[0]))
 
         return LatticeFamily(pairs=self.probe_pairs(), logpmf=logpmf, window=window, period=M)
 
@@ -474,10 +460,10 @@ class RangeLatticeLaw(TableLaw):
 
     Computed from the exact sampled pmf over every cell within 60 scales of the centre (the
     mass beyond is < e^-60 of the total); a normalised :class:`~dpnoise.laws.base.TableLaw`
-    on those cells (pmf, cdf, ppf, moments and interval inherited)."""
+    on those cells (pmf, cdf, ppf, moments and interval inherited).  ``sampler``: anything
+    with ``gd``, ``c`` and the exact ``logpmf(j)`` (ConvexSampler.at(c) or UnionSampler.at(c))."""
 
-    def __init__(self, sampler: CentreSampler, grid: float, true_value: float,
-                 scale: float) -> None:
+    def __init__(self, sampler: Any, grid: float, true_value: float, scale: float) -> None:
         self.grid = grid
         self.true_value = true_value
         gd, c = sampler.gd, sampler.c

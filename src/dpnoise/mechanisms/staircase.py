@@ -59,7 +59,7 @@ with the independent verifier (``dpnoise.verify``).
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..errors import ParameterError
@@ -81,6 +81,16 @@ MAX_EPSILON = 20.0  # e^-ε per cell must stay far above 2^-64 / S in the 64-bit
 MIN_EPSILON = 2e-5  # a dyadic ratio 2^(-a/M) <= e^-ε needs M >= ln2/ε <= 2^16
 # the grid choice and the moments square grid steps (g^2 must stay a normal float)
 STAIRCASE_SENSITIVITY = Interval(1e-140, 1e140)
+
+
+@lru_cache(maxsize=16)
+def _calibrated(epsilon: float, sensitivity: float, gamma: float, criterion: str,
+                grid: float | None) -> tuple[float, LatticeStaircase]:
+    """(grid, sampled law) for public parameters, cached per process (a second mechanism
+    with the same parameters is built without recalibrating; no true value is involved)."""
+    if grid is None:
+        return auto_grid(epsilon, sensitivity, gamma, criterion)
+    return grid, law_for_grid(epsilon, sensitivity, gamma, grid)
 
 
 class LatticeStaircaseNoise(HalfLatticeLaw):
@@ -127,12 +137,8 @@ class Staircase(HalfLatticeMechanism):
         self.criterion = criterion
         self.level = check_level(level)
         self.gamma = optimal_gamma(self.epsilon, criterion, self.level)
-        if grid is None:
-            self.grid, self.law = auto_grid(self.epsilon, self.sensitivity, self.gamma,
-                                             criterion)
-        else:
-            self.grid = check_grid(grid)
-            self.law = law_for_grid(self.epsilon, self.sensitivity, self.gamma, self.grid)
+        self.grid, self.law = _calibrated(self.epsilon, self.sensitivity, self.gamma, criterion,
+                                          None if grid is None else check_grid(grid))
         self.shift_steps = self.law.S
         self.plateau_cells = self.law.G
         self._freeze()

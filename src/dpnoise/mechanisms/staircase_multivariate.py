@@ -36,10 +36,16 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.nested_levels import NestedLevels
 from ..exact.ratio_geometric import RatioGeometric, ratio_candidates
 from ..exact.words import index_probability, mulhi64
-from ..laws.grid import grid_sensitivity, power_of_two_at_most, to_index
+from ..laws.grid import (
+    check_representable,
+    grid_sensitivity,
+    power_of_two_at_most,
+    round_half_up_inplace,
+    to_index,
+)
 from ..laws.staircase import ROUNDING_ALLOWANCE
 from ..params import LN2, Interval, _as_real, check_values, supported
-from ..randomness import RandomSource, RngLike, resolve_rng
+from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 
@@ -75,8 +81,21 @@ class _MultivariateBase(Mechanism):
     def _poly(self, i: int) -> int:  # number of magnitude cells in B_i
         raise NotImplementedError
 
+    #: words per vector that :meth:`_half_from_words` reads (0: :meth:`_uniform` draws them)
+    _uniform_words_per_draw = 0
+
     def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
         """(n, d) half-offset cell offsets u (cell centre = u + 1/2) uniform in B_I."""
+        raise NotImplementedError
+
+    def _cells_per_level(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(2S, 2Z): level I has 2n = 2Z + I·2S cells per coordinate (box only)."""
+        raise NotImplementedError
+
+    def _half_from_words(self, w: NDArray[np.uint64], m2: NDArray[np.int64],
+                         c21: NDArray[np.int64]) -> NDArray[np.int64]:
+        """2u + (2c + 1) for u = :meth:`_uniform` computed from its words ``w``; all three
+        arrays flat (n·d,), ``m2`` = 2n (the cells per coordinate, doubled)."""
         raise NotImplementedError
 
     def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -117,21 +136,48 @@ class _MultivariateBase(Mechanism):
         if x.shape[-1:] != (self.dim,):
             raise ParameterError(f"true_value must have last dimension {self.dim}, got {x.shape}")
         flat = x.reshape(-1, self.dim)
-        c = np.stack([to_index(flat[:, k], float(self.grids[k])) for k in range(self.dim)],
-                     axis=1)
+        for k in range(self.dim):  # |x/L| < 2^51, before any random word
+            check_representable(flat[:, k], float(self.grids[k]))
         source = resolve_rng(rng)
         out = np.empty(flat.shape, dtype=np.float64)
+        N, d = flat.shape
         step = 1 << 13  # cache-sized chunks
-        for start in range(0, flat.shape[0], step):
-            stop = min(start + step, flat.shape[0])
-            I = self.levels.sample(source, stop - start)
+        nl = self.levels.words_per_draw
+        nu = self._uniform_words_per_draw  # words of the uniform point drawn with the levels
+        words = np.empty((nl + nu) * min(step, N) + 8, dtype=np.uint64)
+        m = min(step, N) * d
+        qbuf, wbuf, cbuf = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
+        # per-coordinate constants tiled over a chunk: every array op below is on flat,
+        # contiguous (k·d,) arrays (a broadcast (k, d) x (1, d) op runs a d-long inner loop)
+        grid_t = np.tile(self.grids, m // d)
+        half_grid_t = grid_t / 2
+        if nu:
+            two_s, two_z = self._cells_per_level()
+            two_s_t, two_z_t = np.tile(two_s, m // d), np.tile(two_z, m // d)
+        for start in range(0, N, step):  # per chunk: the level words, then the uniform words
+            stop = min(start + step, N)
+            k = stop - start
+            q, c21 = qbuf[: k * d], cbuf[: k * d]
+            np.divide(flat[start:stop].reshape(-1), grid_t[: k * d], out=q)  # exact: L = 2^j
+            round_half_up_inplace(q, wbuf[: k * d])  # c = floor(x/L + 1/2), as to_index
+            c21[:] = q
+            np.add(c21, c21, out=c21)
+            np.add(c21, 1, out=c21)  # 2c + 1
+            fill_words(source, words, (nl + nu) * k)
+            I = self.levels.sample_words(source, words, k)
             if I.size and I.max() > self.i_max:
                 raise PrecisionError("noise level beyond the exactly representable range "
                                      f"(probability <= 10^{self.overflow_log10:.0f})")
-            half = 2 * (c[start:stop] + self._uniform(source, I)) + 1
-            if np.abs(half).max(initial=0) >= _EXACT:
+            if nu:  # 2n = 2Z + I·2S per coordinate, then 2(c + u) + 1 from the words
+                m2 = np.repeat(I, d)
+                np.multiply(m2, two_s_t[: k * d], out=m2)
+                np.add(m2, two_z_t[: k * d], out=m2)
+                half = self._half_from_words(words[nl * k : (nl + nu) * k], m2, c21)
+            else:
+                half = 2 * self._uniform(source, I).reshape(-1) + c21
+            if max(-int(half.min(initial=0)), int(half.max(initial=0))) >= _EXACT:
                 raise PrecisionError("release fell outside the exactly representable range")
-            out[start:stop] = half * (self.grids / 2)[None, :]
+            np.multiply(half, half_grid_t[: k * d], out=out[start:stop].reshape(-1))
         return out.reshape(x.shape)
 
     def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
@@ -268,11 +314,26 @@ class MultivariateStaircase(_MultivariateBase):
     def _poly(self, i: int) -> int:
         return math.prod(int(z) + i * int(s) for z, s in zip(self.Z, self.S, strict=True))
 
+    _uniform_words_per_draw = property(lambda self: self.dim)  # type: ignore[assignment]
+
     def _uniform(self, rng: RandomSource, I: NDArray[np.int64]) -> NDArray[np.int64]:
         n = self.Z[None, :] + I[:, None] * self.S[None, :]  # magnitude cells per coordinate
         w = rng.words(n.size).reshape(n.shape)
         idx = mulhi64(w, (2 * n).astype(np.uint64)).astype(np.int64)
         return idx - n
+
+    def _cells_per_level(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        return 2 * self.S, 2 * self.Z
+
+    def _half_from_words(self, w: NDArray[np.uint64], m2: NDArray[np.int64],
+                         c21: NDArray[np.int64]) -> NDArray[np.int64]:
+        """2(c + u) + 1 with u = floor(w·2n/2^64) − n: the words and arithmetic of
+        :meth:`_uniform`, written as 2·idx − 2n + (2c + 1) in place (flat arrays)."""
+        half = mulhi64(w, m2.view(np.uint64)).view(np.int64)
+        np.add(half, half, out=half)
+        np.subtract(half, m2, out=half)
+        np.add(half, c21, out=half)
+        return half
 
     def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
         K = np.where(u >= 0, u, -u - 1)  # magnitude cell

@@ -45,6 +45,7 @@ with the independent verifier (``dpnoise.verify``).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -154,6 +155,19 @@ def _calibrate_block(epsilon: float, steps: int) -> tuple[BlockGeometric, float]
     )
 
 
+@lru_cache(maxsize=16)
+def _calibrated(epsilon: float, delta: float, sensitivity: float, grid: float
+                ) -> tuple[int, BlockGeometric, float, FoldedBlockGeometric, float]:
+    """(S, block, exact loss, folded law, exact δ) for public parameters (cached: a second
+    mechanism with the same parameters is built without recomputing; nothing here depends
+    on a true value)."""
+    steps = grid_sensitivity(sensitivity, grid)
+    check_block_length(epsilon, steps, grid)
+    block, loss = _calibrate_block(epsilon, steps)
+    law, exact_delta = calibrate_support(block, steps, delta)
+    return steps, block, loss, law, exact_delta
+
+
 def _ideal_support(M: int, steps: int, delta: float) -> int:
     """n from the ideal discrete law: ½(2^(S/M) − 1)/(2^(n/M) − 1) = δ, rounded up."""
     log_c = log_expm1(steps * LN2 / M) - math.log(2.0 * delta)
@@ -222,10 +236,8 @@ class TruncatedLaplace(HalfLatticeMechanism):
         self.sensitivity = self.ideal.sensitivity
         self.grid = (default_grid(self.sensitivity, self.epsilon, max_bits=GRID_BITS)
                      if grid is None else check_grid(grid))
-        self.shift_steps = grid_sensitivity(self.sensitivity, self.grid)
-        check_block_length(self.epsilon, self.shift_steps, self.grid)
-        self.block, self.exact_loss = _calibrate_block(self.epsilon, self.shift_steps)
-        self.law, self.exact_delta = calibrate_support(self.block, self.shift_steps, self.delta)
+        (self.shift_steps, self.block, self.exact_loss, self.law,
+         self.exact_delta) = _calibrated(self.epsilon, self.delta, self.sensitivity, self.grid)
         self._freeze()
 
     # ------------------------------------------------------------ calibration facts

@@ -92,8 +92,8 @@ def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
     shape = tuple(len(k) for k in view.group_keys)
     size = 0 if view.values is None else int(np.asarray(view.values).size)
     if len(shape) != len(view.group_by) or int(np.prod(shape, dtype=np.int64)) != size:
-        # keys the ledger does not hold (groups chosen by DP partition selection are
-        # released with the live Release; the ledger entry keeps the values only)
+        # keys the ledger does not hold (groups chosen by DP partition selection in a
+        # release recorded before their keys were stored with it)
         return [tuple(f"cell {i + 1}" if j == 0 else "" for j in range(len(view.group_by)))
                 for i in range(n)]
     return [tuple(str(k[j]) for k, j in zip(view.group_keys, np.unravel_index(i, shape),
@@ -131,6 +131,17 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (f'<p class="meta">… {flat.size - n} more cells (of {flat.size}); the ledger '
             "holds them all</p>") if flat.size > n else ""
+    sel = view.plans.get("selection")
+    if isinstance(sel, dict) and "threshold" in sel:
+        more += (f'<p class="meta">groups chosen by DP partition selection (threshold '
+                 f"{escape(str(sel['threshold']))} persons): groups near the threshold appear "
+                 "only when their selection noise was high, so the released set is biased "
+                 "upward; each shown cell's error bar holds as stated</p>")
+    if view.values is not None and view.intervals is None and view.status == "released" \
+            and view.plans.get("rank", view.plans.get("centred_sum", view.plans.get(
+                "power1"))) is not None:
+        more += ('<p class="meta">no error bars: the noisy components were not recorded '
+                 "with this release</p>")
     ths = "".join(f'<th class="q">{h}</th>' if j < len(view.group_by) else f"<th>{h}</th>"
                   for j, h in enumerate(head))
     return f"<table><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
@@ -178,21 +189,22 @@ def release_section(view: ReleaseView, *, anchor: str | None = None) -> str:
 
 
 def _entry_view(entry: Any) -> ReleaseView:
+    from ..session.session import entry_cells
+
     params = entry.parameters if isinstance(entry.parameters, dict) else {}
     guarantee = entry.guarantee if isinstance(entry.guarantee, dict) else {}
-    cells = params.get("cells") or {}
-    keys = tuple(range(k["range"][0], k["range"][1] + 1) if isinstance(k, dict) else tuple(k)
-                 for k in cells.get("keys", ()))
+    group_by, keys = entry_cells(entry)  # public keys, or the released (selected) keys
     iv = _past_intervals(entry)
     return ReleaseView(
         number=entry.id, time=str(entry.created_at)[:20].strip(), status=entry.status,
         query=entry.query, mechanism=entry.mechanism,
         guarantee=str(guarantee.get("text", "")), epsilon=float(entry.epsilon),
         delta=float(entry.delta), values=entry.answer,
-        group_by=tuple(cells.get("group_by", ())), group_keys=keys,
+        group_by=group_by, group_keys=keys,
         plans=dict(params.get("plans", {})),
         replayed=bool(getattr(entry, "replayed", False)),
         intervals=iv, confidence=None if iv is None else REPORT_CONFIDENCE,
+        interval_kind=str((params.get("interval") or {}).get("kind", "value")),
     )
 
 
@@ -200,8 +212,9 @@ REPORT_CONFIDENCE = 0.95
 
 
 def _past_intervals(entry: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """A past release's error bars, recomputed from its released answer and public recipe
-    (:func:`dpnoise.session.session.entry_interval`: count and sum releases), else None."""
+    """A past release's error bars, recomputed from its released answer, its recorded noisy
+    components and public recipe (:func:`dpnoise.session.session.entry_interval`), else
+    None (components not recorded)."""
     from ..errors import DpnoiseError
     from ..session.session import entry_interval
 

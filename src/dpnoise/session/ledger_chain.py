@@ -9,7 +9,8 @@ A ledger (format version 2) is an append-only sequence of **events**, numbered
 ``reserve``   a release's charge, written before any noise is drawn (query, data set,
               mechanism, parameters, guarantee, charge, optional accounting object, hash of
               the composed state after it);
-``complete``  the answer of an open reservation (its SHA-256; the blob sits in ``blobs``);
+``complete``  the answer of an open reservation (its SHA-256; the blob sits in ``blobs``)
+              and its record of noisy components and released keys (in the body);
 ``abort``     an open reservation whose release failed, with a fixed reason code.
 
 An event is never updated or deleted: completing a release appends an event.

@@ -48,6 +48,7 @@ component-to-answer functions at the end (-> ``answers.py``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -65,12 +66,12 @@ from ..randomness import RngLike, resolve_rng
 from .adapter import RANGE_LAPLACE_MAX_CELLS, Plan, Target, plan
 from .engine import Aggregates, DuckDBEngine, exact_sum
 from .intervals import component_interval, ratio_interval, variance_interval
-from .ledger import Budget, Entry, Ledger, check_rng_for_ledger
+from .ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
 from .plan import combine, power_fixed, quantile_grid
 from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
-from .stats import RankPlan, SelectionPlan
+from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,9 @@ class Release:
         from ..laws.base import check_level
 
         if self._intervals is None:
-            raise ParameterError("this release carries no error bars (replayed from the "
-                                 "ledger or written by the executors)")
+            raise ParameterError("this release carries no error bars (replayed from a "
+                                 "ledger entry whose components were not recorded, or "
+                                 "written by the executors)")
         conf = self.confidence if confidence is None else check_level(confidence)
         return self._intervals(conf)  # type: ignore[no-any-return]
 
@@ -529,9 +531,17 @@ class Session:
         if use_replay:
             hit = self.ledger.find(key)
             if hit is not None and hit.answer is not None:
+                # error bars from the recorded answer and components, when recorded
+                replayed_iv: Any = None
+                try:
+                    entry_interval(hit, confidence)
+                    replayed_iv = functools.partial(_entry_interval_at, hit)
+                except (ParameterError, KeyError, TypeError, ValueError):
+                    pass
                 return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
-                               hit.id, replayed=True, ledger_head=hit.head)
+                               hit.id, replayed=True, ledger_head=hit.head,
+                               confidence=confidence, _intervals=replayed_iv)
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
         if basic and (eps > left.epsilon or dl > left.delta):
             raise BudgetExceededError(
@@ -549,7 +559,8 @@ class Session:
                         "schema": self.schema.fingerprint(),
                         "interval": {"confidence": confidence,
                                      "method": "test inversion per component, union bound",
-                                     "kind": "level" if q.stat == "quantile" else "value"},
+                                     "kind": "level" if q.stat == "quantile" else "value",
+                                     "stat": q.stat, "range": _column_range(self.schema, q)},
                         "cells": _public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
@@ -590,13 +601,22 @@ class Session:
             raise
         preview = f"written to {output}" if executors else \
             np.array2string(answer.ravel()[:8], precision=6, separator=", ")
-        head = self.ledger.complete(rid, answer, preview)
+        if executors:
+            record = encode_record(None, None, 0, note="components not recorded: noised and "
+                                   "written by the Spark executors")
+        else:
+            record = encode_record(_recorded_components(q, plans, noisy),
+                                   group_keys if private else None, int(answer.size))
+        head = self.ledger.complete(rid, answer, preview, record=record)
         details: dict[str, Any] = {role: p.parameters() for role, p in plans}
+        if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
+            details["noise"] = "executors" if executors else "driver"
         intervals = None
         if executors:
             details["written"] = written
         else:
-            intervals = _interval_function(q, self.schema, plans, noisy, answer.shape)
+            intervals = _interval_function(q.stat, _column_range(self.schema, q), plans,
+                                           noisy, answer.shape)
             if "selection" in dict(plans):
                 sel = dict(plans)["selection"]
                 details["selection"] = {
@@ -696,59 +716,132 @@ def combine_variance(parts: Mapping[str, Any], lower: float, upper: float) -> ND
     return np.where(c < 2, 0.0, v)
 
 
-def entry_interval(entry: Any, confidence: float = 0.95
-                   ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Error bars of a PAST release (a ledger :class:`Entry`), recomputed from its stored
-    answer and the public recipe in its parameters -- never from data.  Available for
-    ``count`` and ``sum`` releases, whose answer is the noisy component itself; a mean,
-    variance or quantile combines several noisy components that the ledger does not
-    store, so their error bars exist only on the live :class:`Release`."""
-    from ..laws.base import check_level
+def _column_range(schema: Schema, q: Query) -> list[float] | None:
+    """The measured column's public bounds (means, variances), else None."""
+    if q.column is None or q.stat in ("count", "sum"):
+        return None
+    col = schema.numeric(q.column)
+    return [float(col.lower), float(col.upper)]  # type: ignore[arg-type]
 
-    conf = check_level(confidence)
-    plans = (entry.parameters or {}).get("plans", {})
-    if entry.answer is None:
-        raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
-    if set(plans) not in ({"count"}, {"sum"}) or "target" not in next(iter(plans.values())):
-        raise ParameterError(
-            f"release {entry.id}: error bars can be recomputed from the ledger for count and "
-            "sum releases only (the other statistics combine noisy components the ledger "
-            "does not store)")
-    (_role, p), = plans.items()
+
+def _recorded_components(q: Query, plans: list[tuple[str, Any]],
+                         noisy: Mapping[str, Any]) -> dict[str, NDArray[Any]]:
+    """What the ledger records beside the answer: the noisy components the answer was
+    combined from (none for a count or a sum, whose answer IS its component); for a
+    quantile, its noisy count and the index of the released candidate on the public grid.
+    Released (noisy) values only."""
+    if q.stat in ("count", "sum"):
+        return {}
+    out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
+    if q.stat == "quantile":
+        rank = dict(plans)["rank"]
+        out["rank"] = np.searchsorted(rank.points, np.asarray(noisy["rank"])).astype(np.int64)
+    return out
+
+
+def _rebuild(p: Mapping[str, Any], n_cells: int) -> Plan:
+    """A component's calibrated plan rebuilt from its recorded public recipe."""
     t = p["target"]
     target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
                     float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
-    rebuilt = plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
-                   mechanism=p["mechanism"], n_cells=int(np.size(entry.answer)))
-    return component_interval(rebuilt, np.asarray(entry.answer), 1 - conf)
+    return plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
+                mechanism=p["mechanism"], n_cells=n_cells)
 
 
-def _interval_function(q: Query, schema: Schema, plans: list[tuple[str, Any]],
+def entry_interval(entry: Any, confidence: float = 0.95
+                   ) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Error bars of a PAST release (a ledger :class:`Entry`), recomputed from its stored
+    answer, the noisy components recorded in its complete event and the public recipe in
+    its parameters -- never from data -- by the same functions as the live release's
+    (:func:`_interval_function`).  A count or a sum needs only its answer; a mean,
+    variance or quantile needs its recorded components: a release recorded without them
+    (older ledgers, executor-written, very large tables) raises ``ParameterError`` saying
+    "components not recorded"."""
+    from ..laws.base import check_level
+
+    conf = check_level(confidence)
+    params = entry.parameters or {}
+    plans = dict(params.get("plans", {}))
+    if entry.answer is None:
+        raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
+    interval = params.get("interval") or {}
+    roles = set(plans) - {"selection"}
+    stat = interval.get("stat") or ("count" if roles == {"count"} else
+                                    "sum" if roles == {"sum"} else None)
+    answer = np.asarray(entry.answer)
+    if stat in ("count", "sum") and roles == {stat}:
+        comps: dict[str, Any] = {stat: answer}
+    else:
+        comps = dict(getattr(entry, "components", None) or {})
+        if stat is None or not comps:
+            note = getattr(entry, "record_note", None) or "components not recorded"
+            raise ParameterError(f"release {entry.id}: no error bars: {note}")
+    rebuilt: list[tuple[str, Any]] = []
+    for role, p in plans.items():
+        if role == "selection":
+            continue
+        if role == "rank":
+            rebuilt.append((role, p))
+            continue
+        if "target" not in p:
+            raise ParameterError(f"release {entry.id}: its {role} plan has no public recipe "
+                                 "(recorded by an older dpnoise)")
+        rebuilt.append((role, _rebuild(p, int(np.size(answer)))))
+    ivs = _interval_function(stat, interval.get("range"), rebuilt, comps, answer.shape)
+    return ivs(conf)  # type: ignore[no-any-return]
+
+
+def _entry_interval_at(entry: Any, confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
+    return entry_interval(entry, confidence)
+
+
+def entry_cells(entry: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """``(group_by, keys)`` of a past release: its declared public keys (a tuple, or a
+    range for integer keys, per group column) or, for groups chosen by DP partition
+    selection, the released keys recorded in its complete event (``()`` keys when not
+    recorded)."""
+    cells = (entry.parameters or {}).get("cells") or {}
+    group_by = tuple(cells.get("group_by", ()))
+    released = getattr(entry, "released_keys", None)
+    if released is not None:
+        return group_by, tuple(released)
+    keys = tuple(range(k["range"][0], k["range"][1] + 1) if isinstance(k, dict) else tuple(k)
+                 for k in cells.get("keys", ()))
+    return group_by, keys
+
+
+def _interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
                        noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
-    """``confidence -> (low, high)`` from the NOISY components and public plans only."""
+    """``confidence -> (low, high)`` from the NOISY components and public plans only (a
+    quantile's ``rank`` plan may be its recorded parameters)."""
     pl = {r: p for r, p in plans if r != "selection"}
-    col = schema.columns.get(q.column) if q.column else None
 
     def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
         alpha = 1 - confidence
-        if q.stat in ("count", "sum"):
+        if stat in ("count", "sum"):
             role = next(iter(pl))
             lo, hi = component_interval(pl[role], noisy[role], alpha)
-        elif q.stat == "mean":
+        elif stat == "mean":
             c = component_interval(pl["count"], noisy["count"], alpha / 2)
             s = component_interval(pl["centred_sum"], noisy["centred_sum"], alpha / 2)
-            lo, hi = ratio_interval(c, s, float(col.lower), float(col.upper))  # type: ignore[union-attr, arg-type]
-        elif q.stat in ("variance", "stddev"):
+            lo, hi = ratio_interval(c, s, float(col_range[0]), float(col_range[1]))
+        elif stat in ("variance", "stddev"):
             c = component_interval(pl["count"], noisy["count"], alpha / 3)
             s1 = component_interval(pl["power1"], noisy["power1"], alpha / 3)
             s2 = component_interval(pl["power2"], noisy["power2"], alpha / 3)
-            h = (float(col.upper) - float(col.lower)) / 2  # type: ignore[union-attr, arg-type]
+            h = (float(col_range[1]) - float(col_range[0])) / 2
             lo, hi = variance_interval(c, s1, s2, h)
-            if q.stat == "stddev":
+            if stat == "stddev":
                 lo, hi = np.sqrt(lo), np.sqrt(hi)
         else:  # quantile: levels
             c = component_interval(pl["count"], noisy["count"], alpha / 2)
-            lo, hi = pl["rank"].level_interval(c[0], alpha / 2)
+            rank = pl["rank"]
+            if isinstance(rank, RankPlan):
+                lo, hi = rank.level_interval(c[0], alpha / 2)
+            else:  # recorded parameters
+                q_num, q_den = (int(v) for v in rank["level"])
+                lo, hi = level_interval(q_num, q_den,
+                                        rank_error_from_parameters(rank, alpha / 2), c[0])
         return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
 
     return ivs

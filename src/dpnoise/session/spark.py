@@ -494,17 +494,26 @@ class SparkEngine:
         return agg
 
     def noise_on_executors(self, q: Query) -> bool:
-        """Whether a release of ``q`` is noised on the executors (public facts only)."""
+        """Whether a release of ``q`` is noised on the executors (public facts only).
+        Quantiles and groups whose keys are not public are always noised on the driver,
+        from the collected aggregates (:func:`noise_site`), whatever ``noise`` says."""
         plan = self.plan(q)
-        if plan.private or q.stat not in ("count", "sum", "mean"):
-            if self.noise == "executors":
-                raise ParameterError(
-                    f"{q.stat} releases and groups whose keys are not public are noised on "
-                    "the driver only (their aggregates are collected): use noise=\"auto\"")
+        if self.noise_site(q) == "driver-only":
             return False
         if self.noise != "auto":
             return self.noise == "executors"
         return plan.n_cells > self.driver_cells
+
+    def noise_site(self, q: Query) -> str:
+        """``"driver-only"`` for a quantile (a noisy max over each cell's candidate
+        buckets: the bucket counts are collected) or groups whose keys are not public
+        (partition selection decides which cells exist: the per-group aggregates are
+        collected), else ``"either"``.  Public facts only."""
+        from .spark_noise import EXECUTOR_STATS
+
+        if self.plan(q).private or q.stat not in EXECUTOR_STATS:
+            return "driver-only"
+        return "either"
 
     def release_to(self, q: Query, plans: Mapping[str, Any], output: str,
                    driver_key: bytes, confidence: float = 0.95) -> dict[str, Any]:

@@ -5,8 +5,12 @@ never comes back to the driver: every public cell is generated in Spark
 (``spark.range`` over the dense cell index, so cells no row reached are released too),
 left-joined with the per-group aggregates, and noised on the executors by the very
 mechanisms (:class:`~dpnoise.session.adapter.Plan`) the driver path uses, inside
-``mapInPandas``.  The answer is written to ``output`` (parquet: the key columns and the
-statistic); nothing is collected.
+``mapInPandas``.  The answer is written to ``output`` (parquet: the key columns, the
+statistic and its error bars); nothing is collected.  Counts, sums, means, variances and
+standard deviations go this way (:data:`EXECUTOR_STATS`); quantiles and groups whose
+keys are not public are always noised on the driver from the collected aggregates
+(:meth:`~dpnoise.session.spark.SparkEngine.noise_site`), with exactly the embedded
+engine's law and draws.
 
 **Keys and determinism.**  The cells are cut into fixed *noise blocks* of ``block_cells``
 consecutive cell indices, decided from public facts before the noise stage.  Block ``b``
@@ -42,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..randomness import KeyedRandom
-from .plan import AggregatePlan, combine, component_sources
+from .plan import AggregatePlan, PowerSum, combine, component_sources
 from .query import Query
 from .schema import Schema
 
@@ -58,29 +62,40 @@ def block_key(driver_key: bytes, block: int) -> bytes:
                 info=int(block).to_bytes(8, "big")).derive(driver_key)
 
 
+#: statistics noised on the executors; the others -- quantiles (a noisy max over every
+#: cell's candidate buckets) and groups whose keys are not public (partition selection
+#: decides which cells exist) -- are noised on the driver from the collected aggregates
+EXECUTOR_STATS = ("count", "sum", "mean", "variance", "stddev")
+
+
+def sources(stat: str, counted_column: bool) -> dict[str, str]:
+    """Which aggregate output each component role reads (``c1``/``c2``: a variance's
+    centred power sums)."""
+    if stat in ("variance", "stddev"):
+        return {"count": "nv", "power1": "c1", "power2": "c2"}
+    return component_sources(stat, counted_column)
+
+
 def noise_block(block: int, truth: Mapping[str, np.ndarray], plans: list[tuple[str, Any]],
                 driver_key: bytes, stat: str, lower: float | None,
                 upper: float | None, confidence: float | None = None) -> Any:
     """The released values of one block's cells (``truth``: per component, the block's
     cells in increasing index order); with ``confidence``, also their error bars
-    ``(values, low, high)`` -- computed from the noisy components and public plans only
-    (:mod:`dpnoise.session.intervals`)."""
+    ``(values, low, high)`` -- computed from the noisy components and public plans only,
+    by the driver path's own function (:func:`dpnoise.session.session._interval_function`)."""
+    from .session import _interval_function, combine_variance
+
     rng = KeyedRandom(block_key(driver_key, block))
     noisy = {role: p.release(np.asarray(truth[role]), rng) for role, p in plans}
-    values = combine(stat, noisy, lower, upper)
+    if stat in ("variance", "stddev"):
+        values = combine_variance(noisy, float(lower), float(upper))  # type: ignore[arg-type]
+        values = np.sqrt(values) if stat == "stddev" else values
+    else:
+        values = combine(stat, noisy, lower, upper)
     if confidence is None:
         return values
-    from .intervals import component_interval, ratio_interval
-
-    pl = dict(plans)
-    alpha = 1 - confidence
-    if stat == "mean":
-        c = component_interval(pl["count"], noisy["count"], alpha / 2)
-        sm = component_interval(pl["centred_sum"], noisy["centred_sum"], alpha / 2)
-        low, high = ratio_interval(c, sm, float(lower), float(upper))  # type: ignore[arg-type]
-    else:
-        role = next(iter(pl))
-        low, high = component_interval(pl[role], noisy[role], alpha)
+    col_range = None if lower is None else [float(lower), float(upper)]  # type: ignore[arg-type]
+    low, high = _interval_function(stat, col_range, plans, noisy, np.shape(values))(confidence)
     return values, low, high
 
 
@@ -104,11 +119,14 @@ def make_noise_function(q: Query, schema: Schema, plan: AggregatePlan,
                         block_cells: int, confidence: float = 0.95
                         ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The ``mapInPandas`` function; ``driver_key`` lives only in its closure."""
-    sources = component_sources(q.stat, q.column is not None)
+    roles = sources(q.stat, q.column is not None)
     sum_grid, mean_grid = plan.grids()
     scale = {"n": 1.0, "nv": 1.0, "s": sum_grid, "c": mean_grid}
+    for a in plan.aggregates:
+        if isinstance(a, PowerSum):  # powers of two: exact
+            scale[a.name] = a.fixed.grid1 if a.power == 1 else a.fixed.grid2
     lower = upper = None
-    if q.stat == "mean":
+    if q.stat in ("mean", "variance", "stddev"):
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         lower, upper = col.lower, col.upper
     labels = []
@@ -130,7 +148,7 @@ def make_noise_function(q: Query, schema: Schema, plan: AggregatePlan,
             part = part.sort_values("cell", kind="stable")
             cells = part["cell"].to_numpy(dtype=np.int64)
             truth = {}
-            for role, src in sources.items():
+            for role, src in roles.items():
                 v = part[src].to_numpy(dtype=np.float64) * scale[src]  # powers of two
                 truth[role] = v.astype(np.int64) if src in ("n", "nv") else v
             values, low, high = noise_block(int(block), truth, plans, driver_key, q.stat,

@@ -23,12 +23,21 @@ neighbour moves by at most ``2Δ``; ``P(Z >= T) <= e^{a·2Δ} P(Z >= T + 2Δ)`` 
 geometric law; integrating over the other noises gives ``ε``-DP.  Checked by
 :func:`dpnoise.verify.verify_neighbours` on small data sets (tests).
 
-Error bar (rank-based, from the output only): with probability ``>= 1 - β`` every
-``|Z_j| < h`` (``h`` the smallest integer with ``m · 2 e^{-a h}/(1 + e^{-a}) <= β``), so
-the winner has ``u >= -2(h - 1) =: -E``: the released value is an empirical p-quantile
-of the data snapped up to the grid for some ``p`` within ``E/(D·n)`` of ``q``.  The
-interval of levels uses the release's noisy count ``n`` (its lower confidence end, union
-bound).
+Error bar (rank-based, from the output only; :func:`rank_error`): let ``*`` be a
+candidate with ``u_* = 0``.  If the winner ``w`` had ``u_w <= -(E + 1)``, then ``u_w + Z_w
+>= Z_*`` forces ``M - Z_* >= E + 1`` with ``M = max_{j != *} Z_j``, a maximum of ``m - 1``
+independent geometric noises independent of ``Z_*``.  So with ``E`` the smallest integer
+with ``P(M - Z >= E + 1) <= β`` -- the utility tail bound of report noisy max at the
+released candidate, computed exactly as the convolution ``Σ_z P(Z = z)(1 - (1 -
+P(Z >= E + 1 + z))^{m-1})`` (float64 over ``|z| <= 60/a``, the truncated mass added,
+accepted only with a relative margin of 10^-6; when that sum would be longer than 2^20
+terms, the closed form ``E = (h_1 - 1) + (h_2 - 1)`` with ``(m - 1)·P(Z >= h_1) <= β/2``
+and ``P(Z >= h_2) <= β/2``) -- the winner has ``u >= -E`` with probability ``>= 1 - β``:
+the released value is an empirical p-quantile of the data snapped up to the grid for
+some ``p`` within ``E/(D·n)`` of ``q``.  (Earlier versions bounded every ``|Z_j|`` jointly,
+``E = 2(h - 1)`` with ``m · 2 P(Z >= h) <= β``: about twice as wide.)  The interval of
+levels uses the release's noisy count ``n`` (its lower confidence end, union bound); it
+is a function of the released output, the noisy count and public parameters only.
 
 :class:`SelectionPlan` -- groups whose keys are not public are released only when a
 noisy count of their distinct persons clears a threshold (Korolova, Kenthapadi, Mishra
@@ -49,6 +58,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import mpmath
@@ -94,6 +104,77 @@ def tail_index(s: int, t: int, target: float) -> int:
     while m > 0 and geometric_tail(s, t, m - 1) <= target:
         m -= 1
     return m
+
+
+#: the exact convolution of :func:`rank_error` is used up to this many terms
+_CONVOLUTION_TERMS = 1 << 20
+
+
+def _split_rank_error(s: int, t: int, m: int, beta: float) -> int:
+    """The closed-form bound: ``(m-1)·P(Z >= h1) <= β/2`` and ``P(Z >= h2) <= β/2``."""
+    h1 = max(1, tail_index(s, t, beta / (2 * (m - 1))))
+    h2 = max(1, tail_index(s, t, beta / 2))
+    return (h1 - 1) + (h2 - 1)
+
+
+def _max_minus_one_tail(a: float, m: int, x: int, zmax: int) -> float:
+    """``P(max of m-1 iid Z  -  Z' >= x)`` for the two-sided geometric law of decay
+    ``a``, summed over ``|z'| <= zmax`` in float64 plus the truncated mass (upper bound
+    up to float64 round-off, which the caller's margin absorbs)."""
+    r = math.exp(-a)
+    z = np.arange(-zmax, zmax + 1, dtype=np.float64)
+    log_pz = math.log((1 - r) / (1 + r)) - a * np.abs(z)
+    y = x + z  # M >= y
+    # T(y) = P(Z >= y): r^y/(1+r) for y >= 0, else 1 - r^(1-y)/(1+r)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        tail = np.where(y >= 0, np.exp(-a * np.maximum(y, 0.0)) / (1 + r),
+                        1.0 - np.exp(-a * (1 - np.minimum(y, 0.0))) / (1 + r))
+        p_max = -np.expm1((m - 1) * np.log1p(-np.minimum(tail, 1.0 - 1e-300)))
+    p_max = np.where(tail >= 1.0, 1.0, p_max)
+    trunc = 2 * math.exp(-a * (zmax + 1)) / (1 + r)  # P(|Z'| > zmax)
+    return float(np.sum(np.exp(log_pz) * p_max)) + trunc
+
+
+@lru_cache(maxsize=1024)
+def rank_error(s: int, t: int, m: int, beta: float) -> int:
+    """``E``: with probability ``>= 1 - beta`` the candidate released by report noisy max
+    over ``m`` candidates (exact geometric noise of decay ``s/t``) has utility ``>= -E``
+    (see the module docstring)."""
+    if m <= 1:
+        return 0
+    bound = _split_rank_error(s, t, m, beta)
+    a = s / t
+    zmax = math.ceil(60 / a)
+    if 2 * zmax + 1 > _CONVOLUTION_TERMS:
+        return bound
+
+    def ok(e: int) -> bool:
+        return _max_minus_one_tail(a, m, e + 1, zmax) * (1 + 1e-6) <= beta
+
+    lo, hi = -1, bound  # ok(bound) holds (the split bound is valid); find the smallest
+    if not ok(hi):
+        return bound
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return max(hi, 0)
+
+
+def level_interval(q_num: int, q_den: int, error: int, n_low: NDArray[Any]
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Levels ``p`` within ``E/(D·n)`` of ``q = Q/D`` (``n`` the count's lower end)."""
+    e = error / (q_den * np.maximum(np.asarray(n_low, float), 1.0))
+    level = q_num / q_den
+    return np.clip(level - e, 0.0, 1.0), np.clip(level + e, 0.0, 1.0)
+
+
+def rank_error_from_parameters(p: dict[str, Any], beta: float) -> int:
+    """:func:`rank_error` of a recorded quantile plan (its ``parameters()``)."""
+    s, t = (int(v) for v in p["decay"])
+    return rank_error(s, t, int(p["candidates"]), float(beta))
 
 
 @dataclass(frozen=True)
@@ -157,20 +238,21 @@ class RankPlan:
 
     def rank_error(self, beta: float) -> int:
         """``E``: with probability ``>= 1 - beta``, ``u(released) >= -E``."""
-        h = max(1, tail_index(self.s, self.t, beta / (2 * self.grid.size)))
-        return 2 * (h - 1)
+        return rank_error(self.s, self.t, self.grid.size, beta)
 
     def level_interval(self, n_low: NDArray[Any], beta: float
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        e = self.rank_error(beta) / (self.D * np.maximum(np.asarray(n_low, float), 1.0))
-        return np.clip(self.level - e, 0.0, 1.0), np.clip(self.level + e, 0.0, 1.0)
+        return level_interval(self.Q, self.D, self.rank_error(beta), n_low)
 
     def parameters(self) -> dict[str, Any]:
         return {"mechanism": self.name, "kind": "quantile", "epsilon": self.epsilon,
                 "delta": 0.0, "cell_epsilon": self.cell_epsilon,
                 "level": [self.Q, self.D], "utility_sensitivity": self.delta_u,
                 "decay": [self.s, self.t], "candidates": self.grid.size,
-                "range": [float(self.points[0]), float(self.points[-1])]}
+                "range": [float(self.points[0]), float(self.points[-1])],
+                # the public candidate grid: c_j = min(lo_q + j·2^shift, hi_q)·2^-scale_exp
+                "grid": {"shift": self.grid.shift, "lo_q": str(self.grid.lo_q),
+                         "hi_q": str(self.grid.hi_q), "scale_exp": self.grid.scale_exp}}
 
 
 class SelectionPlan:
