@@ -1,73 +1,200 @@
-"""Session throughput: a GROUP BY over 10^6 public keys, and ledgered releases per second.
+"""Custodian speed (issue 14): ``Session.release`` against ONE plain DuckDB query, and the
+CLI's ``--json`` / ``--output`` for 10^6 cells.
 
-    python benchmarks/session.py [--quick]
+    python benchmarks/session.py [--quick] [--rows N] [--keys K] [--repeats R]
 
-Prints wall-clock times of the phases of one release (DuckDB aggregation + scatter onto
-the public cells, calibration, noise, ledger) and a ratio against numpy's (unsafe,
-float) Laplace for the same number of cells.  Also: sequential small releases per second
-against a durable SQLite ledger (two fsync'd transactions each).
+Prints, in one run (repeats interleaved, medians reported, load average shown):
+
+1. ``sum x by k`` (and ``histogram k``, ``mean x by k``) over ROWS rows and KEYS public
+   integer keys (parquet): the plain DuckDB query ``SELECT k, count(*), sum(least(
+   greatest(x, 0), 100)) FROM read_parquet(...) GROUP BY k`` (clamping and grouping
+   included, no privacy) against dpnoise: opening the Session (file hashed, the typed view
+   built once: declared columns only, the text-to-number rule, missing values), and one
+   release on a durable ledger with its breakdown -- aggregation (exact INT128
+   fixed-point sums + scatter onto the public cells), noise, ledger (reserve + complete),
+   the rest (parse, calibration, error bars).  Ratios: release / plain, and (open +
+   release) / plain -- the custodian reads the file once, however many releases follow.
+2. ``dpnoise release --data FILE --json`` (and ``--output FILE.csv`` / ``.parquet``) for
+   10^6 cells (10^6 rows, 10^6 keys; one process each, median of the repeats).
+3. Sequential small releases per second against a durable ledger, and replays.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import numpy as np
+SCHEMA_TOML = """[dataset]
+max_rows = {rows}
+[columns.x]
+lower = 0
+upper = 100
+[columns.k]
+integer = true
+lower = 0
+upper = {kmax}
+"""
+
+
+def _write_parquet(path: Path, rows: int, keys: int) -> None:
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    con.execute(
+        f"COPY (SELECT (hash(i) % {keys})::BIGINT AS k, "
+        f"(hash(i + {rows}) % 100000) / 1000.0 AS x FROM range({rows}) t(i)) "
+        f"TO '{path}' (FORMAT PARQUET, ROW_GROUP_SIZE 1000000)")
+    con.close()
+
+
+def _plain(path: Path, keys: int) -> float:
+    """The same aggregation as one plain DuckDB query on the file (fresh connection)."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    t = time.perf_counter()
+    con.execute(
+        f"SELECT k, count(*) AS n, sum(least(greatest(x, 0), 100)) AS s "
+        f"FROM read_parquet('{path}') WHERE k BETWEEN 0 AND {keys - 1} GROUP BY k"
+    ).fetchnumpy()
+    dt = time.perf_counter() - t
+    con.close()
+    return dt
+
+
+class _Timers:
+    """Wall-clock totals of wrapped callables (the benchmark's own instrumentation)."""
+
+    def __init__(self) -> None:
+        self.t: dict[str, float] = {}
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.t[name] = self.t.get(name, 0.0) + time.perf_counter() - t0
+        return timed
+
+
+def _release_breakdown(path: Path, schema: dict[str, Any], ledger: Path, query: str
+                       ) -> dict[str, float]:
+    from dpnoise import Budget, Session
+    from dpnoise.session import adapter
+
+    timers = _Timers()
+    t0 = time.perf_counter()
+    s = Session(path, Budget(1e6), ledger, schema=schema, create_ledger=not ledger.exists())
+    out = {"open": time.perf_counter() - t0}
+    s.engine.aggregate = timers.wrap("aggregate", s.engine.aggregate)  # type: ignore[method-assign]
+    s.ledger.reserve = timers.wrap("ledger", s.ledger.reserve)  # type: ignore[method-assign]
+    s.ledger.complete = timers.wrap("ledger", s.ledger.complete)  # type: ignore[method-assign]
+    original = adapter.Plan.release
+    adapter.Plan.release = timers.wrap("noise", original)  # type: ignore[method-assign]
+    try:
+        t0 = time.perf_counter()
+        s.release(query, epsilon=1.0)
+        out["release"] = time.perf_counter() - t0
+    finally:
+        adapter.Plan.release = original  # type: ignore[method-assign]
+        s.close()
+    out.update(timers.t)
+    out["other"] = out["release"] - sum(timers.t.values())
+    return out
+
+
+def _cli(args: list[str], cwd: Path) -> float:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "dpnoise", *args], cwd=cwd, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def _load() -> str:
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10^6 rows, 10^5 keys, 2 repeats")
+    ap.add_argument("--rows", type=int, default=None)
+    ap.add_argument("--keys", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=None)
     args = ap.parse_args()
-    import duckdb
-
-    from dpnoise import Budget, Session
-
-    groups = 100_000 if args.quick else 1_000_000
-    rows = 3 * groups
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "big.parquet"
+    rows = args.rows or (1_000_000 if args.quick else 10_000_000)
+    keys = args.keys or (100_000 if args.quick else 1_000_000)
+    reps = args.repeats or (2 if args.quick else 3)
+    schema = {"dataset": {"max_rows": rows},
+              "columns": {"x": {"lower": 0, "upper": 100},
+                          "k": {"integer": True, "lower": 0, "upper": keys - 1}}}
+    print(f"{os.cpu_count()} cores, {_load()}, {reps} interleaved repeats (medians)")
+    with tempfile.TemporaryDirectory(prefix="dpnoise-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        data = tmp / "big.parquet"
         t = time.perf_counter()
-        duckdb.execute(
-            f"COPY (SELECT (hash(i) % {groups})::BIGINT AS k, (i % 1000) / 10.0 AS x, "
-            f"i // 2 AS uid FROM range({rows}) t(i)) TO '{data}' (FORMAT PARQUET)"
-        )
-        print(f"data: {rows:,} rows, {groups:,} public keys (parquet, "
-              f"{data.stat().st_size / 1e6:.1f} MB, written in {time.perf_counter() - t:.2f} s)")
-        schema = {"columns": {"k": {"integer": True, "lower": 0, "upper": groups - 1},
-                              "x": {"lower": 0, "upper": 100}}}
-        s = Session(data, Budget(10.0), Path(tmp) / "ledger.sqlite", schema=schema,
-                    create_ledger=True)
-        print(f"\n{'release':34s} {'total s':>8s} {'aggregate s':>12s} {'numpy lap s':>12s} "
-              f"{'ratio':>6s}")
-        for q in ("histogram k", "sum x by k", "mean x by k"):
-            s.release(q, epsilon=1.0)  # warm: calibration cached, files in page cache
-            t = time.perf_counter()
-            r = s.release(q, epsilon=1.0)
-            total = time.perf_counter() - t
-            t = time.perf_counter()
-            s.engine.aggregate(s.parse(q))
-            agg = time.perf_counter() - t
-            g = np.random.default_rng(0)
-            reps = 2 if q.startswith("mean") else 1
-            t = time.perf_counter()
-            for _ in range(reps):
-                _ = np.zeros(groups) + g.laplace(0.0, 1.0, groups)
-            lap = time.perf_counter() - t
-            assert r.values.size == groups
-            print(f"{q:34s} {total:8.3f} {agg:12.3f} {lap:12.3f} {total / lap:6.1f}x")
-        cold = Session(data, None, Path(tmp) / "ledger.sqlite", schema=schema)
-        t = time.perf_counter()
-        cold.release("mean x by k", epsilon=0.5)
-        print(f"{'mean x by k, new Session object':34s} {time.perf_counter() - t:8.3f}")
+        _write_parquet(data, rows, keys)
+        print(f"data: {rows:,} rows, {keys:,} public keys (parquet, "
+              f"{data.stat().st_size / 1e6:.0f} MB, written in {time.perf_counter() - t:.1f} s)")
 
-        small = Path(tmp) / "small.csv"
-        small.write_text("x\n" + "\n".join(str(i % 50) for i in range(1000)) + "\n")
+        # 1. Session.release vs one plain DuckDB query ------------------------------
+        queries = ("sum x by k", "histogram k", "mean x by k")
+        plain: list[float] = []
+        res: dict[str, list[dict[str, float]]] = {q: [] for q in queries}
+        ledger = tmp / "ledger.sqlite"
+        for _ in range(reps):
+            for q in queries:
+                plain.append(_plain(data, keys))
+                res[q].append(_release_breakdown(data, schema, ledger, q))
+        p = statistics.median(plain)
+        print(f"\nplain DuckDB query (no privacy), median: {p:.3f} s  [{_load()}]")
+        cols = ("open", "release", "aggregate", "noise", "ledger", "other")
+        print(f"{'dpnoise (durable ledger)':22s}" + "".join(f"{c:>10s}" for c in cols)
+              + f"{'rel/plain':>11s}{'(open+rel)/plain':>18s}")
+        for q in queries:
+            med = {c: statistics.median(r.get(c, 0.0) for r in res[q]) for c in cols}
+            both = statistics.median(r["open"] + r["release"] for r in res[q])
+            print(f"{q:22s}" + "".join(f"{med[c]:10.3f}" for c in cols)
+                  + f"{med['release'] / p:10.2f}x{both / p:17.2f}x")
+        print("open = file hashed + typed view built (once per session); release = one "
+              "Session.release; aggregate/noise/ledger are parts of it")
+
+        # 2. the CLI with 10^6 cells ---------------------------------------------------
+        cli_rows, cli_keys = (200_000, 200_000) if args.quick else (1_000_000, 1_000_000)
+        small = tmp / "cells.parquet"
+        _write_parquet(small, cli_rows, cli_keys)
+        (tmp / "cells.toml").write_text(SCHEMA_TOML.format(rows=cli_rows, kmax=cli_keys - 1))
+        base = ["release", "--data", str(small), "--ledger", ":memory:", "--budget", "1000",
+                "--epsilon", "1", "--query", "sum x by k"]
+        times: dict[str, list[float]] = {"--json": [], "--output .csv": [],
+                                         "--output .parquet": [], "(table, 30 rows)": []}
+        for i in range(reps):
+            times["--json"].append(_cli([*base, "--json"], tmp))
+            times["--output .csv"].append(_cli([*base, "--output", f"o{i}.csv"], tmp))
+            times["--output .parquet"].append(_cli([*base, "--output", f"o{i}.parquet"], tmp))
+            times["(table, 30 rows)"].append(_cli(base, tmp))
+        print(f"\ndpnoise release --data ({cli_rows:,} rows) 'sum x by k' -> {cli_keys:,} "
+              f"cells, whole process, median  [{_load()}]")
+        for k, v in times.items():
+            print(f"  {k:20s} {statistics.median(v):7.2f} s   (runs: "
+                  + ", ".join(f"{x:.2f}" for x in v) + ")")
+
+        # 3. small ledgered releases --------------------------------------------------
+        from dpnoise import Budget, Session
+
+        tiny = tmp / "small.csv"
+        tiny.write_text("x\n" + "\n".join(str(i % 50) for i in range(1000)) + "\n")
         n = 50 if args.quick else 200
-        s2 = Session(small, Budget(1000.0), Path(tmp) / "l2.sqlite", create_ledger=True,
+        s2 = Session(tiny, Budget(1000.0), tmp / "l2.sqlite", create_ledger=True,
                      schema={"columns": {"x": {"lower": 0, "upper": 50}}})
         s2.release("count where x > 10", epsilon=0.5)
         t = time.perf_counter()
@@ -81,6 +208,7 @@ def main() -> None:
             s2.release("count where x > 10", epsilon=0.5, replay=True)
         dt = time.perf_counter() - t
         print(f"replayed from the ledger:                      {n / dt:.0f} /s")
+        s2.close()
 
 
 if __name__ == "__main__":

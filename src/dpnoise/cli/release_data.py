@@ -149,7 +149,8 @@ def run_data_release(args: argparse.Namespace) -> int:
     from ..randomness import SeededRandom
     from ..session import Schema, Session
     from ..session.session import _resolve_schema
-    from .output import emit_json
+    from ..session.table import release_columns
+    from .output import Table, emit_json
 
     if args.query is None:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")
@@ -215,7 +216,7 @@ def run_data_release(args: argparse.Namespace) -> int:
                 "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
                 "columns": r.columns(),
                 "rows": [] if "written" in r.details or "output" in r.details
-                else r.rows(intervals=True),
+                else Table(release_columns(r).values()),
                 **({"output": r.details["output"]} if "output" in r.details else {}),
                 **({"confidence": r.confidence, "error_bars": r.interval_note()}
                    if "written" not in r.details else {}),

@@ -72,6 +72,7 @@ from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
+from .table import TABLE_FORMATS, write_table
 
 
 @dataclass(frozen=True)
@@ -845,35 +846,6 @@ def _interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
         return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
 
     return ivs
-
-
-TABLE_FORMATS = (".csv", ".parquet")
-
-
-def write_table(release: Release, path: str) -> None:
-    """Write a released table (its public cell labels, the released values and, where the
-    release has them, the error-bar columns) to ``path`` (.csv or .parquet).  Only
-    released, public numbers are written: post-processing, no privacy cost."""
-    columns = release.columns()
-    rows = release.rows(intervals=True)
-    data = {c: np.asarray([r[i] for r in rows]) for i, c in enumerate(columns)}
-    if Path(path).suffix.lower() == ".csv":
-        import csv
-
-        with open(path, "x", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(columns)
-            w.writerows(rows)
-        return
-    import duckdb
-
-    con = duckdb.connect(":memory:")  # a fresh connection: never the session's engine
-    try:
-        con.register("released", data)
-        target = str(path).replace("'", "''")
-        con.execute(f"COPY (SELECT * FROM released) TO '{target}' (FORMAT parquet)")
-    finally:
-        con.close()
 
 
 def _public_cells(group_by: tuple[str, ...], keys: tuple[Any, ...]) -> dict[str, Any]:
