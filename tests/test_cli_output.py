@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from dpnoise.cli import output
 from dpnoise.cli.output import Table, _json_default, dumps
 from dpnoise.session import Budget, Session
 from dpnoise.session.table import release_columns
@@ -18,46 +19,64 @@ def reference(obj: object) -> str:
     return json.dumps(obj, indent=2, default=_json_default, allow_nan=True)
 
 
+@pytest.fixture(params=["python", "duckdb"])
+def renderer(request, monkeypatch) -> str:  # type: ignore[no-untyped-def]
+    """Both renderings: by Python (small parts) and by DuckDB (from DUCKDB_CELLS on)."""
+    if request.param == "duckdb":
+        monkeypatch.setattr(output, "DUCKDB_CELLS", 1)
+    else:
+        monkeypatch.setattr(output, "DUCKDB_CELLS", 10**12)
+    return request.param
+
+
 FLOATS = np.array([0.0, -0.0, 1.5, 0.1, 1e16, 1e-7, 123456789.123, 5e-324,
                    1.7976931348623157e308, np.nan, np.inf, -np.inf, 2.0**60, -3.25])
 
 
-def test_numeric_arrays_render_as_json_does() -> None:
+def test_numeric_arrays_render_as_json_does(renderer: str) -> None:
     g = np.random.default_rng(3)
     bits = g.integers(0, 2**63, 4000, dtype=np.int64).view(np.float64)  # any double
     arrays = [FLOATS, bits, g.laplace(0, 1e3, 500), np.array([0.1, -0.0, 1e30, np.nan, -np.inf], dtype=np.float32),
               np.array([0, -1, 2**62, -(2**63)], dtype=np.int64),
               np.array([0, 2**64 - 1], dtype=np.uint64), np.array([True, False]),
               g.normal(size=(7, 3)), np.arange(12).reshape(4, 3)]
-    for a in arrays:
-        for obj in (a, {"x": a, "y": [1, a, {"z": a}], "w": (a, "s")}, [[a]]):
-            assert dumps(obj) == reference(obj)
+    objs = [{"x": a, "y": [1, a, {"z": a}], "w": (a, "s")} for a in arrays]
+    objs += [arrays[0], [[arrays[-1]]]]  # at the top level, in nested lists
+    assert [dumps(o) for o in objs] == [reference(o) for o in objs]
+    assert dumps(objs) == reference(objs)  # many parts in one output
 
 
-def test_tables_render_as_their_rows() -> None:
+def test_tables_render_as_their_rows(renderer: str) -> None:
     g = np.random.default_rng(4)
     n = 300
     cols = [np.arange(n), g.laplace(size=n), np.where(g.random(n) < 0.1, np.nan, 1.0),
             np.array([f"k\"{i}\u00e9\\" for i in range(n)]), g.integers(0, 9, n) > 4,
             np.array(["a", 1, 2.5, None, True] * (n // 5), dtype=object)]
-    for k in range(len(cols) + 1):
-        t = Table(cols[:k]) if k else Table([np.zeros(0)])
+    tables = [Table(cols[:k]) if k else Table([np.zeros(0)]) for k in range(len(cols) + 1)]
+    tables.append(Table(cols[::-1]))
+    for t in tables:
         plain = t.rows()
-        for obj in (t, {"rows": t, "after": 1}, {"a": {"rows": t}}, [t, t]):
-            sub = {"rows": plain, "after": 1} if isinstance(obj, dict) and "after" in obj \
-                else ({"a": {"rows": plain}} if isinstance(obj, dict) else
-                      ([plain, plain] if isinstance(obj, list) else plain))
-            assert dumps(obj) == reference(sub)
+        assert dumps({"a": {"rows": t}, "after": [t]}) == \
+            reference({"a": {"rows": plain}, "after": [plain]})
+    assert dumps(tables[2]) == reference(tables[2].rows())
     odd = Table([np.array([(1, 2), "x"], dtype=object)])  # a non-scalar cell: json writes it
     assert dumps({"rows": odd}) == reference({"rows": odd.rows()})
     with pytest.raises(ValueError):
         Table([np.zeros(2), np.zeros(3)])
 
 
-def test_plain_objects_unchanged() -> None:
+def test_plain_objects_unchanged(renderer: str) -> None:
     obj = {"a": 1, "b": [1.5, float("nan")], "c": np.float64(2.5), "d": np.zeros(0),
            "e": "@@dpnoise-not-a-placeholder", "f": None, "g": np.zeros((2, 0))}
     assert dumps(obj) == reference(obj)
+
+
+def test_large_table_keeps_row_order() -> None:
+    """The default threshold, a table big enough for DuckDB's parallel scan."""
+    g = np.random.default_rng(5)
+    n = 3 * output.DUCKDB_CELLS
+    t = Table([np.arange(n), g.laplace(0, 100, n)])
+    assert dumps({"rows": t}) == reference({"rows": t.rows()})
 
 
 def test_release_columns_and_written_table_hold_the_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]

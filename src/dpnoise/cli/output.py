@@ -8,7 +8,11 @@ large numeric parts are rendered column-at-a-time instead: a :class:`Table` (col
 equal length, written as a list of rows) and any one- or two-dimensional numpy array of
 numbers are swapped for a placeholder, the rest is encoded by ``json``, and each
 placeholder is replaced by its rendering -- the same bytes the encoder would have written
-(tests/test_cli_output.py compares them).
+(tests/test_cli_output.py compares them).  From :data:`DUCKDB_CELLS` cells on, the
+numbers are formatted and the rows assembled by DuckDB (already loaded by every command
+that releases a table), whose DOUBLE -> VARCHAR text is Python's ``repr`` (the shortest
+round-trip digits, the same switch to exponent notation; tested on random bit patterns);
+below that, by Python, one column at a time.
 """
 
 from __future__ import annotations
@@ -111,12 +115,64 @@ def _render_rows(columns: list[list[str]], n: int, indent: str) -> str:
     return "[\n" + "".join(toks) + "\n" + indent + "]"
 
 
+#: from this many cells on, a table or array is rendered by DuckDB
+DUCKDB_CELLS = 20_000
+
+
+def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: str
+                   ) -> str | None:
+    """Rows (``rows``) or the elements of one column, formatted and assembled by DuckDB
+    (connection ``con``); None if a column holds something else than JSON scalars."""
+    data: dict[str, Any] = {}
+    exprs = []
+    for j, c in enumerate(columns):
+        name = f"c{j}"
+        kind = c.dtype.kind
+        if kind == "f":
+            data[name] = c.astype(np.float64, copy=False)  # json writes the double
+            # a NaN is scanned as NULL; DOUBLE -> VARCHAR is repr() for finite values
+            exprs.append(f"coalesce(CASE WHEN isinf({name}) THEN (CASE WHEN {name} > 0 "
+                         f"THEN 'Infinity' ELSE '-Infinity' END) ELSE CAST({name} AS "
+                         "VARCHAR) END, 'NaN')")
+        elif kind in "biu":
+            data[name] = c
+            exprs.append(f"CAST({name} AS VARCHAR)")
+        else:
+            texts = _texts(c)
+            if texts is None:
+                return None
+            data[name] = np.array(texts, dtype=object)
+            exprs.append(name)
+    r_ind, e_ind = indent + "  ", indent + "    "
+    if rows:
+        sql = " || $s || ".join(exprs) if len(exprs) > 1 else exprs[0]
+        sql = f"SELECT $p || {sql} || $e AS r FROM __dp_part"
+        params = {"p": r_ind + "[\n" + e_ind, "e": "\n" + r_ind + "]"}
+        if len(exprs) > 1:
+            params["s"] = ",\n" + e_ind
+    else:
+        sql = f"SELECT $p || {exprs[0]} AS r FROM __dp_part"
+        params = {"p": r_ind}
+    con.register("__dp_part", data)
+    try:
+        texts = con.execute(sql, params).fetchnumpy()["r"].tolist()
+    finally:
+        con.unregister("__dp_part")
+    return "[\n" + ",\n".join(texts) + "\n" + indent + "]"
+
+
 class _Swap:
     """Replaces the large parts of an object by placeholders, and renders them back."""
 
     def __init__(self) -> None:
         self.tag = f"@@dpnoise-{uuid.uuid4().hex}-"
         self.parts: dict[str, Any] = {}
+        self.con: Any = None  # a DuckDB connection, opened for the first large part
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
 
     def walk(self, o: Any) -> Any:
         if isinstance(o, Table) or (isinstance(o, np.ndarray) and o.size and (
@@ -132,14 +188,28 @@ class _Swap:
 
     def render(self, o: Any, indent: str) -> str:
         if isinstance(o, Table):
-            texts = [_texts(c) for c in o.columns]
-            if any(t is None for t in texts):  # not all scalars: let json write it
-                return _indented(o.rows(), indent)
-            return _render_rows(texts, len(o), indent)  # type: ignore[arg-type]
-        if o.ndim == 1:
-            return _render_list(_texts(o), indent)  # type: ignore[arg-type]
-        return _render_rows([_texts(o[:, j]) for j in range(o.shape[1])],  # type: ignore[misc]
-                            o.shape[0], indent)
+            cols, n, rows = o.columns, len(o), True
+        elif o.ndim == 1:
+            cols, n, rows = [o], o.size, False
+        else:
+            cols, n, rows = [o[:, j] for j in range(o.shape[1])], o.shape[0], True
+        if n == 0 or not cols:
+            return _indented(o.rows() if isinstance(o, Table) else o.tolist(), indent)
+        if n * len(cols) >= DUCKDB_CELLS:
+            if self.con is None:
+                import duckdb
+
+                self.con = duckdb.connect(":memory:")
+                self.con.execute("SET enable_progress_bar = false")
+            text = _render_duckdb(self.con, cols, rows, indent)
+            if text is not None:
+                return text
+        texts = [_texts(c) for c in cols]
+        if any(t is None for t in texts):  # not all scalars: let json write it
+            return _indented(o.rows(), indent)
+        if not rows:
+            return _render_list(texts[0], indent)  # type: ignore[arg-type]
+        return _render_rows(texts, n, indent)  # type: ignore[arg-type]
 
 
 def _indented(obj: Any, indent: str) -> str:
@@ -156,13 +226,16 @@ def dumps(obj: Any) -> str:
         return text
     out: list[str] = []
     pos = 0
-    for key, part in swap.parts.items():
-        at = text.index(f'"{key}"', pos)
-        line = text.rfind("\n", 0, at) + 1
-        indent = text[line:at]
-        indent = indent[: len(indent) - len(indent.lstrip(" "))]
-        out += [text[pos:at], swap.render(part, indent)]
-        pos = at + len(key) + 2
+    try:
+        for key, part in swap.parts.items():
+            at = text.index(f'"{key}"', pos)
+            line = text.rfind("\n", 0, at) + 1
+            indent = text[line:at]
+            indent = indent[: len(indent) - len(indent.lstrip(" "))]
+            out += [text[pos:at], swap.render(part, indent)]
+            pos = at + len(key) + 2
+    finally:
+        swap.close()
     out.append(text[pos:])
     return "".join(out)
 
