@@ -121,7 +121,7 @@ def _cli(args: list[str], cwd: Path) -> float:
 
 
 def _load() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def main() -> None:

@@ -69,7 +69,7 @@ def test_integers_direct_equal_text_rule(sql_type: str) -> None:
 
 
 def test_direct_types_listed() -> None:
-    assert DIRECT_NUMBER == {"DOUBLE", *RANGES}
+    assert {"DOUBLE", *RANGES} == DIRECT_NUMBER
 
 
 def _view(data: dict[str, np.ndarray], schema: dict) -> list[tuple]:  # type: ignore[type-arg]

@@ -201,6 +201,7 @@ class _Swap:
 
                 self.con = duckdb.connect(":memory:")
                 self.con.execute("SET enable_progress_bar = false")
+                self.con.execute("SET preserve_insertion_order = true")  # rows in order
             text = _render_duckdb(self.con, cols, rows, indent)
             if text is not None:
                 return text

@@ -36,22 +36,71 @@ def write_table(release: Any, path: str) -> None:
     the release has them, the error-bar columns) to ``path`` (.csv or .parquet; the
     session refuses an existing path before anything is spent).  The CSV holds the same
     text as ``csv.writer`` over ``release.rows(intervals=True)``."""
-    data = release_columns(release, intervals=True)
-    columns = list(data)
-    if Path(path).suffix.lower() == ".csv":
-        import csv
-
-        with open(path, "x", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(columns)
-            w.writerows(zip(*(a.tolist() for a in data.values()), strict=True))
-        return
     import duckdb
 
+    data = release_columns(release, intervals=True)
     con = duckdb.connect(":memory:")  # a fresh connection: never the session's engine
     try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET preserve_insertion_order = true")  # the CSV's lines in order
+        if Path(path).suffix.lower() == ".csv":
+            _write_csv(con, path, data)
+            return
         con.register("released", data)
         target = str(path).replace("'", "''")
         con.execute(f"COPY (SELECT * FROM released) TO '{target}' (FORMAT parquet)")
     finally:
         con.close()
+
+
+def _csv_field(v: str) -> str:
+    """One text field as ``csv.writer`` (excel dialect, QUOTE_MINIMAL) writes it."""
+    if any(ch in v for ch in ',"\r\n'):
+        return '"' + v.replace('"', '""') + '"'
+    return v
+
+
+def _write_csv(con: Any, path: str, data: dict[str, NDArray[Any]]) -> None:
+    """The bytes ``csv.writer`` writes for the header and the rows (``str`` of each
+    number -- ``repr`` for a float, ``nan``/``inf`` -- CRLF line ends), the numbers
+    formatted and each line assembled by DuckDB (its DOUBLE -> VARCHAR is Python's
+    ``repr``; tests/test_cli_output.py compares the files)."""
+    import csv
+    import io
+
+    head = io.StringIO(newline="")
+    csv.writer(head).writerow(list(data))
+    cols: dict[str, Any] = {}
+    exprs: list[str] = []
+    simple = len(data) > 1  # csv.writer quotes a lone empty field: leave that to it
+    for j, a in enumerate(data.values()):
+        name, kind = f"c{j}", a.dtype.kind
+        if kind == "f":
+            cols[name] = a.astype(np.float64, copy=False)
+            exprs.append(f"coalesce(CASE WHEN isinf({name}) THEN (CASE WHEN {name} > 0 "
+                         f"THEN 'inf' ELSE '-inf' END) ELSE CAST({name} AS VARCHAR) END, "
+                         "'nan')")  # a NaN is scanned as NULL
+        elif kind in "iu":
+            cols[name] = a
+            exprs.append(f"CAST({name} AS VARCHAR)")
+        elif kind == "b":
+            cols[name] = a
+            exprs.append(f"(CASE WHEN {name} THEN 'True' ELSE 'False' END)")
+        elif kind == "U":
+            cols[name] = np.array([_csv_field(v) for v in a.tolist()], dtype=object)
+            exprs.append(name)
+        else:
+            simple = False
+    with open(path, "x", newline="", encoding="utf-8") as fh:
+        if not simple:
+            w = csv.writer(fh)
+            w.writerow(list(data))
+            w.writerows(zip(*(a.tolist() for a in data.values()), strict=True))
+            return
+        con.register("released", cols)
+        line = " || ',' || ".join(exprs)
+        lines = con.execute(f"SELECT {line} AS r FROM released").fetchnumpy()["r"].tolist()
+        fh.write(head.getvalue())
+        if lines:
+            fh.write("\r\n".join(lines))
+            fh.write("\r\n")
