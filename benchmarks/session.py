@@ -55,19 +55,20 @@ def _write_parquet(path: Path, rows: int, keys: int) -> None:
     con.close()
 
 
-def _plain(path: Path, keys: int) -> float:
-    """The same aggregation as one plain DuckDB query on the file (fresh connection)."""
+def _plain(path: Path, keys: int) -> tuple[float, float]:
+    """The same aggregation as one plain DuckDB query on the file (fresh connection):
+    (wall, CPU) seconds."""
     import duckdb
 
     con = duckdb.connect(":memory:")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     con.execute(
         f"SELECT k, count(*) AS n, sum(least(greatest(x, 0), 100)) AS s "
         f"FROM read_parquet('{path}') WHERE k BETWEEN 0 AND {keys - 1} GROUP BY k"
     ).fetchnumpy()
-    dt = time.perf_counter() - t
+    out = time.perf_counter() - t, time.process_time() - c
     con.close()
-    return dt
+    return out
 
 
 class _Timers:
@@ -92,32 +93,39 @@ def _release_breakdown(path: Path, schema: dict[str, Any], ledger: Path, query: 
     from dpnoise.session import adapter
 
     timers = _Timers()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     s = Session(path, Budget(1e6), ledger, schema=schema, create_ledger=not ledger.exists())
-    out = {"open": time.perf_counter() - t0}
+    out = {"open": time.perf_counter() - t0, "open_cpu": time.process_time() - c0}
     s.engine.aggregate = timers.wrap("aggregate", s.engine.aggregate)  # type: ignore[method-assign]
     s.ledger.reserve = timers.wrap("ledger", s.ledger.reserve)  # type: ignore[method-assign]
     s.ledger.complete = timers.wrap("ledger", s.ledger.complete)  # type: ignore[method-assign]
     original = adapter.Plan.release
     adapter.Plan.release = timers.wrap("noise", original)  # type: ignore[method-assign]
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         s.release(query, epsilon=1.0)
         out["release"] = time.perf_counter() - t0
+        out["release_cpu"] = time.process_time() - c0
     finally:
         adapter.Plan.release = original  # type: ignore[method-assign]
         s.close()
-    out.update(timers.t)
     out["other"] = out["release"] - sum(timers.t.values())
+    out.update(timers.t)
     return out
 
 
-def _cli(args: list[str], cwd: Path) -> float:
+def _cli(args: list[str], cwd: Path) -> tuple[float, float]:
+    """One ``dpnoise`` process, its output discarded: (wall, CPU user+sys) seconds."""
+    import resource
+
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "dpnoise", *args], cwd=cwd, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def _load() -> str:
@@ -148,15 +156,17 @@ def main() -> None:
 
         # 1. Session.release vs one plain DuckDB query ------------------------------
         queries = ("sum x by k", "histogram k", "mean x by k")
-        plain: list[float] = []
+        plain: list[tuple[float, float]] = []
         res: dict[str, list[dict[str, float]]] = {q: [] for q in queries}
         ledger = tmp / "ledger.sqlite"
         for _ in range(reps):
             for q in queries:
                 plain.append(_plain(data, keys))
                 res[q].append(_release_breakdown(data, schema, ledger, q))
-        p = statistics.median(plain)
-        print(f"\nplain DuckDB query (no privacy), median: {p:.3f} s  [{_load()}]")
+        p = statistics.median(w for w, _ in plain)
+        pc = statistics.median(c for _, c in plain)
+        print(f"\nplain DuckDB query (no privacy), median: {p:.3f} s wall, {pc:.3f} s CPU "
+              f"(both threads)  [{_load()}]")
         cols = ("open", "release", "aggregate", "noise", "ledger", "other")
         print(f"{'dpnoise (durable ledger)':22s}" + "".join(f"{c:>10s}" for c in cols)
               + f"{'rel/plain':>11s}{'(open+rel)/plain':>18s}")
@@ -165,8 +175,13 @@ def main() -> None:
             both = statistics.median(r["open"] + r["release"] for r in res[q])
             print(f"{q:22s}" + "".join(f"{med[c]:10.3f}" for c in cols)
                   + f"{med['release'] / p:10.2f}x{both / p:17.2f}x")
+            rc = statistics.median(r["release_cpu"] for r in res[q])
+            oc = statistics.median(r["open_cpu"] for r in res[q])
+            print(f"{'   CPU s (process)':22s}{oc:10.3f}{rc:10.3f}{'':40s}"
+                  f"{rc / pc:10.2f}x{(oc + rc) / pc:17.2f}x")
         print("open = file hashed + typed view built (once per session); release = one "
-              "Session.release; aggregate/noise/ledger are parts of it")
+              "Session.release; aggregate/noise/ledger are parts of it (wall s).  CPU: the "
+              "process's CPU time, all threads -- steadier than wall time on a loaded machine")
 
         # 2. the CLI with 10^6 cells ---------------------------------------------------
         cli_rows, cli_keys = (200_000, 200_000) if args.quick else (1_000_000, 1_000_000)
@@ -175,7 +190,7 @@ def main() -> None:
         (tmp / "cells.toml").write_text(SCHEMA_TOML.format(rows=cli_rows, kmax=cli_keys - 1))
         base = ["release", "--data", str(small), "--ledger", ":memory:", "--budget", "1000",
                 "--epsilon", "1", "--query", "sum x by k"]
-        times: dict[str, list[float]] = {"--json": [], "--output .csv": [],
+        times: dict[str, list[tuple[float, float]]] = {"--json": [], "--output .csv": [],
                                          "--output .parquet": [], "(table, 30 rows)": []}
         for i in range(reps):
             times["--json"].append(_cli([*base, "--json"], tmp))
@@ -185,8 +200,9 @@ def main() -> None:
         print(f"\ndpnoise release --data ({cli_rows:,} rows) 'sum x by k' -> {cli_keys:,} "
               f"cells, whole process, median  [{_load()}]")
         for k, v in times.items():
-            print(f"  {k:20s} {statistics.median(v):7.2f} s   (runs: "
-                  + ", ".join(f"{x:.2f}" for x in v) + ")")
+            print(f"  {k:20s} {statistics.median(w for w, _ in v):7.2f} s wall, "
+                  f"{statistics.median(c for _, c in v):6.2f} s CPU   (wall/CPU of each run: "
+                  + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in v) + ")")
 
         # 3. small ledgered releases --------------------------------------------------
         from dpnoise import Budget, Session

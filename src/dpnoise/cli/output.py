@@ -144,14 +144,13 @@ def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: st
             data[name] = np.array(texts, dtype=object)
             exprs.append(name)
     r_ind, e_ind = indent + "  ", indent + "    "
-    if rows:
-        sql = " || $s || ".join(exprs) if len(exprs) > 1 else exprs[0]
-        sql = f"SELECT $p || {sql} || $e AS r FROM __dp_part"
+    if rows:  # concat(): one string built per row (a chain of || builds one per step)
+        sql = f"SELECT concat($p, {', $s, '.join(exprs)}, $e) AS r FROM __dp_part"
         params = {"p": r_ind + "[\n" + e_ind, "e": "\n" + r_ind + "]"}
         if len(exprs) > 1:
             params["s"] = ",\n" + e_ind
     else:
-        sql = f"SELECT $p || {exprs[0]} AS r FROM __dp_part"
+        sql = f"SELECT concat($p, {exprs[0]}) AS r FROM __dp_part"
         params = {"p": r_ind}
     con.register("__dp_part", data)
     try:

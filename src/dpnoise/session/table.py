@@ -98,8 +98,9 @@ def _write_csv(con: Any, path: str, data: dict[str, NDArray[Any]]) -> None:
             w.writerows(zip(*(a.tolist() for a in data.values()), strict=True))
             return
         con.register("released", cols)
-        line = " || ',' || ".join(exprs)
-        lines = con.execute(f"SELECT {line} AS r FROM released").fetchnumpy()["r"].tolist()
+        line = ", ',', ".join(exprs)
+        lines = con.execute(f"SELECT concat({line}) AS r FROM released"
+                            ).fetchnumpy()["r"].tolist()
         fh.write(head.getvalue())
         if lines:
             fh.write("\r\n".join(lines))
