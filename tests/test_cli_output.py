@@ -69,7 +69,9 @@ def test_tables_render_as_their_rows(renderer: str) -> None:
 
 def test_plain_objects_unchanged(renderer: str) -> None:
     obj = {"a": 1, "b": [1.5, float("nan")], "c": np.float64(2.5), "d": np.zeros(0),
-           "e": "@@dpnoise-not-a-placeholder", "f": None, "g": np.zeros((2, 0))}
+           "e": "@@dpnoise-not-a-placeholder", "f": None, "g": np.zeros((2, 0)),
+           "h": np.ma.masked_array([1.0, 2.0], mask=[False, True]),  # left to json
+           "i": np.arange(24).reshape(2, 3, 4)}
     assert dumps(obj) == reference(obj)
 
 

@@ -174,7 +174,7 @@ class _Swap:
             self.con = None
 
     def walk(self, o: Any) -> Any:
-        if isinstance(o, Table) or (isinstance(o, np.ndarray) and o.size and (
+        if isinstance(o, Table) or (type(o) is np.ndarray and o.size and (
                 o.ndim == 1 or (o.ndim == 2 and o.shape[1])) and o.dtype.kind in "biuf"):
             key = f"{self.tag}{len(self.parts)}@@"
             self.parts[key] = o
