@@ -75,12 +75,27 @@ def test_plain_objects_unchanged(renderer: str) -> None:
     assert dumps(obj) == reference(obj)
 
 
-def test_large_table_keeps_row_order() -> None:
-    """The default threshold, a table big enough for DuckDB's parallel scan."""
+def test_large_table_keeps_row_order(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The default threshold, a table big enough for DuckDB's parallel scan; printed by
+    emit_json (DuckDB writes the rows to a file that is copied to stdout)."""
     g = np.random.default_rng(5)
     n = 3 * output.DUCKDB_CELLS
     t = Table([np.arange(n), g.laplace(0, 100, n)])
-    assert dumps({"rows": t}) == reference({"rows": t.rows()})
+    want = reference({"rows": t.rows(), "a": [1.5, 2.0]})
+    assert dumps({"rows": t, "a": np.array([1.5, 2])}) == want
+    output.emit_json({"rows": t, "a": np.array([1.5, 2])})
+    assert capsys.readouterr().out == want + "\n"
+
+
+def test_emit_json_prints_the_same_text(renderer: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    g = np.random.default_rng(7)
+    t = Table([np.array(["a", "b\u00e9"] * 5), g.normal(size=10), np.arange(10) > 4])
+    obj = {"q": "x", "rows": t, "arr": [g.normal(size=(3, 2)), np.arange(4)], "end": None}
+    plain = {"q": "x", "rows": t.rows(), "arr": [obj["arr"][0], obj["arr"][1]], "end": None}
+    output.emit_json(obj)
+    assert capsys.readouterr().out == reference(plain) + "\n"
+    output.emit_json({"rows": Table([np.zeros(0)])})
+    assert capsys.readouterr().out == reference({"rows": []}) + "\n"
 
 
 def test_release_columns_and_written_table_hold_the_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -18,9 +18,12 @@ below that, by Python, one column at a time.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -119,10 +122,13 @@ def _render_rows(columns: list[list[str]], n: int, indent: str) -> str:
 DUCKDB_CELLS = 20_000
 
 
-def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: str
-                   ) -> str | None:
+def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: str,
+                   file: str | None = None) -> list[str | Path] | None:
     """Rows (``rows``) or the elements of one column, formatted and assembled by DuckDB
-    (connection ``con``); None if a column holds something else than JSON scalars."""
+    (connection ``con``); None if a column holds something else than JSON scalars.
+    Returned as pieces of text; with ``file``, the long middle piece is written there by
+    DuckDB (one element a line, each followed by ``,`` but the last) and its path
+    returned in its place -- no Python string per element."""
     data: dict[str, Any] = {}
     exprs = []
     for j, c in enumerate(columns):
@@ -144,29 +150,40 @@ def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: st
             data[name] = np.array(texts, dtype=object)
             exprs.append(name)
     r_ind, e_ind = indent + "  ", indent + "    "
+    # separators as SQL literals: spaces, newlines, brackets and commas only
     if rows:  # concat(): one string built per row (a chain of || builds one per step)
-        sql = f"SELECT concat($p, {', $s, '.join(exprs)}, $e) AS r FROM __dp_part"
-        params = {"p": r_ind + "[\n" + e_ind, "e": "\n" + r_ind + "]"}
-        if len(exprs) > 1:
-            params["s"] = ",\n" + e_ind
+        sep = f", '{',' + chr(10) + e_ind}', "
+        sql = (f"concat('{r_ind}[{chr(10)}{e_ind}', {sep.join(exprs)}, "
+               f"'{chr(10)}{r_ind}]')")
     else:
-        sql = f"SELECT concat($p, {exprs[0]}) AS r FROM __dp_part"
-        params = {"p": r_ind}
+        sql = f"concat('{r_ind}', {exprs[0]})"
     con.register("__dp_part", data)
     try:
-        texts = con.execute(sql, params).fetchnumpy()["r"].tolist()
+        if file is not None:
+            target = file.replace("'", "''")
+            con.execute(f"COPY (SELECT concat({sql}, ',') FROM __dp_part) TO '{target}' "
+                        "(FORMAT csv, HEADER false, QUOTE '', ESCAPE '')")
+            size = os.path.getsize(file)
+            with open(file, "rb") as fh:
+                fh.seek(max(size - 2, 0))
+                tail = fh.read()
+            if tail == b",\n":
+                os.truncate(file, size - 2)  # the last element takes no comma
+                return ["[\n", Path(file), "\n" + indent + "]"]
+        texts = con.execute(f"SELECT {sql} AS r FROM __dp_part").fetchnumpy()["r"].tolist()
     finally:
         con.unregister("__dp_part")
-    return "[\n" + ",\n".join(texts) + "\n" + indent + "]"
+    return ["[\n" + ",\n".join(texts) + "\n" + indent + "]"]
 
 
 class _Swap:
     """Replaces the large parts of an object by placeholders, and renders them back."""
 
-    def __init__(self) -> None:
+    def __init__(self, tmpdir: str | None = None) -> None:
         self.tag = f"@@dpnoise-{uuid.uuid4().hex}-"
         self.parts: dict[str, Any] = {}
         self.con: Any = None  # a DuckDB connection, opened for the first large part
+        self.tmpdir = tmpdir  # where DuckDB may write large parts (emit_json)
 
     def close(self) -> None:
         if self.con is not None:
@@ -185,7 +202,7 @@ class _Swap:
             return [self.walk(v) for v in o]
         return o
 
-    def render(self, o: Any, indent: str) -> str:
+    def render(self, o: Any, indent: str) -> list[str | Path]:
         if isinstance(o, Table):
             cols, n, rows = o.columns, len(o), True
         elif o.ndim == 1:
@@ -193,7 +210,7 @@ class _Swap:
         else:
             cols, n, rows = [o[:, j] for j in range(o.shape[1])], o.shape[0], True
         if n == 0 or not cols:
-            return _indented(o.rows() if isinstance(o, Table) else o.tolist(), indent)
+            return [_indented(o.rows() if isinstance(o, Table) else o.tolist(), indent)]
         if n * len(cols) >= DUCKDB_CELLS:
             if self.con is None:
                 import duckdb
@@ -201,15 +218,17 @@ class _Swap:
                 self.con = duckdb.connect(":memory:")
                 self.con.execute("SET enable_progress_bar = false")
                 self.con.execute("SET preserve_insertion_order = true")  # rows in order
-            text = _render_duckdb(self.con, cols, rows, indent)
-            if text is not None:
-                return text
+            file = None if self.tmpdir is None else \
+                os.path.join(self.tmpdir, f"part{len(os.listdir(self.tmpdir))}.txt")
+            pieces = _render_duckdb(self.con, cols, rows, indent, file)
+            if pieces is not None:
+                return pieces
         texts = [_texts(c) for c in cols]
         if any(t is None for t in texts):  # not all scalars: let json write it
-            return _indented(o.rows(), indent)
+            return [_indented(o.rows(), indent)]
         if not rows:
-            return _render_list(texts[0], indent)  # type: ignore[arg-type]
-        return _render_rows(texts, n, indent)  # type: ignore[arg-type]
+            return [_render_list(texts[0], indent)]  # type: ignore[arg-type]
+        return [_render_rows(texts, n, indent)]  # type: ignore[arg-type]
 
 
 def _indented(obj: Any, indent: str) -> str:
@@ -217,14 +236,11 @@ def _indented(obj: Any, indent: str) -> str:
     return text.replace("\n", "\n" + indent)
 
 
-def dumps(obj: Any) -> str:
-    """``json.dumps(obj, indent=2, default=..., allow_nan=True)``, the same text, with
-    tables and numeric arrays rendered column-at-a-time."""
-    swap = _Swap()
+def _pieces(obj: Any, tmpdir: str | None = None) -> Iterator[str | Path]:
+    """The text of ``json.dumps(obj, indent=2, ...)`` in pieces; with ``tmpdir``, large
+    parts may come as the path of a file holding their text."""
+    swap = _Swap(tmpdir)
     text = json.dumps(swap.walk(obj), indent=2, default=_json_default, allow_nan=True)
-    if not swap.parts:
-        return text
-    out: list[str] = []
     pos = 0
     try:
         for key, part in swap.parts.items():
@@ -232,13 +248,37 @@ def dumps(obj: Any) -> str:
             line = text.rfind("\n", 0, at) + 1
             indent = text[line:at]
             indent = indent[: len(indent) - len(indent.lstrip(" "))]
-            out += [text[pos:at], swap.render(part, indent)]
+            yield text[pos:at]
+            yield from swap.render(part, indent)
             pos = at + len(key) + 2
     finally:
         swap.close()
-    out.append(text[pos:])
-    return "".join(out)
+    yield text[pos:]
+
+
+def dumps(obj: Any) -> str:
+    """``json.dumps(obj, indent=2, default=..., allow_nan=True)``, the same text, with
+    tables and numeric arrays rendered column-at-a-time."""
+    return "".join(p for p in _pieces(obj) if isinstance(p, str))
 
 
 def emit_json(obj: Any) -> None:
-    sys.stdout.write(dumps(obj) + "\n")
+    """Print ``dumps(obj)`` and a newline; large parts are copied to stdout from the file
+    DuckDB wrote them to (ASCII text: ``json`` escapes every other character)."""
+    import tempfile
+
+    out = sys.stdout
+    with tempfile.TemporaryDirectory(prefix="dpnoise-json-") as tmp:
+        for piece in _pieces(obj, tmp):
+            if isinstance(piece, str):
+                out.write(piece)
+                continue
+            buffer = getattr(out, "buffer", None)
+            with open(piece, "rb") as fh:
+                if buffer is None:
+                    out.write(fh.read().decode("ascii"))
+                else:
+                    out.flush()
+                    shutil.copyfileobj(fh, buffer, 1 << 22)
+                    buffer.flush()
+    out.write("\n")
