@@ -130,7 +130,8 @@ def test_csv_is_what_csv_writer_writes(tmp_path) -> None:  # type: ignore[no-unt
     n = 2000
     bits = g.integers(-2**63, 2**63 - 1, n, dtype=np.int64).view(np.float64)
     bits[:6] = [np.nan, np.inf, -np.inf, -0.0, 1e16, 1e-7]
-    data = {"k": np.array([["a", "b,c", 'q"d', "e\nf", "", "x y"][i % 6] for i in range(n)]),
+    labels = ["a", "b,c", 'q"d', "e\nf", "", "x y", "\u00e9t\u00e9", "r\rs"]
+    data = {"k": np.array([labels[i % len(labels)] for i in range(n)]),
             "v": bits, "i": g.integers(-10**15, 10**15, n), "b": g.random(n) < 0.5,
             "f": g.random(n).astype(np.float32)}
     for k, cols in enumerate((data, {"k": data["k"][:0], "v": bits[:0]},
