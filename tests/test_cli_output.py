@@ -141,3 +141,16 @@ def test_csv_is_what_csv_writer_writes(tmp_path) -> None:  # type: ignore[no-unt
         _write_csv(con, str(path), cols)
         rows = list(zip(*(a.tolist() for a in cols.values()), strict=True))
         assert path.read_bytes() == _csv_bytes(list(cols), rows)
+
+
+def test_emit_json_without_a_temporary_directory(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import tempfile
+
+    def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise OSError("read-only")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(output, "DUCKDB_CELLS", 1)
+    t = Table([np.arange(5), np.linspace(0, 1, 5)])
+    output.emit_json({"rows": t})
+    assert capsys.readouterr().out == reference({"rows": t.rows()}) + "\n"

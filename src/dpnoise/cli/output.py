@@ -12,7 +12,8 @@ placeholder is replaced by its rendering -- the same bytes the encoder would hav
 numbers are formatted and the rows assembled by DuckDB (already loaded by every command
 that releases a table), whose DOUBLE -> VARCHAR text is Python's ``repr`` (the shortest
 round-trip digits, the same switch to exponent notation; tested on random bit patterns);
-below that, by Python, one column at a time.
+below that, by Python, one column at a time.  :func:`emit_json` lets DuckDB write such a
+part to a temporary file that is copied to stdout, so no Python string is made per row.
 """
 
 from __future__ import annotations
@@ -179,16 +180,35 @@ def _render_duckdb(con: Any, columns: list[NDArray[Any]], rows: bool, indent: st
 class _Swap:
     """Replaces the large parts of an object by placeholders, and renders them back."""
 
-    def __init__(self, tmpdir: str | None = None) -> None:
+    def __init__(self, spill: bool = False) -> None:
         self.tag = f"@@dpnoise-{uuid.uuid4().hex}-"
         self.parts: dict[str, Any] = {}
         self.con: Any = None  # a DuckDB connection, opened for the first large part
-        self.tmpdir = tmpdir  # where DuckDB may write large parts (emit_json)
+        self.spill = spill  # may DuckDB write large parts to files (emit_json)?
+        self.tmpdir: str | None = None  # made for the first such part
 
     def close(self) -> None:
         if self.con is not None:
             self.con.close()
             self.con = None
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def _file(self) -> str | None:
+        """A new file name in a private temporary directory, or None (no spilling, or
+        no writable temporary directory: then the part is built in memory)."""
+        if not self.spill:
+            return None
+        if self.tmpdir is None:
+            import tempfile
+
+            try:
+                self.tmpdir = tempfile.mkdtemp(prefix="dpnoise-json-")
+            except OSError:
+                self.spill = False
+                return None
+        return os.path.join(self.tmpdir, f"part{len(os.listdir(self.tmpdir))}.txt")
 
     def walk(self, o: Any) -> Any:
         if isinstance(o, Table) or (type(o) is np.ndarray and o.size and (
@@ -218,9 +238,7 @@ class _Swap:
                 self.con = duckdb.connect(":memory:")
                 self.con.execute("SET enable_progress_bar = false")
                 self.con.execute("SET preserve_insertion_order = true")  # rows in order
-            file = None if self.tmpdir is None else \
-                os.path.join(self.tmpdir, f"part{len(os.listdir(self.tmpdir))}.txt")
-            pieces = _render_duckdb(self.con, cols, rows, indent, file)
+            pieces = _render_duckdb(self.con, cols, rows, indent, self._file())
             if pieces is not None:
                 return pieces
         texts = [_texts(c) for c in cols]
@@ -236,10 +254,11 @@ def _indented(obj: Any, indent: str) -> str:
     return text.replace("\n", "\n" + indent)
 
 
-def _pieces(obj: Any, tmpdir: str | None = None) -> Iterator[str | Path]:
-    """The text of ``json.dumps(obj, indent=2, ...)`` in pieces; with ``tmpdir``, large
-    parts may come as the path of a file holding their text."""
-    swap = _Swap(tmpdir)
+def _pieces(obj: Any, spill: bool = False) -> Iterator[str | Path]:
+    """The text of ``json.dumps(obj, indent=2, ...)`` in pieces; with ``spill``, large
+    parts may come as the path of a (temporary) file holding their text, valid until the
+    next piece is asked for."""
+    swap = _Swap(spill)
     text = json.dumps(swap.walk(obj), indent=2, default=_json_default, allow_nan=True)
     pos = 0
     try:
@@ -265,20 +284,17 @@ def dumps(obj: Any) -> str:
 def emit_json(obj: Any) -> None:
     """Print ``dumps(obj)`` and a newline; large parts are copied to stdout from the file
     DuckDB wrote them to (ASCII text: ``json`` escapes every other character)."""
-    import tempfile
-
     out = sys.stdout
-    with tempfile.TemporaryDirectory(prefix="dpnoise-json-") as tmp:
-        for piece in _pieces(obj, tmp):
-            if isinstance(piece, str):
-                out.write(piece)
-                continue
-            buffer = getattr(out, "buffer", None)
-            with open(piece, "rb") as fh:
-                if buffer is None:
-                    out.write(fh.read().decode("ascii"))
-                else:
-                    out.flush()
-                    shutil.copyfileobj(fh, buffer, 1 << 22)
-                    buffer.flush()
+    for piece in _pieces(obj, spill=True):
+        if isinstance(piece, str):
+            out.write(piece)
+            continue
+        buffer = getattr(out, "buffer", None)
+        with open(piece, "rb") as fh:
+            if buffer is None:
+                out.write(fh.read().decode("ascii"))
+            else:
+                out.flush()
+                shutil.copyfileobj(fh, buffer, 1 << 22)
+                buffer.flush()
     out.write("\n")
