@@ -40,6 +40,22 @@ def cached(key: Hashable, build: Callable[[], Any]) -> Any:
     return value
 
 
+def _rounded_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]], h: float
+                   ) -> tuple[list[NDArray[np.int64]], list[NDArray[np.float64]], list[float]]:
+    """Per pair: its finite loss atoms rounded UP to the grid h·ℤ (after adding the float
+    error bound 4u|L|), their masses, and its infinite-loss mass."""
+    idx_rows, mass_rows, infs = [], [], []
+    for losses, masses in rows:
+        L = np.asarray(losses, dtype=np.float64)
+        p = np.asarray(masses, dtype=np.float64)
+        inf = np.isposinf(L)
+        infs.append(float(p[inf].sum()))
+        keep = ~inf & (p > 0)
+        idx_rows.append(np.ceil((L[keep] + 4 * U * np.abs(L[keep])) / h).astype(np.int64))
+        mass_rows.append(p[keep])
+    return idx_rows, mass_rows, infs
+
+
 def envelope_of_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]],
                       h: float) -> PLD:
     """Tail envelope of the PLDs given by (losses, masses) per pair (+inf losses allowed).
@@ -48,16 +64,7 @@ def envelope_of_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]
     includes that bound in the losses it passes).  Returns a PLD whose tail is >= every
     pair's tail at every grid point, i.e. one that dominates each pair (:meth:`PLD.envelope`).
     """
-    idx_rows, mass_rows, infs = [], [], []
-    for losses, masses in rows:
-        L = np.asarray(losses, dtype=np.float64)
-        p = np.asarray(masses, dtype=np.float64)
-        inf = np.isposinf(L)
-        infs.append(float(p[inf].sum()))
-        keep = ~inf & (p > 0)
-        L, p = L[keep], p[keep]
-        idx_rows.append(np.ceil((L + 4 * U * np.abs(L)) / h).astype(np.int64))
-        mass_rows.append(p)
+    idx_rows, mass_rows, infs = _rounded_atoms(rows, h)
     allidx = np.unique(np.concatenate(idx_rows)) if idx_rows else np.zeros(0, np.int64)
     inf = max(infs) if infs else 0.0
     if allidx.size == 0:
@@ -100,15 +107,7 @@ def hull_envelope_of_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.floa
     u_i and any shortfall against max_k H_k (plus an ℓ1 bound of the evaluation round-off)
     is added to ``slack``.
     """
-    idx_rows, mass_rows, infs = [], [], []
-    for losses, masses in rows:
-        L = np.asarray(losses, dtype=np.float64)
-        p = np.asarray(masses, dtype=np.float64)
-        inf = np.isposinf(L)
-        infs.append(float(p[inf].sum()))
-        keep = ~inf & (p > 0)
-        idx_rows.append(np.ceil((L[keep] + 4 * U * np.abs(L[keep])) / h).astype(np.int64))
-        mass_rows.append(p[keep])
+    idx_rows, mass_rows, infs = _rounded_atoms(rows, h)
     inf = max(infs) if infs else 0.0
     u = np.unique(np.concatenate(idx_rows)) if idx_rows else np.zeros(0, np.int64)
     if u.size == 0:

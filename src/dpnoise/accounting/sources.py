@@ -329,6 +329,18 @@ def partitions(k: int, parts: int) -> list[tuple[int, ...]]:
     return out
 
 
+def _split_envelope(splits: list[tuple[int, ...]], by_part: dict[int, PLD]) -> PLD:
+    """Tail envelope over ``splits`` of the composition of ``by_part[d]`` over each split's
+    parts (one split: independent cells, so the product of their dominating pairs)."""
+    composed = []
+    for split in splits:
+        pld = by_part[split[0]]
+        for d in split[1:]:
+            pld = pld.compose(by_part[d])
+        composed.append(pld)
+    return PLD.envelope(composed)
+
+
 MAX_SPLITS = 300  # partitions enveloped exactly; beyond, the pure-DP group bound is used
 
 
@@ -371,13 +383,7 @@ def split_pld(mechanism: Any, k: int, cells: int, *, h: float = DEFAULT_H) -> So
     by_shift = {1: first.pld}
     for d in {d for s in splits for d in s} - {1}:
         by_shift[d] = mechanism_pld(mechanism, h=h, shift=d).pld
-    composed = []
-    for s in splits:
-        pld = by_shift[s[0]]
-        for d in s[1:]:
-            pld = pld.compose(by_shift[d])
-        composed.append(pld)
-    return SourcedPLD(PLD.envelope(composed), EXACT,
+    return SourcedPLD(_split_envelope(splits, by_shift), EXACT,
                       f"{first.note}; envelope over the {len(splits)} splits of {k} "
                       f"contributions over at most {cells} cells")
 
@@ -417,13 +423,7 @@ def fractional_split_pld(mechanism: Any, k: int, cells: int, *,
     for d in sorted({d for s in splits for d in s}):
         t = lattice_steps(mechanism, Fraction(d, k))
         by_d[d] = full.pld if d == k else mechanism_pld(mechanism, h=h, steps=t).pld
-    composed = []
-    for s in splits:
-        pld = by_d[s[0]]
-        for d in s[1:]:
-            pld = pld.compose(by_d[d])
-        composed.append(pld)
-    return SourcedPLD(PLD.envelope(composed), EXACT,
+    return SourcedPLD(_split_envelope(splits, by_d), EXACT,
                       f"{full.note}; envelope over the {len(splits)} splits of {k} "
                       f"contributions over at most {cells} cells, cell i moved by d_i/{k} of "
                       "the calibrated sensitivity")
