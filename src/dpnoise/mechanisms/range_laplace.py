@@ -319,6 +319,23 @@ class RangeLaplace(Mechanism):
         law = self._conv.at(c) if self._conv is not None else self._union.at(c)  # type: ignore[union-attr]
         return RangeLatticeLaw(law, self.grid, x, self.scale)
 
+    def tail_probabilities(self, true_value: float, y: float) -> tuple[float, float]:
+        """(P(Y <= y), P(Y >= y)) for the release Y at ``true_value``: the ``cdf`` and
+        ``sf + pmf`` of :meth:`noise`, computed in closed form from the convex sampler's
+        structure (:meth:`~dpnoise.exact.range_convex.ConvexSampler.tails`: no table) on an
+        interval / half-line / the line; on a union (or a non-finite y) from the table."""
+        if self._conv is None or self.block is None or not math.isfinite(y):
+            law = self.noise(true_value)
+            le = float(np.asarray(law.cdf(y)).reshape(-1)[0])
+            atom = float(np.asarray(law.pmf(y)).reshape(-1)[0])
+            return le, float(np.asarray(law.sf(y)).reshape(-1)[0]) + atom
+        x = float(self.domain.check_values(check_true_scalar("true_value", true_value)))
+        c = int(self._centres(np.array([x]))[0])
+        u = y / self.grid - 0.5  # cell index of y (exact on the grid; y is public)
+        le = self._conv.tails(math.floor(u), c)[0]
+        ge = self._conv.tails(math.ceil(u), c)[1]
+        return le, ge
+
     def continuous_law(self, true_value: float, scale: float | None = None
                        ) -> TruncatedLaplaceLaw:
         """The ideal continuous truncated Laplace (at ``continuous_scale`` by default)."""

@@ -29,7 +29,8 @@ How ``A(y)`` is computed (:func:`component_interval`):
 * **any other law** (the range-adherent :class:`~dpnoise.mechanisms.range_laplace.RangeLaplace`,
   finite-support count noise): the two conditions are monotone in ``t`` (the families
   are stochastically increasing in ``t``; a test checks it), so ``A(y)`` is an interval
-  whose ends are found by bisection over ``[a, b]`` on the law at ``t`` -- the OUTER
+  whose ends are found by bisection over ``[a, b]`` on the law at ``t`` (its
+  ``tail_probabilities`` when the mechanism has them: RangeLaplace's closed form) -- the OUTER
   bracket point is kept, so the result contains ``A(y)``;
 * intersected with the valid range ``[a, b]``; counts rounded outward to integers.
 
@@ -81,6 +82,11 @@ def _upper_tail(law: Any, y: float) -> float:
 
 @lru_cache(maxsize=65536)
 def _tails(mech: Any, t: float, y: float) -> tuple[float, float]:
+    """(P(Y <= y), P(Y >= y)) at true value t: the mechanism's closed form when it has
+    one (``tail_probabilities``), else from its law ``noise(t)``."""
+    fast = getattr(mech, "tail_probabilities", None)
+    if fast is not None:
+        return fast(t, y)
     law = mech.noise(t)
     return float(np.asarray(law.cdf(y)).reshape(-1)[0]), _upper_tail(law, y)
 
