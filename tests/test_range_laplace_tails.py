@@ -77,3 +77,20 @@ def test_error_bars_unchanged(domain: tuple[float, float], integer: bool) -> Non
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert np.all(a[0] <= a[1])
+
+
+def test_error_bars_on_half_lines_and_the_line() -> None:
+    """An unbounded side is searched within 80 noise scales of the output (the tail beyond
+    is < e^-80): the interval is finite, contains the true value at the usual confidence,
+    and equals the one found on a bounded domain far wider than the noise."""
+    from types import SimpleNamespace
+
+    y = np.array([3.0, 40.0])
+    for dom in ((0.0, math.inf), (-math.inf, 100.0), (-math.inf, math.inf)):
+        m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=dom)
+        plan = SimpleNamespace(mechanism=m, target=SimpleNamespace(
+            lower=dom[0], upper=dom[1], integer=False))
+        low, high = component_interval(plan, y, 0.05)
+        assert np.all(np.isfinite(low)) and np.all(np.isfinite(high))
+        assert np.all(low < y) and np.all(y < high)
+        assert np.all(high - low < 20 * m.scale)

@@ -53,6 +53,10 @@ from numpy.typing import NDArray
 _SHIFT_INVARIANT = ("Geometric", "DiscreteGaussian", "Laplace", "Staircase",
                     "TruncatedLaplace", "ClampedLaplace")
 _BISECTIONS = 48
+# an unbounded side of a range-adherent law is searched within this many noise scales of
+# the output: farther true values put y in a tail of mass < e^-80 (rejected at any usual
+# confidence); finite bracket ends keep noise(t) inside the grid's representable range
+_SEARCH_SCALES = 80.0
 
 
 def _noise_law(mech: Any) -> tuple[Any, float]:
@@ -136,13 +140,23 @@ def component_interval(plan: Any, y: NDArray[Any], alpha: float
     else:
         low, high = np.empty_like(yv), np.empty_like(yv)
         half = float(alpha) / 2
+        reach = _SEARCH_SCALES * float(getattr(mech, "scale", 0.0) or 0.0) or 1e300
         for i, v in enumerate(yv.tolist()):
-            lo_t, hi_t = (a if math.isfinite(a) else v - 1e300), (b if math.isfinite(b)
-                                                                  else v + 1e300)
-            low[i] = _bisect(lambda s, v=v: _tails(mech, s, v)[1] > half, lo_t, hi_t,
-                             t.integer, True)
-            high[i] = _bisect(lambda s, v=v: _tails(mech, s, v)[0] > half, lo_t, hi_t,
-                              t.integer, False)
+            lo_t = a if math.isfinite(a) else v - reach
+            hi_t = b if math.isfinite(b) else v + reach
+
+            def accept_low(s: float, v: float = v) -> bool:
+                return _tails(mech, s, v)[1] > half
+
+            def accept_high(s: float, v: float = v) -> bool:
+                return _tails(mech, s, v)[0] > half
+
+            # an unbounded side is searched within ``reach`` of y; should that artificial
+            # end itself be accepted (a confidence within e^-80 of 1), the side is unbounded
+            low[i] = -math.inf if not math.isfinite(a) and accept_low(lo_t) else _bisect(
+                accept_low, lo_t, hi_t, t.integer, True)
+            high[i] = math.inf if not math.isfinite(b) and accept_high(hi_t) else _bisect(
+                accept_high, lo_t, hi_t, t.integer, False)
     low, high = np.maximum(low, a), np.minimum(high, b)
     if t.integer:
         low, high = np.ceil(low - 1e-9), np.floor(high + 1e-9)
