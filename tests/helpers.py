@@ -2,11 +2,50 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpnoise import Budget, SeededRandom, Session
+
+
+def bytes_from_fork(produce: Callable[[], bytes], size: int) -> bytes:
+    """Fork; the child writes ``produce()`` (``size`` bytes) to a pipe and exits; returns
+    what the parent read (shorter than ``size`` if the child wrote less)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        os.write(w, produce())
+        os._exit(0)
+    os.close(w)
+    got = b""
+    while len(got) < size:
+        chunk = os.read(r, size - len(got))
+        if not chunk:
+            break
+        got += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return got
+
+
+def assert_fits_lattice_law(m: Any, x: float, y: np.ndarray) -> None:
+    """Releases ``y`` of RangeLaplace ``m`` at true value ``x`` lie on the cells of
+    ``m.noise(x)`` and follow its pmf (chi-square, cells of expected count < 5 pooled)."""
+    law = m.noise(x)
+    cells = np.rint(y / m.grid - 0.5).astype(np.int64)
+    idx = np.searchsorted(law.cells, cells)
+    assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
+    obs = np.bincount(idx, minlength=law.cells.size).astype(float)
+    exp = law.probs * y.size
+    keep = exp >= 5
+    chi = float((((obs - exp) ** 2) / exp)[keep].sum()
+                + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
+    assert stats.chi2.sf(chi, int(keep.sum())) > 1e-4, x
 
 
 class CountingSource:

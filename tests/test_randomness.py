@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom
 from dpnoise.randomness import fill_words, random_bits, resolve_rng, uniform_below
+
+from .helpers import bytes_from_fork
 
 
 def test_seeded_source_is_reproducible_and_seed_dependent() -> None:
@@ -53,21 +53,7 @@ def test_bits_are_uniform() -> None:
 def test_crypto_random_never_replays_parent_stream_after_fork() -> None:
     source = CryptoRandom()
     source.words(10)  # parent has used the stream
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        os.write(w, source.words(32).tobytes())
-        os._exit(0)
-    os.close(w)
-    child = b""
-    while len(child) < 256:
-        chunk = os.read(r, 256 - len(child))
-        if not chunk:
-            break
-        child += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
+    child = bytes_from_fork(lambda: source.words(32).tobytes(), 256)
     parent = source.words(32).tobytes()
     assert len(child) == 256
     assert child != parent

@@ -17,7 +17,7 @@ from dpnoise.exact.range_lattice import block_weights, distortion_bound
 from dpnoise.laws.range_laplace import eps_std_union, sigma_std
 from dpnoise.params import LN2
 
-from .helpers import CountingSource
+from .helpers import CountingSource, assert_fits_lattice_law
 
 INF = math.inf
 G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
@@ -120,16 +120,7 @@ def test_chi_square_against_exact_pmf(name, x):
     law = m.noise(x)
     n = 100_000
     y = m.release(np.full(n, x), rng=SeededRandom(11))
-    cells = np.rint(y / G - 0.5).astype(np.int64)
-    idx = np.searchsorted(law.cells, cells)
-    assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
-    obs = np.bincount(idx, minlength=law.cells.size).astype(float)
-    exp = law.probs * n
-    keep = exp >= 5
-    chi = float((((obs - exp) ** 2) / exp)[keep].sum()
-                + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
-    dof = int(keep.sum())
-    assert stats.chi2.sf(chi, dof) > 1e-4
+    assert_fits_lattice_law(m, x, y)
     assert y.mean() == pytest.approx(law.mean(), abs=5 * law.std() / math.sqrt(n))
 
 
@@ -317,30 +308,17 @@ def test_convex_sampler_chi_square_scalar_vector_and_distinct():
     # 20 000 scalar releases at the edge against the exact law
     rng = SeededRandom(4)
     y = np.array([m.release(0.0, rng=rng) for _ in range(20_000)])
-    _chi_square_ok(m, 0.0, y)
+    assert_fits_lattice_law(m, 0.0, y)
     # two centres interleaved in one vector (several chunks): each against its own law
     x = np.tile([0.0, 6.5], 40_000)
     y = m.release(x, rng=SeededRandom(8))
-    _chi_square_ok(m, 0.0, y[0::2])
-    _chi_square_ok(m, 6.5, y[1::2])
+    assert_fits_lattice_law(m, 0.0, y[0::2])
+    assert_fits_lattice_law(m, 6.5, y[1::2])
     # distinct values in one call: all outputs in range, shape kept, seeded reproducible
     x = np.linspace(0, 10, 5000).reshape(50, 100)
     a = m.release(x, rng=SeededRandom(2))
     assert a.shape == x.shape and np.all((a >= 0) & (a <= 10))
     np.testing.assert_array_equal(a, m.release(x, rng=SeededRandom(2)))
-
-
-def _chi_square_ok(m, x, y):
-    law = m.noise(x)
-    cells = np.rint(y / m.grid - 0.5).astype(np.int64)
-    idx = np.searchsorted(law.cells, cells)
-    assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
-    obs = np.bincount(idx, minlength=law.cells.size).astype(float)
-    exp = law.probs * y.size
-    keep = exp >= 5
-    chi = float((((obs - exp) ** 2) / exp)[keep].sum()
-                + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
-    assert stats.chi2.sf(chi, int(keep.sum())) > 1e-4
 
 
 @pytest.mark.parametrize(("eps", "domain"), [

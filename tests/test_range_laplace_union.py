@@ -9,13 +9,12 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpnoise import RangeLaplace, SeededRandom, verify
 from dpnoise.exact.range_lattice import distortion_bound
 from dpnoise.exact.range_union import UnionSampler, union_distortion_bound
 
-from .helpers import CountingSource
+from .helpers import CountingSource, assert_fits_lattice_law
 
 INF = math.inf
 G = 2.0**-5  # coarse grid: small block lengths keep the exact verification fast
@@ -41,16 +40,7 @@ def test_release_matches_noise_for_distinct_values():
     y = m.release(np.tile(xs, n), rng=SeededRandom(5)).reshape(n, xs.size)
     assert np.all(m.in_output_set(y))
     for col, x in enumerate(xs):
-        law = m.noise(float(x))
-        cells = np.rint(y[:, col] / G - 0.5).astype(np.int64)
-        idx = np.searchsorted(law.cells, cells)
-        assert np.all(law.cells[np.clip(idx, 0, law.cells.size - 1)] == cells)
-        obs = np.bincount(idx, minlength=law.cells.size).astype(float)
-        exp = law.probs * n
-        keep = exp >= 5
-        chi = float((((obs - exp) ** 2) / exp)[keep].sum()
-                    + (obs[~keep].sum() - exp[~keep].sum()) ** 2 / max(exp[~keep].sum(), 1e-9))
-        assert stats.chi2.sf(chi, int(keep.sum())) > 1e-4, x
+        assert_fits_lattice_law(m, float(x), y[:, col])
 
 
 def test_pmf_is_normalised_and_close_to_the_ideal_law():

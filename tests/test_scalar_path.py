@@ -9,7 +9,6 @@ array kernel returns for them (checked on seeded streams and on scripted words t
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -31,7 +30,7 @@ from dpnoise import (
 )
 from dpnoise.randomness import word_ints
 
-from .helpers import CountingSource
+from .helpers import CountingSource, bytes_from_fork
 
 REAL = {
     "laplace": (lambda: Laplace(epsilon=1.0, sensitivity=1.0),
@@ -204,21 +203,7 @@ def test_buffered_words_keep_keystream_order() -> None:
 def test_scalar_words_after_fork_are_fresh() -> None:
     source = CryptoRandom()
     source.ints(3)  # the parent's buffer now holds unused words
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        os.write(w, np.array(source.ints(4), dtype=np.uint64).tobytes())
-        os._exit(0)
-    os.close(w)
-    child = b""
-    while len(child) < 32:
-        chunk = os.read(r, 32 - len(child))
-        if not chunk:
-            break
-        child += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
+    child = bytes_from_fork(lambda: np.array(source.ints(4), dtype=np.uint64).tobytes(), 32)
     parent = np.array(source.ints(4), dtype=np.uint64).tobytes()
     assert len(child) == 32 and child != parent
 
