@@ -152,7 +152,8 @@ def pure_dp_fallback_gap() -> None:
         exact = mechanism_pld(Laplace(epsilon=e, sensitivity=1.0)).pld
         fb = PLD.randomized_response(e)
         print(f"  one release at eps {e:g}: delta(eps/2) exact {exact.delta(e / 2):.4g}, RR "
-              f"{fb.delta(e / 2):.4g}; delta(0) exact {exact.delta(0.0):.4g}, RR {fb.delta(0.0):.4g}")
+              f"{fb.delta(e / 2):.4g}; delta(0) exact {exact.delta(0.0):.4g}, "
+              f"RR {fb.delta(0.0):.4g}")
 
 
 def ledger_reserve(n: int) -> None:
