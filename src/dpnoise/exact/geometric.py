@@ -15,8 +15,11 @@ more with probability 2^-63), so the time taken does not depend on the noise.
 
 from __future__ import annotations
 
+import ctypes
+import math
 from fractions import Fraction
 from functools import cached_property, lru_cache
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -36,6 +39,7 @@ _EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
 _CHUNK = 1 << 14
 MAX_BLOCK = 1 << 20
+_KERNEL_MIN = 64  # below this many values the numpy reference is as fast (call overhead)
 
 
 def _ctz(x: NDArray[np.uint64]) -> NDArray[np.int64]:
@@ -66,6 +70,25 @@ def geometric_half(
     return q, negative
 
 
+def _exact_inverse(grid: float) -> bool:
+    """True if L is a power of two whose inverse is a double: then x·(1/L) is the same real
+    number as x/L, so both round to the same double (the kernel multiplies)."""
+    m, _ = math.frexp(grid)
+    inv = 1.0 / grid if grid else math.inf
+    return m == 0.5 and math.isfinite(inv) and math.frexp(inv)[0] == 0.5
+
+
+@lru_cache(maxsize=1)
+def _block_kernel() -> Any:
+    """The compiled twin of the chunk body of :meth:`BlockGeometric.signed_odd`
+    (``kernels/block.c``), or None (kernels off): raw pointers, no per-call array checks."""
+    from .. import kernels
+
+    vp, i64, f64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double, ctypes.c_uint64
+    return kernels.function("dpk_block_signed_odd",
+                            [vp, i64, vp, vp, i64, u64, i64, vp, f64, f64, vp, vp], i64)
+
+
 @lru_cache(maxsize=64)
 def _block_table(M: int) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
@@ -84,6 +107,11 @@ class BlockGeometric:
             raise ParameterError(f"block length M must be an integer in [1, {MAX_BLOCK}], got {M}")
         self.M = M
         self.table = _block_table(M)
+
+    @property
+    def gil_free(self) -> bool:
+        """True when :meth:`signed_odd` runs the compiled kernel (threads pay)."""
+        return _block_kernel() is not None
 
     # ----------------------------------------------------------------- sampling
     def signed_odd(
@@ -136,9 +164,25 @@ class BlockGeometric:
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
         two_m = np.int64(2 * self.M)
+        kern = _block_kernel() if n >= _KERNEL_MIN else None  # module-level: picklable self
+        if kern is not None and release and not _exact_inverse(grid):
+            kern = None  # not a power of two (callers check; the reference copes anyway)
+        if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
+            p_words, p_thr, p_out2 = words.ctypes.data, thr2.ctypes.data, outcome2.ctypes.data
+            p_out = out.ctypes.data
+            if release:  # the numpy reference accepts any real array; the kernel needs this
+                centre = np.ascontiguousarray(centre, dtype=np.float64)
+            p_centre = centre.ctypes.data if release else None
+            half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, 2 * c)
+            if kern is not None and kern(
+                    p_words, c, p_thr, p_out2, int(col_shift), int(thr_mask), int(two_m),
+                    p_centre + 8 * start if release else None, inv, half,
+                    p_out + 8 * start if release else None,
+                    None if release else p_out + 8 * start) == 0:
+                continue  # else (Q = 63 somewhere, p = 2^-63 per value): the reference below
             a, b = words[:c], words[c : 2 * c]
             lo, t, cl, ab, K, R, S = (
                 lowest[:c], tmp[:c], col2[:c], above[:c], k_arr[:c], r_arr[:c], sgn[:c]
