@@ -84,3 +84,49 @@ def test_compiled_chunk_bodies_run_on_every_core_by_default(
     assert parallel.threads(gil_free=False) == 1  # numpy chunk bodies convoy on the GIL
     monkeypatch.setenv("DPNOISE_THREADS", "1")
     assert parallel.threads(gil_free=True) == 1
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1), (0.05, 3), (5.0, 1), (0.3, 40)])
+def test_integer_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon: float,
+                                               sensitivity: int) -> None:
+    from dpnoise.exact import integer_block
+
+    m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity)
+    assert m.block is not None and m.block.gil_free
+    n = (1 << 14) * 2 + 333
+    fast = m.sample_noise(n, rng=SeededRandom(8))
+    with monkeypatch.context() as mp:
+        mp.setattr(integer_block, "_intblock_kernel", lambda: None)
+        ref = m.sample_noise(n, rng=SeededRandom(8))
+    np.testing.assert_array_equal(fast, ref)
+    assert np.any(fast == 0) and fast.min() < 0 < fast.max()
+
+
+def test_integer_block_kernel_hands_the_rare_extension_to_the_reference(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpnoise.exact import integer_block
+
+    block = dpnoise.Geometric(epsilon=1.0, sensitivity=1).block
+    fast = np.empty(300, dtype=np.int64)
+    block.sample_into(_ZeroWords(), fast)
+    ref = np.empty(300, dtype=np.int64)
+    with monkeypatch.context() as mp:
+        mp.setattr(integer_block, "_intblock_kernel", lambda: None)
+        block.sample_into(_ZeroWords(), ref)
+    np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.parametrize("epsilon, delta, sensitivity", [(1.0, 1e-6, 1), (0.1, 1e-9, 5),
+                                                         (3.0, 1e-3, 1)])
+def test_discrete_gaussian_table_kernel_equals_reference(
+        monkeypatch: pytest.MonkeyPatch, epsilon: float, delta: float, sensitivity: int) -> None:
+    from dpnoise.exact import dg_table
+
+    m = dpnoise.DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    assert m.table is not None and m.table.gil_free
+    n = (1 << 14) * 2 + 999
+    fast = m.sample_noise(n, rng=SeededRandom(4))
+    with monkeypatch.context() as mp:
+        mp.setattr(dg_table, "_alias_kernel", lambda: None)
+        ref = m.sample_noise(n, rng=SeededRandom(4))
+    np.testing.assert_array_equal(fast, ref)

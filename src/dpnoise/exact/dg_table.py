@@ -16,8 +16,10 @@ the true value.
 
 from __future__ import annotations
 
+import ctypes
 import math
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -40,6 +42,19 @@ def table_half_width(sigma2: float) -> int:
 def fits(sigma2: float) -> bool:
     """Whether the table sampler covers this σ² (else the rejection sampler is used)."""
     return 2 * table_half_width(sigma2) + 1 <= MAX_ENTRIES
+
+
+_KERNEL_MIN = 64  # below this many values the numpy reference is as fast
+
+
+@lru_cache(maxsize=1)
+def _alias_kernel() -> Any:
+    """The compiled twin of :meth:`DGTable.sample_into`'s chunk body
+    (``kernels/alias_one_word.c``), or None when the kernels are off."""
+    from .. import kernels
+
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    return kernels.function("dpk_alias_one_word", [vp, i64, vp, vp, i64, ctypes.c_uint64, vp])
 
 
 class DGTable:
@@ -82,6 +97,11 @@ class DGTable:
             self.sample_into(rng, out)
         return out
 
+    @property
+    def gil_free(self) -> bool:
+        """True when :meth:`sample_into` runs the compiled kernel (threads pay)."""
+        return _alias_kernel() is not None
+
     def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
         """Fill ``out`` (1-D int64) with exact draws, one word each."""
         n = out.size
@@ -95,6 +115,17 @@ class DGTable:
         col_shift = np.uint64(64 - t.bits - 1)
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(t.mass - 1)
+        kern = _alias_kernel() if n >= _KERNEL_MIN else None
+        if out.dtype != np.int64 or not out.flags.c_contiguous:
+            kern = None  # the reference writes through numpy
+        if kern is not None:  # the compiled chunk body: same word, same table entry
+            args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
+            p_words, p_out = words.ctypes.data, out.ctypes.data
+            for start in range(0, n, chunk):
+                c = min(chunk, n - start)
+                fill_words(rng, words, c)
+                kern(p_words, c, *args, p_out + 8 * start)
+            return
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, c)

@@ -161,7 +161,8 @@ class Geometric(Mechanism):
             block = self.block
             out = np.empty(int(n), dtype=np.int64)
             run_split(resolve_rng(rng), out.size,
-                      lambda src, s, e: block.sample_into(src, out[s:e]))
+                      lambda src, s, e: block.sample_into(src, out[s:e]),
+                      gil_free=block.gil_free)
             return out
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 

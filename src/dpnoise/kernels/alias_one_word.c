@@ -1,0 +1,16 @@
+/* DGTable.sample_into (exact/dg_table.py): one word per value through the alias table.
+ *   col = (w >> col_shift) & ~1;  out = out2[col + ((w & thr_mask) >= thr2[col])]
+ * Bit-for-bit the numpy reference; the same instructions for every value.
+ */
+#include <stdint.h>
+
+void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
+                        const int64_t *out2, int64_t col_shift, uint64_t thr_mask,
+                        int64_t *out) {
+    for (int64_t i = 0; i < c; i++) {
+        uint64_t w = words[i];
+        uint64_t col = (w >> col_shift) & ~(uint64_t)1;
+        col += (uint64_t)((w & thr_mask) >= thr2[col]);
+        out[i] = out2[col];
+    }
+}
