@@ -26,7 +26,9 @@ References:
 
 from __future__ import annotations
 
+import ctypes
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -54,6 +56,18 @@ MV_MIN_EPSILON = 3e-3  # the level ratio 2^(-a/M) with M <= 256 needs ε/ln2 >= 
 
 N_MAX_BITS = 40
 L1_INDEX_BITS = 48
+
+
+@lru_cache(maxsize=1)
+def _mv_box_kernel() -> Any:
+    """The compiled chunk body of :meth:`MultivariateStaircase.release`
+    (``kernels/multivariate.c``: bit-for-bit :meth:`_MultivariateBase._reference_chunk` from
+    the same words), or None when the kernels are off."""
+    from .. import kernels
+
+    vp, i64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64
+    return kernels.function("dpk_mv_box", [vp, i64, i64, vp, vp, i64, u64, vp, vp, i64, u64,
+                                           vp, i64, i64, vp, vp, vp, vp, vp, vp], i64)
 
 
 def _mv_calibrate(epsilon: float, poly: list[int], eta_u: float, max_block: int = 256
@@ -145,40 +159,67 @@ class _MultivariateBase(Mechanism):
         nl = self.levels.words_per_draw
         nu = self._uniform_words_per_draw  # words of the uniform point drawn with the levels
         words = np.empty((nl + nu) * min(step, N) + 8, dtype=np.uint64)
-        m = min(step, N) * d
-        qbuf, wbuf, cbuf = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
-        # per-coordinate constants tiled over a chunk: every array op below is on flat,
-        # contiguous (k·d,) arrays (a broadcast (k, d) x (1, d) op runs a d-long inner loop)
-        grid_t = np.tile(self.grids, m // d)
-        half_grid_t = grid_t / 2
-        if nu:
-            two_s, two_z = self._cells_per_level()
-            two_s_t, two_z_t = np.tile(two_s, m // d), np.tile(two_z, m // d)
+        kern = _mv_box_kernel() if nu and N >= 16 else None
+        if kern is not None:
+            flat = np.ascontiguousarray(flat, dtype=np.float64)
+            kargs = self._box_kernel_args()
+        ref = None
         for start in range(0, N, step):  # per chunk: the level words, then the uniform words
             stop = min(start + step, N)
             k = stop - start
-            q, c21 = qbuf[: k * d], cbuf[: k * d]
-            np.divide(flat[start:stop].reshape(-1), grid_t[: k * d], out=q)  # exact: L = 2^j
-            round_half_up_inplace(q, wbuf[: k * d])  # c = floor(x/L + 1/2), as to_index
-            c21[:] = q
-            np.add(c21, c21, out=c21)
-            np.add(c21, 1, out=c21)  # 2c + 1
             fill_words(source, words, (nl + nu) * k)
-            I = self.levels.sample_words(source, words, k)
-            if I.size and I.max() > self.i_max:
-                raise PrecisionError("noise level beyond the exactly representable range "
-                                     f"(probability <= 10^{self.overflow_log10:.0f})")
-            if nu:  # 2n = 2Z + I·2S per coordinate, then 2(c + u) + 1 from the words
-                m2 = np.repeat(I, d)
-                np.multiply(m2, two_s_t[: k * d], out=m2)
-                np.add(m2, two_z_t[: k * d], out=m2)
-                half = self._half_from_words(words[nl * k : (nl + nu) * k], m2, c21)
-            else:
-                half = 2 * self._uniform(source, I).reshape(-1) + c21
-            if max(-int(half.min(initial=0)), int(half.max(initial=0))) >= _EXACT:
-                raise PrecisionError("release fell outside the exactly representable range")
-            np.multiply(half, half_grid_t[: k * d], out=out[start:stop].reshape(-1))
+            if kern is not None and kern(words.ctypes.data, k, d, *kargs,
+                                         flat[start:stop].ctypes.data,
+                                         out[start:stop].ctypes.data) == 0:
+                continue  # else (a count of 63 zeros, p = 2^-63, or an error): the reference
+            if ref is None:
+                ref = self._reference_buffers(min(step, N))
+            self._reference_chunk(source, words, flat[start:stop], out[start:stop], ref)
         return out.reshape(x.shape)
+
+    def _reference_buffers(self, rows: int) -> dict[str, Any]:
+        """Preallocated chunk buffers of the numpy reference (rows vectors)."""
+        d = self.dim
+        m = rows * d
+        # per-coordinate constants tiled over a chunk: every array op below is on flat,
+        # contiguous (k·d,) arrays (a broadcast (k, d) x (1, d) op runs a d-long inner loop)
+        grid_t = np.tile(self.grids, rows)
+        buf: dict[str, Any] = {"q": np.empty(m), "w": np.empty(m),
+                               "c": np.empty(m, dtype=np.int64), "grid": grid_t,
+                               "half_grid": grid_t / 2}
+        if self._uniform_words_per_draw:
+            two_s, two_z = self._cells_per_level()
+            buf["two_s"], buf["two_z"] = np.tile(two_s, rows), np.tile(two_z, rows)
+        return buf
+
+    def _reference_chunk(self, source: RandomSource, words: NDArray[np.uint64],
+                         x: NDArray[np.float64], out: NDArray[np.float64],
+                         buf: dict[str, Any]) -> None:
+        """The numpy reference for one chunk of vectors ``x`` (k, d) whose words are already
+        in ``words`` (levels, then the uniform point): writes ``out`` (k, d)."""
+        k, d = x.shape
+        nl = self.levels.words_per_draw
+        nu = self._uniform_words_per_draw
+        q, c21 = buf["q"][: k * d], buf["c"][: k * d]
+        np.divide(x.reshape(-1), buf["grid"][: k * d], out=q)  # exact: L = 2^j
+        round_half_up_inplace(q, buf["w"][: k * d])  # c = floor(x/L + 1/2), as to_index
+        c21[:] = q
+        np.add(c21, c21, out=c21)
+        np.add(c21, 1, out=c21)  # 2c + 1
+        I = self.levels.sample_words(source, words, k)
+        if I.size and I.max() > self.i_max:
+            raise PrecisionError("noise level beyond the exactly representable range "
+                                 f"(probability <= 10^{self.overflow_log10:.0f})")
+        if nu:  # 2n = 2Z + I·2S per coordinate, then 2(c + u) + 1 from the words
+            m2 = np.repeat(I, d)
+            np.multiply(m2, buf["two_s"][: k * d], out=m2)
+            np.add(m2, buf["two_z"][: k * d], out=m2)
+            half = self._half_from_words(words[nl * k : (nl + nu) * k], m2, c21)
+        else:
+            half = 2 * self._uniform(source, I).reshape(-1) + c21
+        if max(-int(half.min(initial=0)), int(half.max(initial=0))) >= _EXACT:
+            raise PrecisionError("release fell outside the exactly representable range")
+        np.multiply(half, buf["half_grid"][: k * d], out=out.reshape(-1))
 
     def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
         """Exact ln P(noise cell = u) (u: (n, d) offsets), summing the mixture over I."""
@@ -313,6 +354,26 @@ class MultivariateStaircase(_MultivariateBase):
 
     def _poly(self, i: int) -> int:
         return math.prod(int(z) + i * int(s) for z, s in zip(self.Z, self.S, strict=True))
+
+    def _box_kernel_args(self) -> tuple[Any, ...]:
+        """Table addresses and constants for :func:`_mv_box_kernel` (the arrays live in
+        self's caches, so the addresses stay valid)."""
+        lv = self.levels
+        thr2_m, out2_m, sh_m, mask_m = lv._kernel(lv.m_table)
+        thr2_g, out2_g, sh_g, mask_g = lv._kernel(lv.geo.table)
+        two_s, two_z = self._cells_per_level()
+        keep = self.__dict__.setdefault("_kernel_consts", {})
+        if not keep:
+            keep["two_s"] = np.ascontiguousarray(two_s, dtype=np.int64)
+            keep["two_z"] = np.ascontiguousarray(two_z, dtype=np.int64)
+            keep["inv"] = np.ascontiguousarray(1.0 / self.grids)
+            keep["half"] = np.ascontiguousarray(self.grids / 2)
+            keep["q_of_t"] = np.ascontiguousarray(lv.geo.q_of_t, dtype=np.int64)
+        return (thr2_m.ctypes.data, out2_m.ctypes.data, int(sh_m), int(mask_m),
+                thr2_g.ctypes.data, out2_g.ctypes.data, int(sh_g), int(mask_g),
+                keep["q_of_t"].ctypes.data, int(lv.geo.M), int(self.i_max),
+                keep["two_s"].ctypes.data, keep["two_z"].ctypes.data, keep["inv"].ctypes.data,
+                keep["half"].ctypes.data)
 
     _uniform_words_per_draw = property(lambda self: self.dim)  # type: ignore[assignment]
 
