@@ -16,7 +16,9 @@ setup(
         Extension(
             "dpnoise._kernels",
             sources=sorted(glob("src/dpnoise/kernels/*.c")),
-            extra_compile_args=["-O2", "-std=c11", "-fno-strict-aliasing", "-fvisibility=default"],
+            extra_compile_args=["-O2", "-std=c11", "-fno-strict-aliasing", "-ffp-contract=off",
+                                "-fno-fast-math", "-fvisibility=default"],
+            libraries=["m"],
             optional=True,
         )
     ]

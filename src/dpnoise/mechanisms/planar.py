@@ -51,8 +51,10 @@ with the independent verifier (``dpnoise.verify``).
 
 from __future__ import annotations
 
+import ctypes
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -324,10 +326,31 @@ class PlanarLaplace(Mechanism):
         chunk = max(1, min(n, _CHUNK))
         words = np.empty(WORDS_PER_DRAW * chunk + 8, dtype=np.uint64)
         L = self.grid
+        kern = _planar_kernel() if n >= 16 else None
+        if kern is not None:
+            xy = np.ascontiguousarray(xy, dtype=np.float64)
+            consts = (float(self.scale), LN2, TWO_PI_ULP, float(L), float(self._jx[0]),
+                      float(self._jx[1]), float(self._jy[0]), float(self._jy[1]))
+            lbuf = np.empty((2, chunk))
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, WORDS_PER_DRAW * c)
             w = words[: WORDS_PER_DRAW * c].reshape(WORDS_PER_DRAW, c)
+            if kern is not None:  # numpy's log1p (the reference's), the rest compiled
+                l1, l2 = lbuf[0, :c], lbuf[1, :c]
+                np.right_shift(w[2], np.uint64(12), out=w[2])  # the words are used once
+                np.right_shift(w[3], np.uint64(12), out=w[3])
+                np.multiply(w[2], F_ULP, out=l1)
+                np.multiply(w[3], F_ULP, out=l2)
+                np.log1p(l1, out=l1)
+                np.log1p(l2, out=l2)
+                if kern(words.ctypes.data, c, l1.ctypes.data, l2.ctypes.data,
+                        xy[start:].ctypes.data, *consts, out[start:].ctypes.data,
+                        exited[start:].ctypes.data) == 0:
+                    continue
+                # an all-zero exponent word (p = 2^-64): the reference, from the same words
+                np.left_shift(w[2], np.uint64(12), out=w[2])  # restore bits 12..63 (the
+                np.left_shift(w[3], np.uint64(12), out=w[3])  # reference reads only those)
             x, y = self._raw_points(rng, w, xy[start : start + c])
             jx = np.rint(x / L)
             jy = np.rint(y / L)
@@ -417,6 +440,16 @@ class PlanarLaplace(Mechanism):
     def __repr__(self) -> str:
         return (f"PlanarLaplace(epsilon={self.epsilon!r}, grid={self.grid!r}, "
                 f"region={self.region!r}, sensitivity={self.sensitivity!r})")
+
+
+@lru_cache(maxsize=1)
+def _planar_kernel() -> Any:
+    """The compiled chunk of :meth:`PlanarLaplace._sample` (``kernels/planar.c``), or None
+    when the kernels are off."""
+    from .. import kernels
+
+    vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
+    return kernels.function("dpk_planar", [vp, i64, vp, vp, vp, *([f64] * 8), vp, vp], i64)
 
 
 def _exponential(rng: RandomSource, ew: NDArray[np.uint64], fw: NDArray[np.uint64]
