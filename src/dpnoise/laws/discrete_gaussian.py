@@ -93,7 +93,9 @@ def delta(sigma2: float | Fraction, epsilon: float, sensitivity: int = 1) -> flo
         lp = logpmf(z, s)
         gap = epsilon + (2 * z * d - d * d) / (2 * s)
         terms = np.exp(lp) * -np.expm1(gap)
-        total.append(math.fsum(terms[terms > 0].tolist()))
+        # positive terms summed pairwise (numpy): relative error <= ceil(log2 n)·u (< 3e-15
+        # here), far inside REL_MARGIN = 1e-9 -- math.fsum's exactness cost 0.14 s at eps 0.01
+        total.append(float(np.sum(terms[terms > 0])))
     val = math.fsum(total)
     return min(1.0, val * (1 + REL_MARGIN) + 1e-300) if val > 0 else 0.0
 
