@@ -63,8 +63,10 @@ unions, so the proven total covers this sampler; the verifier checks its pmf dir
 
 from __future__ import annotations
 
+import ctypes
 import math
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,6 +97,18 @@ def union_distortion_bound(M: int, pieces: int) -> float:
     chain = 1.01 * max(0, pieces - 1) * _REL_DECISION
     cat = 1.01 * 2.0**-48 * 4 * M / LN2
     return chain + cat + 1.01 / float(bw.w_min) + 2 * bw.rho_w + 1e-12
+
+
+@lru_cache(maxsize=1)
+def _union_kernel() -> Any:
+    """The compiled steps 1-4 of :meth:`UnionSampler._draw` (``kernels/range_union.c``), or
+    None when the kernels are off."""
+    from .. import kernels
+
+    vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
+    return kernels.function("dpk_union_draw", [i64, i64, *([vp] * 23), i64, i64,
+                                               ctypes.c_uint64, vp, vp, vp, i64, i64, f64, vp],
+                            i64)
 
 
 def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
@@ -168,6 +182,7 @@ class UnionSampler:
         # the law side (logpmf, noise(), the verifier) asks for the same centres many times;
         # release never uses this memo (it computes every element's parameters afresh)
         self._law_params = lru_cache(maxsize=4096)(self._scalar_params)
+        self._ktables = self._build_kernel_tables()  # for the compiled draw (kernels/)
 
     # ------------------------------------------------------------ per-element parameters
     def _side(self, n: NDArray[np.float64]):  # type: ignore[no-untyped-def]
@@ -256,6 +271,18 @@ class UnionSampler:
         if np.any(ext):  # probability 2^-12 per decision, whatever the centre
             idx = np.flatnonzero(ext.reshape(-1))
             qz.reshape(-1)[idx] = 12.0 + _geometric(rng, rng.words(idx.size))
+        kern = _union_kernel() if cnt >= 16 else None
+        if kern is not None:  # steps 1 (decisions) to 4 compiled; same words, same values
+            out = np.empty(cnt, dtype=np.float64)
+            stack = [np.ascontiguousarray(np.stack([c[i] for c in chain])) for i in range(3)]
+            flips = stack[2].astype(np.uint8)
+            arrs = [wd, qz, stack[0], stack[1], flips, q.astype(np.int64), mL, tL, mR, tR,
+                    T1, T2, T3, wc, wr, wq, cf]
+            arrs = [np.ascontiguousarray(a) for a in arrs]
+            if kern(cnt, nd, *[a.ctypes.data for a in arrs], *self._kernel_tables(),
+                    M, grid / 2, out.ctypes.data) == 0:
+                return out
+            # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
         ud = _unit(wd)
         slot = np.full(cnt, nd, dtype=np.intp)
         open_ = np.ones(cnt, dtype=bool)
@@ -292,6 +319,32 @@ class UnionSampler:
         if half.size and float(np.max(np.abs(half))) >= 2.0**53:
             raise PrecisionError("release fell outside the exactly representable range")
         return half * (grid / 2)
+
+    def _kernel_tables(self) -> tuple[Any, ...]:
+        """Addresses and constants of the per-piece tables for ``dpk_union_draw`` (arrays
+        owned by self, so the addresses stay valid)."""
+        g, keep = self._guide, self._ktables
+        guided = bool(g.guided)
+        return (keep["thr_p"].ctypes.data, keep["m_p"].ctypes.data, keep["t_p"].ctypes.data,
+                self._a.ctypes.data, self._b.ctypes.data, self._cum_u.ctypes.data,
+                int(guided), int(g._shift) if guided else 0, int(g._mask) if guided else 0,
+                keep["g"].ctypes.data if guided else None,
+                keep["gthr"].ctypes.data if guided else None, keep["B"].ctypes.data,
+                int(keep["B"].size))
+
+    def _build_kernel_tables(self) -> dict[str, NDArray[Any]]:
+        """The per-piece tables in the kernel's dtypes, built at construction (nothing is
+        added to the sampler on first use)."""
+        g = self._guide
+        keep: dict[str, NDArray[Any]] = {
+            "t_p": np.ascontiguousarray(self._t_p, dtype=np.int64),
+            "thr_p": np.ascontiguousarray(self._thr_p, dtype=np.float64),
+            "m_p": np.ascontiguousarray(self._m_p, dtype=np.float64),
+            "B": np.ascontiguousarray(g.B, dtype=np.uint64)}
+        if g.guided:
+            keep["g"] = np.ascontiguousarray(g._g, dtype=np.int64)
+            keep["gthr"] = np.ascontiguousarray(g._thr, dtype=np.uint64)
+        return keep
 
     # ------------------------------------------------------------ exact law
     def at(self, c: int) -> _Centre:
