@@ -97,11 +97,6 @@ class DGTable:
             self.sample_into(rng, out)
         return out
 
-    @property
-    def gil_free(self) -> bool:
-        """True when :meth:`sample_into` runs the compiled kernel (threads pay)."""
-        return _alias_kernel() is not None
-
     def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
         """Fill ``out`` (1-D int64) with exact draws, one word each."""
         n = out.size

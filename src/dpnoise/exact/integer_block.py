@@ -98,11 +98,6 @@ class IntegerBlockLaplace:
         self.table = _table(j, M)
 
     # ---------------------------------------------------------------- sampling
-    @property
-    def gil_free(self) -> bool:
-        """True when :meth:`sample_into` runs the compiled kernel (threads pay)."""
-        return _intblock_kernel() is not None
-
     @cached_property
     def _kernel_tables(self) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.int64]]:
         """Interleaved alias tables (thr2[2i] = thr[i]; magnitude of (column, alias) pairs)

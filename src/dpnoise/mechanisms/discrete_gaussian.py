@@ -162,7 +162,7 @@ class DiscreteGaussian(Mechanism):
             run_split(resolve_rng(rng), out.size,
                       lambda src, s, e: table.sample_into(src, out[s:e]))
             # one word per value: the kernel is keystream-bound, and ChaCha20 did not scale
-            # on this project's 2-vCPU machine (2 threads 0.92-1.05x): threads stay opt-in
+            # on this project's 2-vCPU machine (2 threads 0.92-1.11x): threads stay opt-in
             return out
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
