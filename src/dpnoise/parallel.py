@@ -7,15 +7,16 @@ sampled from the ChaCha20 keystream (that key, stream i) -- independent keystrea
 Section 2.3).  Chunks are split by *index*, not by thread, so a seeded release gives the
 same values on one core or many; threads only decide who computes which chunk.
 
-Threads: a chunk body that is a compiled kernel (:mod:`dpnoise.kernels`; ctypes releases
-the GIL for the whole call) runs on every core by default; a numpy chunk body runs on one
-thread unless ``DPNOISE_THREADS`` asks for more (same outputs either way).  Why (measured;
-README "Performance", "Threads"): the numpy kernels are ~30 passes over cache-sized blocks,
-each of which releases the GIL for only a few microseconds, so two threads spend their time
-handing the GIL to each other (a "convoy") and ran *slower* than one on this project's
-2-core machine (0.7-0.85x).  With threads, the chunks' keystreams come from the system
-libcrypto through ctypes, which releases the GIL (:mod:`dpnoise.keystream`; the same words
-as the ``cryptography`` package, which holds it).  ``DPNOISE_THREADS=1`` turns threads off.
+Threads are off unless ``DPNOISE_THREADS`` asks for more than one (same outputs either
+way).  With the compiled kernels (:mod:`dpnoise.kernels`; ctypes releases the GIL for the
+whole call) a chunk runs without the GIL except for a few Python statements per 2^14
+values, and the keystream comes from the system libcrypto through ctypes (GIL released;
+:mod:`dpnoise.keystream`).  Measured on this project's 2-vCPU machine (README "Threads"):
+the kernel alone scales 1.64-1.85x on two threads, the ChaCha20 keystream alone 1.0-1.56x,
+a whole 10^6-value Laplace release 0.93-1.46x depending on the run (Geometric and
+DiscreteGaussian, whose kernels take ~1-3 ns a value, 0.85-1.21x) -- not a reliable gain,
+so threads stay opt-in.  (Without the kernels, ~30 numpy passes per chunk convoy on the
+GIL: 0.7-0.85x.)
 Releases below :data:`SPLIT_MIN` values read the caller's
 source directly.
 """
@@ -38,25 +39,15 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_PID = -1
 
 
-def cores() -> int:
-    """CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def threads(gil_free: bool = False) -> int:
-    """Threads for a split release: ``DPNOISE_THREADS`` if set; else every core for a
-    GIL-free (compiled-kernel) chunk body and 1 for a numpy one (numpy's short passes
-    convoy on the GIL: two threads ran slower than one)."""
+def threads() -> int:
+    """Threads for a split release: ``DPNOISE_THREADS`` (default 1, i.e. no threads)."""
     env = os.environ.get("DPNOISE_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             return 1
-    return cores() if gil_free else 1
+    return 1
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -67,14 +58,12 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL
 
 
-def run_split(source: RandomSource, n: int, work: Work, *, gil_free: bool = False) -> None:
+def run_split(source: RandomSource, n: int, work: Work) -> None:
     """Run ``work(chunk_source, start, stop)`` over [0, n).
 
     Below :data:`SPLIT_MIN`: one call with ``source`` itself.  Otherwise: one key from
     ``source``, chunk i of SPLIT_CHUNK values on ``KeyedRandom(key, stream=i)``, chunks
     computed by up to :func:`threads` threads (results identical for any thread count).
-    ``gil_free``: the chunk body is a compiled kernel that releases the GIL (threads by
-    default on every core; otherwise only when ``DPNOISE_THREADS`` asks).
     """
     if n < SPLIT_MIN:
         work(source, 0, n)
@@ -82,7 +71,7 @@ def run_split(source: RandomSource, n: int, work: Work, *, gil_free: bool = Fals
     key = source.words(4).tobytes()
     bounds = [(i, s, min(s + SPLIT_CHUNK, n)) for i, s in enumerate(range(0, n, SPLIT_CHUNK))]
 
-    workers = min(threads(gil_free), len(bounds))
+    workers = min(threads(), len(bounds))
     which = keystream.gil_free() if workers > 1 else None  # same words either way
 
     def job(b: tuple[int, int, int]) -> None:

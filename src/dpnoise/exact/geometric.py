@@ -108,11 +108,6 @@ class BlockGeometric:
         self.M = M
         self.table = _block_table(M)
 
-    @property
-    def gil_free(self) -> bool:
-        """True when :meth:`signed_odd` runs the compiled kernel (threads pay)."""
-        return _block_kernel() is not None
-
     # ----------------------------------------------------------------- sampling
     def signed_odd(
         self,

@@ -174,7 +174,7 @@ class HalfLatticeMechanism(Mechanism):
         def work(src: Any, s: int, e: int) -> None:
             out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
 
-        run_split(source, n, work, gil_free=bool(getattr(sampler, "gil_free", False)))
+        run_split(source, n, work)
         return as_output(out.reshape(values.shape), true_value)
 
     @cached_property

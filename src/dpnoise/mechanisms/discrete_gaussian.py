@@ -161,8 +161,6 @@ class DiscreteGaussian(Mechanism):
             out = np.empty(int(n), dtype=np.int64)
             run_split(resolve_rng(rng), out.size,
                       lambda src, s, e: table.sample_into(src, out[s:e]))
-            # one word per value: the kernel is keystream-bound, and ChaCha20 did not scale
-            # on this project's 2-vCPU machine (2 threads 0.92-1.11x): threads stay opt-in
             return out
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 

@@ -162,9 +162,6 @@ class Geometric(Mechanism):
             out = np.empty(int(n), dtype=np.int64)
             run_split(resolve_rng(rng), out.size,
                       lambda src, s, e: block.sample_into(src, out[s:e]))
-            # threads stay opt-in (DPNOISE_THREADS): the compiled kernel is ~1 ns a value, so
-            # the release is bound by the keystream and the serial count checks (2 threads
-            # measured 0.94-1.21x on this project's 2-vCPU machine)
             return out
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
