@@ -123,7 +123,7 @@ def throughput(quick: bool) -> None:
         v = xs if m is lap else xs.astype(np.int64)
         r = threads_ratio(lambda m=m, v=v: m.release(v, rng=rng), cores)
         row(f"cores: {name}, {v.size:.0e} values, {cores} threads / 1 thread "
-            "(DPNOISE_THREADS)", f"{r:.2f}x", ">= 1.7x")
+            "(DPNOISE_THREADS; default 1)", f"{r:.2f}x", ">= 1.7x")
     big_sort = GEN.random(1 << 22)
     r = threads_ratio(lambda: [np.sort(big_sort) for _ in range(cores)], cores,
                       split=lambda k: [np.sort(big_sort)])
