@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-quick lint bench reproduce clean
 
-$(STAMP): pyproject.toml setup.py $(wildcard src/dpnoise/kernels/*.c)
+$(STAMP): pyproject.toml setup.py $(wildcard src/dpnoise/kernels/*.c src/dpnoise/kernels/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,spark]"

@@ -16,6 +16,7 @@ setup(
         Extension(
             "dpnoise._kernels",
             sources=sorted(glob("src/dpnoise/kernels/*.c")),
+            depends=sorted(glob("src/dpnoise/kernels/*.h")),
             extra_compile_args=["-O2", "-std=c11", "-fno-strict-aliasing", "-ffp-contract=off",
                                 "-fno-fast-math", "-fvisibility=default"],
             libraries=["m"],

@@ -72,3 +72,32 @@ def assert_removal_within_plan(q: Any, plans: dict[str, Any], full: dict[str, An
         diff = np.abs(np.asarray(full[role], float) - np.asarray(part[role], float))
         steps = np.ceil(diff / p.spec.sensitivity - 1e-12).sum()
         assert steps * p.spec.epsilon <= p.epsilon * (1 + 1e-12), (*where, role, diff)
+
+
+def kernel_and_reference(monkeypatch: Any, module: Any, getter: str,
+                         run: Callable[[], Any]) -> tuple[Any, Any]:
+    """``run()`` with the compiled kernels, then again with ``module.getter`` patched to
+    return None (the numpy reference path).  ``run`` must build its own seeded source, so
+    both calls read the same words."""
+    fast = run()
+    with monkeypatch.context() as mp:
+        mp.setattr(module, getter, lambda: None)
+        ref = run()
+    return fast, ref
+
+
+class WordsWithValues:
+    """A seeded word source whose FIRST request has the words at ``positions`` replaced by
+    ``values`` (e.g. an all-zero word: the probability 2^-63/2^-64 events the kernels hand
+    to the numpy reference)."""
+
+    def __init__(self, seed: int, positions: list[int], values: list[int]) -> None:
+        self.inner, self.first = SeededRandom(seed), True
+        self.positions, self.values = positions, values
+
+    def words(self, n: int) -> np.ndarray:
+        w = self.inner.words(n)
+        if self.first:
+            w[self.positions] = np.array(self.values, dtype=np.uint64)
+            self.first = False
+        return w

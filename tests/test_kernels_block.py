@@ -1,5 +1,5 @@
-"""The compiled lattice-Laplace kernel (kernels/block.c) returns bit-for-bit what the numpy
-reference of ``BlockGeometric.signed_odd`` returns from the same words."""
+"""The compiled count and lattice-Laplace kernels (kernels/block.c, integer_block.c,
+alias_one_word.c) return bit-for-bit what their numpy references return from the same words."""
 
 from __future__ import annotations
 
@@ -7,17 +7,13 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise.exact import geometric
+from dpnoise.exact import dg_table, geometric, integer_block
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.randomness import SeededRandom
 
+from .helpers import WordsWithValues, kernel_and_reference
+
 pytestmark = pytest.mark.skipif(geometric._block_kernel() is None, reason="kernels off")
-
-
-def _pure(monkeypatch: pytest.MonkeyPatch, fn):  # type: ignore[no-untyped-def]
-    with monkeypatch.context() as mp:
-        mp.setattr(geometric, "_block_kernel", lambda: None)
-        return fn()
 
 
 @pytest.mark.parametrize("M", [1, 2, 7, 1000, 35263, 1 << 20])
@@ -32,35 +28,23 @@ def test_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, M: int,
     x[50:60] = -0.0
     for centre in (x, None):
         kw = {} if centre is None else {"centre": centre, "grid": grid}
-        fast = b.signed_odd(SeededRandom(3), n, **kw)
-        ref = _pure(monkeypatch, lambda kw=kw: b.signed_odd(SeededRandom(3), n, **kw))
+        fast, ref = kernel_and_reference(
+            monkeypatch, geometric, "_block_kernel",
+            lambda kw=kw: b.signed_odd(SeededRandom(3), n, **kw))
         assert fast.dtype == ref.dtype
         np.testing.assert_array_equal(fast, ref)
         assert np.array_equal(np.signbit(fast), np.signbit(ref))
 
 
-class _ZeroWords:
-    """A word source that yields some a-words with all low 63 bits zero (the p = 2^-63
-    event): the kernel must hand the chunk to the reference, which extends the count."""
-
-    def __init__(self) -> None:
-        self.inner = SeededRandom(11)
-        self.first = True
-
-    def words(self, n: int) -> np.ndarray:
-        w = self.inner.words(n)
-        if self.first:
-            w[[3, 10]] = [0, np.uint64(1 << 63)]
-            self.first = False
-        return w
-
-
 def test_block_kernel_hands_the_rare_extension_to_the_reference(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """a-words with all low 63 bits zero (p = 2^-63): the reference extends the count."""
     b = BlockGeometric(9)
     x = np.linspace(-5, 5, 300)
-    fast = b.signed_odd(_ZeroWords(), 300, centre=x, grid=1.0)
-    ref = _pure(monkeypatch, lambda: b.signed_odd(_ZeroWords(), 300, centre=x, grid=1.0))
+    fast, ref = kernel_and_reference(
+        monkeypatch, geometric, "_block_kernel",
+        lambda: b.signed_odd(WordsWithValues(11, [3, 10], [0, 1 << 63]), 300, centre=x,
+                             grid=1.0))
     np.testing.assert_array_equal(fast, ref)
     assert abs(fast[3] - round(x[3])) >= 9 * 63  # |Z| >= Q·M with Q >= 63: extended
 
@@ -69,8 +53,8 @@ def test_laplace_release_identical_with_and_without_kernels(
         monkeypatch: pytest.MonkeyPatch) -> None:
     m = dpnoise.Laplace(epsilon=0.3, sensitivity=2.0)
     x = np.arange(100_000, dtype=np.float64) * 0.37
-    fast = m.release(x, rng=SeededRandom(5))
-    ref = _pure(monkeypatch, lambda: m.release(x, rng=SeededRandom(5)))
+    fast, ref = kernel_and_reference(monkeypatch, geometric, "_block_kernel",
+                                     lambda: m.release(x, rng=SeededRandom(5)))
     np.testing.assert_array_equal(fast, ref)
 
 
@@ -88,30 +72,25 @@ def test_threads_are_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1), (0.05, 3), (5.0, 1), (0.3, 40)])
 def test_integer_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon: float,
                                                sensitivity: int) -> None:
-    from dpnoise.exact import integer_block
-
     m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity)
     assert m.block is not None
     n = (1 << 14) * 2 + 333
-    fast = m.sample_noise(n, rng=SeededRandom(8))
-    with monkeypatch.context() as mp:
-        mp.setattr(integer_block, "_intblock_kernel", lambda: None)
-        ref = m.sample_noise(n, rng=SeededRandom(8))
+    fast, ref = kernel_and_reference(monkeypatch, integer_block, "_intblock_kernel",
+                                     lambda: m.sample_noise(n, rng=SeededRandom(8)))
     np.testing.assert_array_equal(fast, ref)
     assert np.any(fast == 0) and fast.min() < 0 < fast.max()
 
 
 def test_integer_block_kernel_hands_the_rare_extension_to_the_reference(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpnoise.exact import integer_block
-
     block = dpnoise.Geometric(epsilon=1.0, sensitivity=1).block
-    fast = np.empty(300, dtype=np.int64)
-    block.sample_into(_ZeroWords(), fast)
-    ref = np.empty(300, dtype=np.int64)
-    with monkeypatch.context() as mp:
-        mp.setattr(integer_block, "_intblock_kernel", lambda: None)
-        block.sample_into(_ZeroWords(), ref)
+
+    def run() -> np.ndarray:
+        out = np.empty(300, dtype=np.int64)
+        block.sample_into(WordsWithValues(11, [3, 10], [0, 1 << 63]), out)
+        return out
+
+    fast, ref = kernel_and_reference(monkeypatch, integer_block, "_intblock_kernel", run)
     np.testing.assert_array_equal(fast, ref)
 
 
@@ -119,13 +98,9 @@ def test_integer_block_kernel_hands_the_rare_extension_to_the_reference(
                                                          (3.0, 1e-3, 1)])
 def test_discrete_gaussian_table_kernel_equals_reference(
         monkeypatch: pytest.MonkeyPatch, epsilon: float, delta: float, sensitivity: int) -> None:
-    from dpnoise.exact import dg_table
-
     m = dpnoise.DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     assert m.table is not None
     n = (1 << 14) * 2 + 999
-    fast = m.sample_noise(n, rng=SeededRandom(4))
-    with monkeypatch.context() as mp:
-        mp.setattr(dg_table, "_alias_kernel", lambda: None)
-        ref = m.sample_noise(n, rng=SeededRandom(4))
+    fast, ref = kernel_and_reference(monkeypatch, dg_table, "_alias_kernel",
+                                     lambda: m.sample_noise(n, rng=SeededRandom(4)))
     np.testing.assert_array_equal(fast, ref)

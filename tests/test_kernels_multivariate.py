@@ -10,15 +10,9 @@ import dpnoise
 from dpnoise.mechanisms import staircase_multivariate as smv
 from dpnoise.randomness import SeededRandom
 
+from .helpers import WordsWithValues, kernel_and_reference
+
 pytestmark = pytest.mark.skipif(smv._mv_box_kernel() is None, reason="kernels off")
-
-
-def _both(monkeypatch: pytest.MonkeyPatch, m, x, source_factory):  # type: ignore[no-untyped-def]
-    fast = m.release(x, rng=source_factory())
-    with monkeypatch.context() as mp:
-        mp.setattr(smv, "_mv_box_kernel", lambda: None)
-        ref = m.release(x, rng=source_factory())
-    return fast, ref
 
 
 @pytest.mark.parametrize("epsilon, sens, lam", [(1.0, (1, 10), 0.1), (0.05, (3.0, 0.5), None),
@@ -31,28 +25,18 @@ def test_box_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon: f
     n = (1 << 13) + 501  # two chunks, the second partial
     x = rng.normal(0, 50, (n, d)) * np.array(sens)
     x[:20] = (np.arange(20)[:, None] + 0.5) * m.grids[None, :]  # exact half-way points
-    fast, ref = _both(monkeypatch, m, x, lambda: SeededRandom(9))
+    fast, ref = kernel_and_reference(monkeypatch, smv, "_mv_box_kernel",
+                                     lambda: m.release(x, rng=SeededRandom(9)))
     np.testing.assert_array_equal(fast, ref)
     assert np.all(m.in_output_set(fast))
 
 
-class _ZeroAt:
-    """Words with one level-geometric word whose low 63 bits are zero (p = 2^-63)."""
-
-    def __init__(self, index: int) -> None:
-        self.inner, self.index, self.first = SeededRandom(2), index, True
-
-    def words(self, n: int) -> np.ndarray:
-        w = self.inner.words(n)
-        if self.first:
-            w[self.index] = np.uint64(1 << 63)
-            self.first = False
-        return w
-
-
 def test_box_kernel_hands_the_rare_extension_to_the_reference(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level-geometric word with its low 63 bits zero (p = 2^-63): the reference extends."""
     m = dpnoise.MultivariateStaircase(epsilon=1.0, sensitivities=(1, 10), lam=0.1)
     x = np.zeros((100, 2))
-    fast, ref = _both(monkeypatch, m, x, lambda: _ZeroAt(100 + 5))  # Q_0 of vector 5
+    fast, ref = kernel_and_reference(
+        monkeypatch, smv, "_mv_box_kernel",
+        lambda: m.release(x, rng=WordsWithValues(2, [100 + 5], [1 << 63])))  # Q_0, vector 5
     np.testing.assert_array_equal(fast, ref)

@@ -14,15 +14,9 @@ import dpnoise
 from dpnoise.mechanisms import planar
 from dpnoise.randomness import SeededRandom
 
+from .helpers import WordsWithValues, kernel_and_reference
+
 pytestmark = pytest.mark.skipif(planar._planar_kernel() is None, reason="kernels off")
-
-
-def _both(monkeypatch: pytest.MonkeyPatch, m, pts, source):  # type: ignore[no-untyped-def]
-    fast = m.release(pts, rng=source())
-    with monkeypatch.context() as mp:
-        mp.setattr(planar, "_planar_kernel", lambda: None)
-        ref = m.release(pts, rng=source())
-    return fast, ref
 
 
 def _assert_same_release(fast, ref, grid: float) -> None:  # type: ignore[no-untyped-def]
@@ -45,7 +39,8 @@ def test_planar_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon
     n = (1 << 14) + 123
     pts = np.column_stack([g.uniform(*domain[0], n), g.uniform(*domain[1], n)])
     pts[:5] = [[domain[0][0], domain[1][0]]] * 5  # corners: some releases exit the region
-    fast, ref = _both(monkeypatch, m, pts, lambda: SeededRandom(6))
+    fast, ref = kernel_and_reference(monkeypatch, planar, "_planar_kernel",
+                                     lambda: m.release(pts, rng=SeededRandom(6)))
     if np.array_equal(fast.points, ref.points, equal_nan=True):
         assert np.array_equal(fast.exited, ref.exited)  # the platform case: identical
     else:  # pragma: no cover - a numpy whose sin/cos differ from libm in the last bit
@@ -53,22 +48,13 @@ def test_planar_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon
     assert np.all(m.in_output_set(fast.points))
 
 
-class _ZeroExponentWord:
-    def __init__(self) -> None:
-        self.inner, self.first = SeededRandom(4), True
-
-    def words(self, n: int) -> np.ndarray:
-        w = self.inner.words(n)
-        if self.first:
-            w[7] = 0  # an all-zero exponent word (p = 2^-64): the reference continues it
-            self.first = False
-        return w
-
-
 def test_planar_kernel_hands_a_zero_exponent_word_to_the_reference(
         monkeypatch: pytest.MonkeyPatch) -> None:
     m = dpnoise.PlanarLaplace.with_margin(epsilon=1.0, grid=1.0, domain=((0, 100), (0, 100)))
     pts = np.full((64, 2), 50.0)
-    fast, ref = _both(monkeypatch, m, pts, _ZeroExponentWord)
+    # an all-zero exponent word (p = 2^-64): the reference continues the count
+    fast, ref = kernel_and_reference(
+        monkeypatch, planar, "_planar_kernel",
+        lambda: m.release(pts, rng=WordsWithValues(4, [7], [0])))
     assert np.array_equal(fast.points, ref.points, equal_nan=True)
     assert np.array_equal(fast.exited, ref.exited)

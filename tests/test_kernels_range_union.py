@@ -12,6 +12,8 @@ import dpnoise
 from dpnoise.exact import range_union as ru
 from dpnoise.randomness import SeededRandom
 
+from .helpers import WordsWithValues, kernel_and_reference
+
 pytestmark = pytest.mark.skipif(ru._union_kernel() is None, reason="kernels off")
 
 DOMAINS = [
@@ -21,14 +23,6 @@ DOMAINS = [
     ([(-math.inf, 0), (3, math.inf)], 0.5),          # half-line pieces
     ([(0, 10), (10.5, 11)], 3.0),                    # a tiny piece next to a big one
 ]
-
-
-def _release_both(monkeypatch: pytest.MonkeyPatch, m, xs, source):  # type: ignore[no-untyped-def]
-    fast = m.release(xs, rng=source())
-    with monkeypatch.context() as mp:
-        mp.setattr(ru, "_union_kernel", lambda: None)
-        ref = m.release(xs, rng=source())
-    return fast, ref
 
 
 @pytest.mark.parametrize("domain, epsilon", DOMAINS)
@@ -41,23 +35,10 @@ def test_union_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, domain, 
     xs = xs[m.domain.contains(xs)]
     ends = [e for piece in domain for e in piece if math.isfinite(e)]
     xs = np.concatenate([np.array(ends * 8, dtype=float), xs])  # the edges, repeatedly
-    fast, ref = _release_both(monkeypatch, m, xs, lambda: SeededRandom(12))
+    fast, ref = kernel_and_reference(monkeypatch, ru, "_union_kernel",
+                                     lambda: m.release(xs, rng=SeededRandom(12)))
     np.testing.assert_array_equal(fast, ref)
     assert np.all(m.in_output_set(fast))
-
-
-class _ZeroGeometricWord:
-    """Word source whose first chunk has an all-zero geometric word (p = 2^-64)."""
-
-    def __init__(self, index: int) -> None:
-        self.inner, self.index, self.first = SeededRandom(5), index, True
-
-    def words(self, n: int) -> np.ndarray:
-        w = self.inner.words(n)
-        if self.first:
-            w[self.index] = 0
-            self.first = False
-        return w
 
 
 def test_union_kernel_hands_a_zero_geometric_word_to_the_reference(
@@ -65,5 +46,7 @@ def test_union_kernel_hands_a_zero_geometric_word_to_the_reference(
     m = dpnoise.RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0, 4), (6, 10)])
     xs = np.linspace(0, 4, 100)
     # P = 2 pieces: words are [wd (1 x n), wc, wr, wq]; zero the 7th geometric word
-    fast, ref = _release_both(monkeypatch, m, xs, lambda: _ZeroGeometricWord(3 * 100 + 7))
+    fast, ref = kernel_and_reference(
+        monkeypatch, ru, "_union_kernel",
+        lambda: m.release(xs, rng=WordsWithValues(5, [3 * 100 + 7], [0])))
     np.testing.assert_array_equal(fast, ref)

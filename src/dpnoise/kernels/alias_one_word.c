@@ -4,13 +4,12 @@
  */
 #include <stdint.h>
 
+#include "dpk.h"
+
 void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
                         const int64_t *out2, int64_t col_shift, uint64_t thr_mask,
                         int64_t *out) {
     for (int64_t i = 0; i < c; i++) {
-        uint64_t w = words[i];
-        uint64_t col = (w >> col_shift) & ~(uint64_t)1;
-        col += (uint64_t)((w & thr_mask) >= thr2[col]);
-        out[i] = out2[col];
+        out[i] = dpk_alias_pick(words[i], thr2, out2, col_shift, thr_mask);
     }
 }

@@ -17,27 +17,24 @@
  */
 #include <stdint.h>
 
+#include "dpk.h"
+
 int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *thr2,
                              const int64_t *outcome2, int64_t col_shift, uint64_t thr_mask,
                              int64_t two_m, const double *centre, double inv_grid,
                              double half_grid, double *out_f, int64_t *out_i) {
     const uint64_t *a = words, *b = words + c;
-    const uint64_t top = (uint64_t)1 << 63;
     int64_t ext = 0;
     for (int64_t i = 0; i < c; i++) {
         uint64_t ai = a[i], bi = b[i];
-        int64_t q = (int64_t)__builtin_ctzll(ai | top);
+        int64_t q = dpk_ctz63(ai);
         ext += (q >= 63);
-        uint64_t col = (bi >> col_shift) & ~(uint64_t)1;
-        col += (uint64_t)((bi & thr_mask) >= thr2[col]);
-        int64_t k = q * two_m + outcome2[col];
+        int64_t k = q * two_m + dpk_alias_pick(bi, thr2, outcome2, col_shift, thr_mask);
         int64_t s = ((int64_t)ai) >> 63;
         k = (k ^ s) - s;
         if (centre) {
-            double x = centre[i] * inv_grid;  /* == x / L bit for bit: L = 2^j, 1/L exact */
-            int64_t fl = (int64_t)x;                  /* truncation; floor below */
-            fl -= ((double)fl > x);
-            int64_t cidx = fl + ((x - (double)fl) >= 0.5);  /* frac exact, as the reference */
+            /* x * (1/L) == x / L bit for bit: L = 2^j, 1/L exact */
+            int64_t cidx = dpk_round_half_up(centre[i] * inv_grid);
             k += cidx + cidx;
             out_f[i] = (double)k * half_grid;
         } else {

@@ -10,19 +10,18 @@
  */
 #include <stdint.h>
 
+#include "dpk.h"
+
 int64_t dpk_intblock_sample(const uint64_t *words, int64_t c, const uint64_t *thr2,
                             const int64_t *mag2, const int64_t *qm, int64_t col_shift,
                             uint64_t thr_mask, int64_t *out) {
     const uint64_t *a = words, *b = words + c;
-    const uint64_t top = (uint64_t)1 << 63;
     int64_t ext = 0;
     for (int64_t i = 0; i < c; i++) {
         uint64_t ai = a[i], bi = b[i];
-        int64_t q = (int64_t)__builtin_ctzll(ai | top);
+        int64_t q = dpk_ctz63(ai);
         ext += (q >= 63);
-        uint64_t col = (bi >> col_shift) & ~(uint64_t)1;
-        col += (uint64_t)((bi & thr_mask) >= thr2[col]);
-        int64_t k = mag2[col];
+        int64_t k = dpk_alias_pick(bi, thr2, mag2, col_shift, thr_mask);
         k += qm[q] * (k > 0 ? 1 : 0);
         int64_t s = ((int64_t)ai) >> 63;
         out[i] = (k ^ s) - s;

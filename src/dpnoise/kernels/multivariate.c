@@ -14,12 +14,7 @@
  */
 #include <stdint.h>
 
-static inline int64_t alias_pick(uint64_t w, const uint64_t *thr2, const int64_t *out2,
-                                 int64_t shift, uint64_t mask) {
-    uint64_t col = (w >> shift) & ~(uint64_t)1;
-    col += (uint64_t)((w & mask) >= thr2[col]);
-    return out2[col];
-}
+#include "dpk.h"
 
 int64_t dpk_mv_box(const uint64_t *words, int64_t k, int64_t d,
                    const uint64_t *thr2_m, const int64_t *out2_m, int64_t sh_m, uint64_t mask_m,
@@ -27,20 +22,19 @@ int64_t dpk_mv_box(const uint64_t *words, int64_t k, int64_t d,
                    const int64_t *q_of_t, int64_t M, int64_t i_max,
                    const int64_t *two_s, const int64_t *two_z, const double *inv_grid,
                    const double *half_grid, const double *x, double *out) {
-    const uint64_t top = (uint64_t)1 << 63;
     const int64_t d1 = d + 1, nl = 1 + 2 * d1;
     const int64_t exact = (int64_t)1 << 53;
     int64_t bad = 0;
     for (int64_t i = 0; i < k; i++) {
-        int64_t I = alias_pick(words[i], thr2_m, out2_m, sh_m, mask_m);
+        int64_t I = dpk_alias_pick(words[i], thr2_m, out2_m, sh_m, mask_m);
         int64_t qs = 0, rs = 0;
         for (int64_t j = 0; j < d1; j++) {
             uint64_t qw = words[k + 2 * j * k + i];
             uint64_t rw = words[k + (2 * j + 1) * k + i];
-            int64_t t = (int64_t)__builtin_ctzll(qw | top);
+            int64_t t = dpk_ctz63(qw);
             bad |= (t >= 63);
             qs += q_of_t[t];
-            rs += alias_pick(rw, thr2_g, out2_g, sh_g, mask_g);
+            rs += dpk_alias_pick(rw, thr2_g, out2_g, sh_g, mask_g);
         }
         I += qs * M + rs;
         bad |= (I > i_max);
@@ -48,10 +42,7 @@ int64_t dpk_mv_box(const uint64_t *words, int64_t k, int64_t d,
             int64_t m2 = two_z[c] + I * two_s[c];
             uint64_t w = words[nl * k + i * d + c];
             int64_t idx = (int64_t)(((unsigned __int128)w * (uint64_t)m2) >> 64);
-            double q = x[i * d + c] * inv_grid[c];
-            int64_t fl = (int64_t)q;
-            fl -= ((double)fl > q);
-            int64_t ci = fl + ((q - (double)fl) >= 0.5);
+            int64_t ci = dpk_round_half_up(x[i * d + c] * inv_grid[c]);
             int64_t half = 2 * idx - m2 + (2 * ci + 1);
             bad |= (half >= exact) | (half <= -exact);
             out[i * d + c] = (double)half * half_grid[c];
