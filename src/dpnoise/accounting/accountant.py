@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
 from .sources import fractional_split_pld, mechanism_pld, split_pld
@@ -134,6 +136,11 @@ def _unpack(data: bytes) -> tuple[dict[str, Any], PLD | None]:
     return head, (PLD.from_bytes(rest) if rest else None)
 
 
+def _curve_from(head: dict[str, Any]) -> tuple[float, ...] | None:
+    raw = head.get("rdp")
+    return None if raw is None else tuple(float.fromhex(x) for x in raw)
+
+
 @dataclass(frozen=True)
 class Charge:
     """The accounting object of one release (serialisable, content-hashed)."""
@@ -144,11 +151,15 @@ class Charge:
     pld: PLD | None = None
     rho: float = 0.0
     notes: tuple[str, ...] = ()
+    rdp: tuple[float, ...] | None = None  # Rényi curve on renyi.ALPHAS ("zcdp"; None: αρ)
 
     def to_bytes(self) -> bytes:
-        return _pack({"kind": "charge", "accountant": self.accountant,
-                      "basic": [self.basic_epsilon.hex(), self.basic_delta.hex()],
-                      "rho": float(self.rho).hex(), "notes": list(self.notes)}, self.pld)
+        head = {"kind": "charge", "accountant": self.accountant,
+                "basic": [self.basic_epsilon.hex(), self.basic_delta.hex()],
+                "rho": float(self.rho).hex(), "notes": list(self.notes)}
+        if self.rdp is not None:  # absent in charges written before the curves
+            head["rdp"] = [float(x).hex() for x in self.rdp]
+        return _pack(head, self.pld)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Charge:
@@ -157,7 +168,7 @@ class Charge:
             raise ParameterError("serialised object is not a charge")
         e, d = (float.fromhex(x) for x in head["basic"])
         return cls(head["accountant"], e, d, pld, float.fromhex(head["rho"]),
-                   tuple(head["notes"]))
+                   tuple(head["notes"]), _curve_from(head))
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
@@ -174,11 +185,15 @@ class State:
     pld: PLD | None = None
     rho: float = 0.0
     previous: str = field(default="", compare=False)  # content hash of the state before
+    rdp: tuple[float, ...] | None = None  # composed Rényi curve ("zcdp"; None: α·rho)
 
     def to_bytes(self) -> bytes:
-        return _pack({"kind": "state", "accountant": self.accountant, "count": self.count,
-                      "basic": [float(self.basic_epsilon).hex(), float(self.basic_delta).hex()],
-                      "rho": float(self.rho).hex(), "previous": self.previous}, self.pld)
+        head = {"kind": "state", "accountant": self.accountant, "count": self.count,
+                "basic": [float(self.basic_epsilon).hex(), float(self.basic_delta).hex()],
+                "rho": float(self.rho).hex(), "previous": self.previous}
+        if self.rdp is not None:  # absent in states written before the curves
+            head["rdp"] = [float(x).hex() for x in self.rdp]
+        return _pack(head, self.pld)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> State:
@@ -187,7 +202,7 @@ class State:
             raise ParameterError("serialised object is not a state")
         e, d = (float.fromhex(x) for x in head["basic"])
         return cls(head["accountant"], int(head["count"]), e, d, pld,
-                   float.fromhex(head["rho"]), head["previous"])
+                   float.fromhex(head["rho"]), head["previous"], _curve_from(head))
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
@@ -237,7 +252,8 @@ class Accountant(ABC):
             pld = charge.pld if state.pld is None else state.pld.compose(charge.pld)
         return State(self.name, state.count + 1, state.basic_epsilon + charge.basic_epsilon,
                      min(1.0, state.basic_delta + charge.basic_delta), pld,
-                     state.rho + charge.rho, state.content_hash())
+                     state.rho + charge.rho, state.content_hash(),
+                     self._add_curves(state, charge, 1))
 
     def compose_many(self, state: State, charge: Charge, n: int) -> State:
         """``n`` copies of ``charge`` at once (repeated squaring of the PLD)."""
@@ -247,7 +263,21 @@ class Accountant(ABC):
             pld = many if pld is None else pld.compose(many)
         return State(self.name, state.count + n, state.basic_epsilon + n * charge.basic_epsilon,
                      min(1.0, state.basic_delta + n * charge.basic_delta), pld,
-                     state.rho + n * charge.rho, state.content_hash())
+                     state.rho + n * charge.rho, state.content_hash(),
+                     self._add_curves(state, charge, n))
+
+    @staticmethod
+    def _add_curves(state: State, charge: Charge, n: int) -> tuple[float, ...] | None:
+        """Σ Rényi curves (Mironov Prop. 1), or None when neither side has one.  A side
+        without a curve (a charge or state written before the curves) counts as α·ρ, which
+        bounds every ρ-zCDP charge."""
+        if charge.rdp is None and state.rdp is None:
+            return None
+        from .renyi import ALPHAS
+
+        old = np.array(state.rdp) if state.rdp is not None else ALPHAS * state.rho
+        new = np.array(charge.rdp) if charge.rdp is not None else ALPHAS * charge.rho
+        return tuple((old + n * new).tolist())
 
     # basic composition is valid under every accountant: each reports the better bound
     def epsilon(self, state: State, delta: float) -> float:
@@ -321,18 +351,39 @@ class ZCDPAccountant(Accountant):
         rho = sum(k * rho_of(m) for m, k in _parts(what)) + \
             sum(k * k * rho_of(m) for m, k, _ in _splits(what)) + \
             sum(rho_of(m) for m, _, _ in _fractions(what))  # Σ(d_i/k)² <= 1
-        return Charge(self.name, e, d, None, rho)
+        # the Rényi curves (renyi.py): a k-fold shift of a cell is the curve at shift k;
+        # a fraction split keeps α·ρ of one cell
+        from .renyi import ALPHAS, curve_of
+
+        tau = np.zeros(ALPHAS.size)
+        for m, k in _parts(what):
+            tau += k * curve_of(m)
+        for m, k, _ in _splits(what):
+            tau += curve_of(m, shift=k)
+        for m, _, _ in _fractions(what):
+            tau += ALPHAS * rho_of(m)
+        return Charge(self.name, e, d, None, rho, (), tuple(tau.tolist()))
 
     def epsilon(self, state: State, delta: float) -> float:
         basic = super().epsilon(state, delta)
         if delta <= 0:
             return basic if state.rho > 0 else min(basic, 0.0)
-        return min(basic, epsilon_from_rho(state.rho, delta))
+        best = min(basic, epsilon_from_rho(state.rho, delta))
+        if state.rdp is not None:
+            from .renyi import epsilon_from_curve
+
+            best = min(best, epsilon_from_curve(np.array(state.rdp), delta))
+        return best
 
     def delta(self, state: State, epsilon: float) -> float:
         from .zcdp import delta_from_rho
 
-        return min(super().delta(state, epsilon), delta_from_rho(state.rho, epsilon))
+        best = min(super().delta(state, epsilon), delta_from_rho(state.rho, epsilon))
+        if state.rdp is not None:
+            from .renyi import delta_from_curve
+
+            best = min(best, delta_from_curve(np.array(state.rdp), epsilon))
+        return best
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
         if budget.rho is not None:
