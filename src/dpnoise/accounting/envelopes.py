@@ -107,15 +107,22 @@ def hull_envelope_of_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.floa
     u_i and any shortfall against max_k H_k (plus an ℓ1 bound of the evaluation round-off)
     is added to ``slack``.
     """
-    idx_rows, mass_rows, infs = _rounded_atoms(rows, h)
+    return hull_envelope_of_grid(*_rounded_atoms(rows, h), h)
+
+
+def hull_envelope_of_grid(idx_rows: list[NDArray[np.int64]], mass_rows: list[NDArray[np.float64]],
+                          infs: list[float], h: float) -> PLD:
+    """:func:`hull_envelope_of_atoms` of PLDs already on the grid: per pair, its atoms' grid
+    indices (loss = index·h), their masses, and its +∞ mass (no rounding: exact indices)."""
     inf = max(infs) if infs else 0.0
     u = np.unique(np.concatenate(idx_rows)) if idx_rows else np.zeros(0, np.int64)
     if u.size == 0:
         return PLD(h, 0, np.zeros(1), min(1.0, inf), 0.0)
     mid = 0.5 * (float(u[0]) + float(u[-1]))
     sc = (u.astype(np.float64) - mid) * h  # |sc| <= half the loss range
-    if float(np.max(np.abs(sc))) > 300:
-        return envelope_of_atoms(rows, h)  # exponents too wide for the direct sums
+    if float(np.max(np.abs(sc))) > 300:  # exponents too wide for the direct sums
+        return envelope_of_atoms([(idx.astype(np.float64) * h, m) for idx, m in
+                                  zip(idx_rows, mass_rows, strict=True)], h)
 
     def profile(dens: NDArray[np.float64], pinf: float) -> NDArray[np.float64]:
         """H(u_i h) = Σ_{j>i} d_j (1 − e^{(u_i − u_j)h}) + ω_∞ at every union point."""

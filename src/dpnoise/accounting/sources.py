@@ -330,15 +330,35 @@ def partitions(k: int, parts: int) -> list[tuple[int, ...]]:
 
 
 def _split_envelope(splits: list[tuple[int, ...]], by_part: dict[int, PLD]) -> PLD:
-    """Tail envelope over ``splits`` of the composition of ``by_part[d]`` over each split's
-    parts (one split: independent cells, so the product of their dominating pairs)."""
+    """Envelope over ``splits`` of the composition of ``by_part[d]`` over each split's parts
+    (one split: independent cells, so the product of their dominating pairs).
+
+    The convex-hull envelope of Zhu, Dong and Wang (:func:`.envelopes.hull_envelope_of_atoms`,
+    proof there) of the splits' PLDs, each given as its grid atoms and +∞ mass; each split's
+    numerical ``slack`` (FFT round-off of its compositions) is an additive bound on its δ at
+    every ε, so the largest one is added to the envelope's.  The tail envelope
+    (:meth:`PLD.envelope`, used before) is also valid but mixes the tails of different
+    splits.  Measured (AnalyticGaussian(0.5, 1e-7), k = 4 rows over 10 cells, 20 releases,
+    ε at δ = 1e-6): 2.327 with the tail envelope, 2.240 with the hull; for pure ε-DP splits
+    the two agree to 2e-5 relative (the hull's own float-error slack)."""
+    from .envelopes import hull_envelope_of_grid
+
     composed = []
     for split in splits:
         pld = by_part[split[0]]
         for d in split[1:]:
             pld = pld.compose(by_part[d])
         composed.append(pld)
-    return PLD.envelope(composed)
+    if len(composed) == 1:
+        return composed[0]
+    keep = [p.masses > 0 for p in composed]
+    hull = hull_envelope_of_grid(
+        [(p.start + np.flatnonzero(k)).astype(np.int64) for p, k in zip(composed, keep,
+                                                                       strict=True)],
+        [p.masses[k] for p, k in zip(composed, keep, strict=True)],
+        [p.inf_mass for p in composed], composed[0].h)
+    return PLD(hull.h, hull.start, hull.masses, hull.inf_mass,
+               hull.slack + max(p.slack for p in composed))
 
 
 MAX_SPLITS = 300  # partitions enveloped exactly; beyond, the pure-DP group bound is used
