@@ -14,6 +14,7 @@ One word per draw, no loops, no floating point in the sampling path.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 
 import numpy as np
@@ -119,6 +120,10 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     total = exact_sum(v)
     if int(v.max()) >= total:  # one non-zero entry: its weight 2^64 needs the reference
         return None
+    shares = _compiled_shares(v, total)
+    if shares is not None:  # the same exact integers, in C (kernels/quantize.c)
+        q, r_lo, r_hi = shares
+        return _hand_out_rest(q, r_lo, r_hi, n)
     R = (1 << 128) // total  # < 2^76: T >= 2^52 (the largest v has a 53-bit mantissa)
     limbs = 3  # 192-bit fields: v_i·R < 2^63·2^76, and r̃_i < 2T < 2^83
     packed = np.zeros((n, limbs), dtype=np.uint64)
@@ -142,6 +147,12 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     r_lo = np.where(over, r_lo - t_lo, r_lo)
     r_hi = np.where(over, r_hi - t_hi - borrow.astype(np.uint64), r_hi)
     q = q + over.astype(np.uint64)
+    return _hand_out_rest(q, r_lo, r_hi, n)
+
+
+def _hand_out_rest(q: NDArray[np.uint64], r_lo: NDArray[np.uint64], r_hi: NDArray[np.uint64],
+                   n: int) -> NDArray[np.uint64]:
+    """Give the 2^64 − Σq_i missing units to the largest remainders (ties: lowest index)."""
     rest = TOTAL - exact_sum(q)
     if not 0 <= rest < n:  # pragma: no cover - Σ floor(shares) is within n of 2^64
         raise AssertionError("quantisation lost mass")
@@ -149,6 +160,25 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
         order = np.lexsort((np.arange(n), ~r_lo, ~r_hi))  # remainder descending, index up
         q[order[:rest]] += np.uint64(1)
     return q
+
+
+def _compiled_shares(v: NDArray[np.uint64], total: int
+                     ) -> tuple[NDArray[np.uint64], NDArray[np.uint64], NDArray[np.uint64]] | None:
+    """(q_i, r_i low limb, r_i high limb) = divmod(v_i·2^64, T) exactly, from
+    ``kernels/quantize.c``; None when the kernels are off."""
+    from .. import kernels
+
+    vp = ctypes.c_void_p
+    fn = kernels.function("dpk_quantize_shares", [vp, ctypes.c_int64, ctypes.c_uint64,
+                                                  ctypes.c_uint64, vp, vp, vp], ctypes.c_int64)
+    if fn is None or total >= 1 << 128:
+        return None
+    v = np.ascontiguousarray(v, dtype=np.uint64)
+    q, r_lo, r_hi = (np.empty(v.size, dtype=np.uint64) for _ in range(3))
+    if fn(v.ctypes.data, v.size, total & (TOTAL - 1), total >> 64, q.ctypes.data,
+          r_lo.ctypes.data, r_hi.ctypes.data) != 0:  # pragma: no cover - v_i < T always
+        return None
+    return q, r_lo, r_hi
 
 
 class AliasTable:

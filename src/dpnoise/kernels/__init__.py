@@ -27,10 +27,6 @@ import numpy as np
 
 ABI_VERSION = 1
 
-u64p = np.ctypeslib.ndpointer(dtype=np.uint64, flags="C_CONTIGUOUS")
-i64p = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
-f64p = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
-
 
 def _library_path() -> Path | None:
     here = Path(__file__).resolve().parent.parent
@@ -56,9 +52,9 @@ def _load() -> Any | None:
     if lib.dpk_abi_version() != ABI_VERSION:
         return None
     lib.dpk_selftest_sum.restype = ctypes.c_uint64
-    lib.dpk_selftest_sum.argtypes = [u64p, ctypes.c_int64]
+    lib.dpk_selftest_sum.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     words = np.array([2**64 - 1, 2, 3], dtype=np.uint64)
-    if lib.dpk_selftest_sum(words, 3) != 4:
+    if lib.dpk_selftest_sum(words.ctypes.data, 3) != 4:
         return None
     return lib
 
@@ -74,7 +70,10 @@ def available() -> bool:
 
 
 def function(name: str, argtypes: list[Any], restype: Any = None) -> Any | None:
-    """The kernel ``name`` with its ctypes signature set, or None if the kernels are off."""
+    """The kernel ``name`` with its ctypes signature set, or None if the kernels are off.
+    Array arguments are passed as raw addresses (``ctypes.c_void_p``, ``array.ctypes.data``
+    of a C-contiguous array of the kernel's dtype): no per-call checks, which the caller
+    guarantees instead."""
     lib = _load()
     if lib is None:
         return None
