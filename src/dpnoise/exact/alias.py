@@ -197,7 +197,8 @@ class AliasTable:
         mass = TOTAL >> bits
         w = np.zeros(cols, dtype=np.uint64)
         w[:n] = arr
-        self._thr, self._alias = _sweep(w, np.uint64(mass))
+        built = _compiled_sweep(w, np.uint64(mass))
+        self._thr, self._alias = built if built is not None else _sweep(w, np.uint64(mass))
         self.bits = bits
         self.columns = cols
         self.mass = mass
@@ -304,6 +305,28 @@ def _weight_array(weights: Sequence[int] | NDArray[np.uint64]) -> NDArray[np.uin
     if arr.size < 2 or exact_sum(arr) != TOTAL:
         return None
     return arr
+
+
+def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64
+                    ) -> tuple[NDArray[np.uint64], NDArray[np.int64]] | None:
+    """The table of :meth:`AliasTable._build_reference` (the same loop, in C:
+    ``kernels/quantize.c``), or None when the kernels are off."""
+    from .. import kernels
+
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    fn = kernels.function("dpk_alias_build", [vp, i64, ctypes.c_uint64, vp, vp, vp, vp], i64)
+    if fn is None:
+        return None
+    w = np.ascontiguousarray(w, dtype=np.uint64)
+    cols = w.size
+    thr = np.empty(cols, dtype=np.uint64)
+    alias = np.empty(cols, dtype=np.int64)
+    rem = np.empty(cols, dtype=np.uint64)
+    stack = np.empty(2 * cols, dtype=np.int64)
+    if fn(w.ctypes.data, cols, int(mass), thr.ctypes.data, alias.ctypes.data, rem.ctypes.data,
+          stack.ctypes.data) != 0:  # pragma: no cover - the weights sum to 2^64
+        raise AssertionError("alias construction lost mass")
+    return thr, alias
 
 
 def _sweep(w: NDArray[np.uint64], mass: np.uint64

@@ -24,3 +24,34 @@ int64_t dpk_quantize_shares(const uint64_t *v, int64_t n, uint64_t total_lo,
     }
     return 0;
 }
+
+/* Vose's alias table in the order of AliasTable._build_reference (exact/alias.py): light
+ * columns (w < mass) served last-first from the last heavy one; a heavy whose remainder
+ * drops below mass becomes light at once.  Integer arithmetic, remainders < 2^64.
+ * stack: scratch of 2 * cols int64.  Returns 1 if mass was lost (the caller then raises). */
+int64_t dpk_alias_build(const uint64_t *w, int64_t cols, uint64_t mass, uint64_t *thr,
+                        int64_t *alias, uint64_t *rem, int64_t *stack) {
+    int64_t *small = stack, *large = stack + cols;
+    int64_t ns = 0, nl = 0;
+    for (int64_t i = 0; i < cols; i++) {
+        rem[i] = w[i];
+        thr[i] = mass;
+        alias[i] = i;
+        if (w[i] < mass) small[ns++] = i; else large[nl++] = i;
+    }
+    while (ns > 0 && nl > 0) {
+        int64_t s = small[--ns], g = large[nl - 1];
+        thr[s] = rem[s];
+        alias[s] = g;
+        rem[g] -= mass - rem[s];
+        if (rem[g] < mass) {
+            nl--;
+            small[ns++] = g;
+        }
+    }
+    for (int64_t i = 0; i < nl; i++) if (rem[large[i]] != mass) return 1;
+    for (int64_t i = 0; i < ns; i++) if (rem[small[i]] != mass) return 1;
+    for (int64_t i = 0; i < nl; i++) { thr[large[i]] = mass; alias[large[i]] = large[i]; }
+    for (int64_t i = 0; i < ns; i++) { thr[small[i]] = mass; alias[small[i]] = small[i]; }
+    return 0;
+}
