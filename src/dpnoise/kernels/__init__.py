@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-ABI_VERSION = 1
+ABI_VERSION = 2  # = dpk_abi_version() in common.c: bump both when a signature changes
 
 
 def _library_path() -> Path | None:
