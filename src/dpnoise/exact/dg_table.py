@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..kernels import MIN_VALUES
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights
 
@@ -44,7 +45,6 @@ def fits(sigma2: float) -> bool:
     return 2 * table_half_width(sigma2) + 1 <= MAX_ENTRIES
 
 
-_KERNEL_MIN = 64  # below this many values the numpy reference is as fast
 
 
 @lru_cache(maxsize=1)
@@ -110,7 +110,7 @@ class DGTable:
         col_shift = np.uint64(64 - t.bits - 1)
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(t.mass - 1)
-        kern = _alias_kernel() if n >= _KERNEL_MIN else None
+        kern = _alias_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
             kern = None  # the reference writes through numpy
         if kern is not None:  # the compiled chunk body: same word, same table entry

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..kernels import MIN_VALUES
 from ..laws.grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
@@ -39,7 +40,6 @@ _EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
 _CHUNK = 1 << 14
 MAX_BLOCK = 1 << 20
-_KERNEL_MIN = 64  # below this many values the numpy reference is as fast (call overhead)
 
 
 def _ctz(x: NDArray[np.uint64]) -> NDArray[np.int64]:
@@ -159,7 +159,7 @@ class BlockGeometric:
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
         two_m = np.int64(2 * self.M)
-        kern = _block_kernel() if n >= _KERNEL_MIN else None  # module-level: picklable self
+        kern = _block_kernel() if n >= MIN_VALUES else None  # module-level: picklable self
         if kern is not None and release and not _exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
         if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)

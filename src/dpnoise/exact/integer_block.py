@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
+from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights_array
@@ -72,7 +73,6 @@ def _table(j: int, M: int) -> AliasTable:
     return AliasTable(quantize_weights_array(ideal))
 
 
-_KERNEL_MIN = 64  # below this many values the numpy reference is as fast
 
 
 @lru_cache(maxsize=1)
@@ -136,7 +136,7 @@ class IntegerBlockLaplace:
         col_shift = np.uint64(64 - table.bits - 1)
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
-        kern = _intblock_kernel() if n >= _KERNEL_MIN else None
+        kern = _intblock_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
             kern = None  # the reference writes through numpy
         if kern is not None:  # the compiled chunk body (same words, same values)
