@@ -220,7 +220,7 @@ def test_huge_true_values_are_refused_before_any_word() -> None:
 
 
 def test_exact_grid_index_at_the_half_counterexample() -> None:
-    from dpnoise.laws.grid import to_index
+    from dpnoise.grid import to_index
 
     L = 2.0**-3
     x = (0.5 - 2.0**-54) * L

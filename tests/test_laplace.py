@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dpnoise import ClampedLaplace, Laplace, ParameterError, PrecisionError, SeededRandom, verify
 from dpnoise.exact.geometric import BlockGeometric
-from dpnoise.laws.grid import grid_sensitivity
+from dpnoise.grid import grid_sensitivity
 from dpnoise.mechanisms.laplace import naive_float_laplace
 from dpnoise.params import LN2
 

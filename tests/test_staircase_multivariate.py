@@ -179,7 +179,7 @@ def test_less_noise_breaks_the_claim_on_cells() -> None:
 
 def _reference_release(m, x: np.ndarray, seed: int) -> np.ndarray:
     """The release written with the reference samplers (levels.sample, then _uniform)."""
-    from dpnoise.laws.grid import to_index
+    from dpnoise.grid import to_index
 
     rng = SeededRandom(seed)
     c = np.stack([to_index(x[:, k], float(m.grids[k])) for k in range(m.dim)], axis=1)

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
-from ..laws.grid import round_half_up_inplace
+from ..grid import round_half_up_inplace
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .geometric import BlockGeometric

@@ -241,7 +241,7 @@ class ConvexSampler:
         b = x.size
         f, ci, nl, nr, k = w.f[:b], w.ci[:b], w.nl[:b], w.nr[:b], w.k[:b]
         T, u, ge = w.t[:b], w.f[:b].view(np.uint64), w.ge[:b]  # u: f's memory, reused
-        # centre index c = floor(x/L + 1/2), exactly (as laws.grid.round_half_up)
+        # centre index c = floor(x/L + 1/2), exactly (as grid.round_half_up)
         np.multiply(x, 1.0 / self.grid, out=f)
         np.floor(f, out=ci, casting="unsafe")
         np.subtract(f, ci, out=f)  # the fractional part, exact

@@ -7,7 +7,7 @@
  *                                              -- the alias table, as the odd number 2R + 1
  *   K  = Q * 2M + R2, negated when bit 63 of a is set  (2Z = +-(2QM + 2R + 1))
  * and with a centre x: c = floor(x/L + 1/2), x/L computed as x * (1/L) -- the same real number
- * for L = 2^j with 1/L representable, so the same correctly rounded double -- (exactly as laws.grid.round_half_up: floor, the
+ * for L = 2^j with 1/L representable, so the same correctly rounded double -- (exactly as grid.round_half_up: floor, the
  * exact fractional part, + (frac >= 0.5)), out = (double)(K + 2c) * (L/2) -- every step exact
  * below 2^53, the same IEEE operations as numpy's.
  *

@@ -18,7 +18,7 @@ static inline int64_t dpk_alias_pick(uint64_t w, const uint64_t *thr2, const int
     return outcome2[col];
 }
 
-/* floor(x + 1/2) for |x| < 2^51, exactly as laws.grid.round_half_up (floor, the exact
+/* floor(x + 1/2) for |x| < 2^51, exactly as grid.round_half_up (floor, the exact
  * fractional part, + (frac >= 1/2)), without a branch or a floor() call. */
 static inline int64_t dpk_round_half_up(double x) {
     int64_t fl = (int64_t)x;

@@ -1,7 +1,6 @@
 """The maths of each noise family: densities, lattice laws, calibration.  No randomness.
 
     base                  the shared law interface (Law, TableLaw, LatticeLaw): scipy.stats style
-    grid                  power-of-two grids (lattices) and exact index arithmetic
     half_lattice          the half-offset lattice law shared by the Laplace-type families
     block_calibration     the shared default grid and block length M of the lattice Laplace
     range_laplace         range-adherent (truncated and normalised) Laplace: scales
@@ -12,6 +11,7 @@
     staircase             staircase densities, optimal parameters, lattice calibration
     finite_precision      ε' of noise rounded to a grid on real floats
 
-Names match :mod:`dpnoise.reproduce` and ``docs/``.  Samplers live in :mod:`dpnoise.exact`,
-mechanisms (calibrated with these laws) in :mod:`dpnoise.mechanisms`.
+Names match :mod:`dpnoise.reproduce` and ``docs/``.  The power-of-two grids themselves are
+:mod:`dpnoise.grid` (the ground floor: the exact samplers use them too).  Samplers live in
+:mod:`dpnoise.exact`, mechanisms (calibrated with these laws) in :mod:`dpnoise.mechanisms`.
 """

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from ..errors import ParameterError
 from ..exact.geometric import MAX_BLOCK, BlockGeometric
+from ..grid import power_of_two_at_most
 from ..params import LN2
-from .grid import power_of_two_at_most
 
 ROUNDING_ALLOWANCE = 1e-12
 DEFAULT_GRID_BITS = 12

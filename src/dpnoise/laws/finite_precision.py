@@ -56,8 +56,8 @@ from typing import Any, Literal
 from scipy import optimize
 
 from ..errors import ParameterError, PrecisionError
+from ..grid import check_grid
 from ..params import check_epsilon, check_interval, check_sensitivity
-from .grid import check_grid
 
 ETA = 2.0**-53  # unit roundoff of binary64
 MAX_INDEX = 2.0**51  # |coordinate| / L must stay below this for exact rounding

@@ -53,9 +53,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
 from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
+from ..grid import grid_sensitivity, power_of_two_at_most
 from ..params import LN2, check_epsilon, check_finite, check_sensitivity
 from .base import Law
-from .grid import grid_sensitivity, power_of_two_at_most
 
 Criterion = Literal["variance", "mean_abs", "interval"]
 CRITERIA: tuple[str, ...] = ("variance", "mean_abs", "interval")

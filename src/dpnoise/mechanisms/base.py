@@ -154,7 +154,7 @@ class HalfLatticeMechanism(Mechanism):
         x = one_real(true_value)  # one number: the scalar kernel (same words, same law)
         if x is not None and -self._scalar_limit < x < self._scalar_limit:
             return self._release_one(x, rng)  # finite, |x| < 2^51·L (else the checks raise)
-        from ..laws.grid import check_representable
+        from ..grid import check_representable
         from ..params import check_values
         from ..randomness import resolve_rng
 
@@ -204,7 +204,7 @@ class HalfLatticeMechanism(Mechanism):
 
     def noise(self, true_value: float | None = None) -> Any:
         """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""
-        from ..laws.grid import to_index
+        from ..grid import to_index
         from ..params import check_true_scalar
 
         if true_value is None:

@@ -56,14 +56,14 @@ from scipy import optimize, special
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum
 from ..exact.scalar import OneWordKernel, grid_index
-from ..laws.base import TableLaw
-from ..laws.grid import (
+from ..grid import (
     check_representable,
     grid_sensitivity,
     power_of_two_at_most,
     round_half_up_inplace,
     to_index,
 )
+from ..laws.base import TableLaw
 from ..params import (
     SENSITIVITY_RANGE,
     Interval,

@@ -43,13 +43,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exact.geometric import BlockGeometric
-from ..laws.base import TableLaw
-from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
-from ..laws.grid import (
+from ..grid import (
     check_grid,
     check_representable,
     grid_sensitivity,
 )
+from ..laws.base import TableLaw
+from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..params import (
     LN2,

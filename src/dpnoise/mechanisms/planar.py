@@ -62,13 +62,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
 from ..errors import DpnoiseError, ParameterError
+from ..grid import check_grid
 from ..laws.finite_precision import (
     MIN_GRID_OVER_DT,
     aligned_interval,
     delta_t_recommended,
     eps_prime_overhead,
 )
-from ..laws.grid import check_grid
 from ..params import (
     LN2,
     SENSITIVITY_RANGE,

@@ -66,8 +66,8 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
 from ..exact.range_union import UnionSampler
+from ..grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.base import TableLaw
-from ..laws.grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
     log_mass,
     paper_half_line_scale_unsafe,

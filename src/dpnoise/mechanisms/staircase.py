@@ -64,7 +64,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..exact.staircase import LatticeStaircase
-from ..laws.grid import check_grid
+from ..grid import check_grid
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..laws.staircase import (
     CRITERIA,

@@ -38,7 +38,7 @@ from ..errors import ParameterError, PrecisionError
 from ..exact.nested_levels import NestedLevels
 from ..exact.ratio_geometric import RatioGeometric, ratio_candidates
 from ..exact.words import index_probability, mulhi64
-from ..laws.grid import (
+from ..grid import (
     check_representable,
     grid_sensitivity,
     power_of_two_at_most,

@@ -53,9 +53,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exact.folded import FoldedBlockGeometric
 from ..exact.geometric import BlockGeometric
+from ..grid import check_grid, grid_sensitivity
 from ..laws.base import Law
 from ..laws.block_calibration import calibrate_block, check_block_length, default_grid
-from ..laws.grid import check_grid, grid_sensitivity
 from ..laws.half_lattice import HalfLatticeLaw, half_lattice_logpmf
 from ..laws.truncated_laplacian import (
     TLapParams,

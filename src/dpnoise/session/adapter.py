@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..laws.grid import grid_sensitivity, power_of_two_at_most
+from ..grid import grid_sensitivity, power_of_two_at_most
 from ..mechanisms.base import Guarantee, Mechanism
 from ..mechanisms.registry import Request, build
 from ..params import LN2, check_delta, check_epsilon

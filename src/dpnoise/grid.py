@@ -20,14 +20,14 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError, PrecisionError
+from .errors import ParameterError, PrecisionError
 
 MAX_INDEX = 1 << 51
 
 
 def check_grid(grid: float, *, name: str = "grid") -> float:
     """A grid step must be a power of two 2^j with -1000 < j < 1000."""
-    from ..params import _as_real
+    from .params import _as_real
 
     g = _as_real(name, grid)  # numbers only (no str, bool, None, complex)
     if not (math.isfinite(g) and g > 0):
