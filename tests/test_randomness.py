@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom
+from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom, randomness
 from dpnoise.randomness import fill_words, random_bits, resolve_rng, uniform_below
 
 from .helpers import bytes_from_fork
@@ -79,3 +81,54 @@ def test_bit_helpers() -> None:
     assert random_bits(SeededRandom(1), 100, 3).max() < 8
     with pytest.raises(ParameterError):
         random_bits(SeededRandom(1), 1, 65)
+
+
+def test_default_source_is_per_thread_and_keyed_once() -> None:
+    first = randomness.default_source()
+    assert type(first) is randomness.CryptoRandom
+    assert randomness.resolve_rng(None) is first  # no fresh key per release
+    others: list[object] = []
+    t = threading.Thread(target=lambda: others.append(randomness.default_source()))
+    t.start()
+    t.join()
+    assert others[0] is not first  # threads never share a source (or its buffered words)
+
+
+def test_default_source_is_forgotten_in_a_forked_child() -> None:
+    parent = randomness.default_source()
+    parent.ints(1)  # the parent has buffered words a careless child could replay
+    child = bytes_from_fork(
+        lambda: bytes([randomness.default_source() is not parent])
+        + np.array(randomness.default_source().ints(4), dtype=np.uint64).tobytes(),
+        33,
+    )
+    assert child[0] == 1
+    mine = np.array(parent.ints(4), dtype=np.uint64).tobytes()
+    assert child[1:] != mine
+
+
+def test_crypto_random_rekeys_before_the_block_counter_wraps(monkeypatch) -> None:
+    # a small limit stands in for ChaCha20's 2^32 blocks: the source must move to a fresh
+    # key before its stream passes the limit, and never repeat what it gave
+    monkeypatch.setattr(randomness, "REKEY_WORDS", 4096)
+    source = randomness.CryptoRandom()
+    streams, seen = set(), []
+    for _ in range(20):
+        seen.append(source.words(1000))
+        seen.extend(np.array(source.ints(3), dtype=np.uint64) for _ in range(5))
+        streams.add(id(source._stream))
+        assert source._stream.taken <= randomness.REKEY_WORDS
+    assert len(streams) >= 4
+    allw = np.concatenate(seen)
+    assert np.unique(allw).size == allw.size
+
+
+def test_seeded_and_keyed_sources_refuse_to_pass_the_counter_limit(monkeypatch) -> None:
+    monkeypatch.setattr(randomness, "REKEY_WORDS", 1024)
+    seeded = randomness.SeededRandom(1)
+    seeded.words(1000)
+    with pytest.raises(ParameterError, match="2\\^35"):
+        seeded.words(100)
+    keyed = randomness.KeyedRandom(bytes(32))
+    with pytest.raises(ParameterError, match="counter"):
+        keyed.words(2000)

@@ -10,11 +10,20 @@ Laplace sampler.  One-value releases take their few words as Python ints from a 
 up to 256 keystream words (:func:`word_ints`); array requests drain that buffer first, so
 each word is used once and in keystream order whatever mix of calls consumes the stream.
 
-* No global state: each ``CryptoRandom()`` has its own key; ``rng=None`` creates a
-  fresh one for the call.
-* Fork safety: a ``CryptoRandom`` notices that it runs in a new process
-  (``os.getpid()`` changed) and rekeys from ``os.urandom`` before producing a word,
-  so a child never replays its parent's stream.
+* ``rng=None`` uses :func:`default_source`: one :class:`CryptoRandom` per thread and per
+  process, keyed from ``os.urandom`` when the thread first needs it (no seed anywhere, no
+  state shared between threads).  Keying a ChaCha20 cipher costs about 6 us, more than a
+  whole one-value release, so the key is kept for the thread's later releases; each
+  ``CryptoRandom()`` made explicitly has its own key.
+* Fork safety: a forked child never replays its parent's stream.  Every
+  ``CryptoRandom`` notices that it runs in a new process (``os.getpid()`` changed) and
+  rekeys from ``os.urandom`` before producing a word, and ``os.register_at_fork`` drops
+  the per-thread default sources in the child.
+* Counter safety: ChaCha20's block counter has 32 bits (RFC 8439 Section 2.3), so one
+  key and nonce give at most 2^32 blocks of 64 bytes (2^35 words).  A ``CryptoRandom``
+  counts the words it hands out and rekeys from ``os.urandom`` before that limit
+  (:data:`REKEY_WORDS`); the keyed and seeded sources, which cannot rekey without changing
+  their stream, refuse to go past it.
 * :class:`SeededRandom` is the same ChaCha20 generator keyed from a user seed via
   SHA-256: reproducible experiments and tests, never a default.
 * A ``numpy.random.Generator`` is accepted too (wrapped in :class:`NumpyRandom`), for
@@ -36,6 +45,10 @@ from .errors import ParameterError
 from .keystream import BLOCK_BYTES, new_cipher
 
 _INT_BLOCK = 256  # largest refill (words) of the Python-int buffer of one-value releases
+
+#: Words one ChaCha20 key and nonce may produce: 2^32 blocks of 8 words (RFC 8439's 32-bit
+#: block counter), less a margin of 2^20 words for the buffered refills of one-value calls.
+REKEY_WORDS = (1 << 35) - (1 << 20)
 
 
 @runtime_checkable
@@ -78,12 +91,27 @@ class _ChaCha20Stream:
         self._ints: list[int] = []
         self._ipos = 0
         self._int_block = 8
+        # keystream words taken from the cipher so far (the counter-wrap guard)
+        self.taken = 0
         # one source shared by threads must never hand the same buffered word out twice
         self._lock = threading.Lock()
 
     @property
     def backend(self) -> str:
         return str(self._cipher.name)
+
+    def _count(self, words: int) -> None:
+        """Account for ``words`` more keystream words; refuse to pass the counter's end."""
+        self.taken += words
+        if self.taken > REKEY_WORDS:
+            raise ParameterError(
+                "a ChaCha20 stream may give at most 2^35 - 2^20 words (its 32-bit block "
+                "counter would wrap); use a fresh key or stream index"
+            )
+
+    def room(self) -> int:
+        """Words this stream can still take from its cipher before the counter limit."""
+        return REKEY_WORDS - self.taken
 
     def _drain(self, out: NDArray[np.uint64], n: int) -> int:
         """Move up to n buffered words into out[:m]; returns m."""
@@ -110,6 +138,7 @@ class _ChaCha20Stream:
                 size = self._int_block
                 self._int_block = min(2 * size, _INT_BLOCK)
                 size = max(size, -(-(q - len(self._ints)) // 8) * 8)
+                self._count(size)
                 raw = self._cipher.take(size * 8)
                 self._ints = self._ints[p:] + list(struct.unpack(f"={size}Q", raw))
                 p, q = 0, k
@@ -123,6 +152,7 @@ class _ChaCha20Stream:
         first = self._drain(buffer, n)
         if first == n:
             return
+        self._count(n - first)
         raw = buffer.view(np.uint8)
         into = self._cipher.into
         done, total = first * 8, n * 8
@@ -136,6 +166,7 @@ class _ChaCha20Stream:
         first = self._drain(out, n)
         if first == n:
             return out
+        self._count(n - first)
         raw = out.view(np.uint8)
         into = self._cipher.into
         exact = self._cipher.exact  # writes exactly m bytes (else it needs 63 spare bytes)
@@ -154,7 +185,12 @@ class _ChaCha20Stream:
 
 
 class CryptoRandom:
-    """Cryptographically secure default: ChaCha20 keyed from ``os.urandom``, fork-safe."""
+    """Cryptographically secure default: ChaCha20 keyed from ``os.urandom``, fork-safe.
+
+    Rekeys from ``os.urandom`` in a forked child and before the stream could reach
+    ChaCha20's block-counter limit (:data:`REKEY_WORDS`), so it never repeats a keystream
+    block, whatever the process or the amount drawn.
+    """
 
     def __init__(self) -> None:
         self._rekey()
@@ -163,21 +199,22 @@ class CryptoRandom:
         self._pid = os.getpid()
         self._stream = _ChaCha20Stream(os.urandom(32))
 
-    def words(self, n: int) -> NDArray[np.uint64]:
-        if os.getpid() != self._pid:  # forked: never replay the parent's keystream
+    def _ready(self, n: int) -> _ChaCha20Stream:
+        """The stream to draw ``n`` words from: a fresh key after a fork or near the limit."""
+        if os.getpid() != self._pid or self._stream.room() < n + _INT_BLOCK:
             self._rekey()
-        return self._stream.words(int(n))
+        return self._stream
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        n = int(n)
+        return self._ready(n).words(n)
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
-        if os.getpid() != self._pid:
-            self._rekey()
-        self._stream.fill(buffer, n)
+        self._ready(n).fill(buffer, n)
 
     def ints(self, k: int) -> list[int]:
         """``k`` fresh words as Python ints (buffered, see :func:`word_ints`)."""
-        if os.getpid() != self._pid:
-            self._rekey()
-        return self._stream.ints(k)
+        return self._ready(k).ints(k)
 
     def __repr__(self) -> str:
         return "CryptoRandom()"
@@ -250,11 +287,36 @@ RngLike = RandomSource | np.random.Generator | None
 
 _OWN_SOURCES: frozenset[type] = frozenset()
 
+_DEFAULT = threading.local()  # .source: this thread's CryptoRandom in this process
+
+
+def _forget_default_sources() -> None:
+    """In a forked child: no thread inherits its parent's default source."""
+    global _DEFAULT
+    _DEFAULT = threading.local()
+
+
+os.register_at_fork(after_in_child=_forget_default_sources)
+
+
+def default_source() -> CryptoRandom:
+    """The source ``rng=None`` uses: this thread's own :class:`CryptoRandom`.
+
+    Keyed from ``os.urandom`` on the thread's first use, forgotten in a forked child
+    (``os.register_at_fork``; the source itself also rekeys when ``os.getpid()`` changes)
+    and rekeyed before ChaCha20's counter limit.  Threads never share it, so no lock is
+    contended and no word is handed out twice.
+    """
+    source = getattr(_DEFAULT, "source", None)
+    if source is None:
+        source = _DEFAULT.source = CryptoRandom()
+    return source
+
 
 def resolve_rng(rng: RngLike) -> RandomSource:
-    """The random source a release uses: ``None`` -> a fresh :class:`CryptoRandom`."""
+    """The random source a release uses: ``None`` -> :func:`default_source`."""
     if rng is None:
-        return CryptoRandom()
+        return default_source()
     if type(rng) in _OWN_SOURCES:  # fast path: skips the runtime Protocol check
         return rng
     if isinstance(rng, np.random.Generator):
