@@ -1,5 +1,6 @@
-"""The compiled count and lattice-Laplace kernels (kernels/block.c, integer_block.c,
-alias_one_word.c) return bit-for-bit what their numpy references return from the same words."""
+"""The compiled count, lattice-Laplace and truncated-Laplace kernels (kernels/block.c,
+folded.c, integer_block.c, alias_one_word.c) return bit-for-bit what their numpy references
+return from the same words."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise.exact import dg_table, geometric, integer_block
+from dpnoise.exact import dg_table, folded, geometric, integer_block
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.randomness import SeededRandom
 
@@ -103,4 +104,45 @@ def test_discrete_gaussian_table_kernel_equals_reference(
     n = (1 << 14) * 2 + 999
     fast, ref = kernel_and_reference(monkeypatch, dg_table, "_alias_kernel",
                                      lambda: m.sample_noise(n, rng=SeededRandom(4)))
+    np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.parametrize("M, n", [(1, 1), (2, 3), (7, 5), (1000, 37), (1000, 4096),
+                                  (35263, 70000), (1 << 20, 1 << 22), (9, (1 << 40) + 3)])
+@pytest.mark.parametrize("grid", [2.0**-10, 1.0])
+def test_folded_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, M: int, n: int,
+                                        grid: float) -> None:
+    f = folded.FoldedBlockGeometric(BlockGeometric(M), n)
+    rng = np.random.default_rng(M + n)
+    count = (1 << 14) + 77  # two chunks, the second partial
+    x = rng.normal(0, 1e3, count) * grid
+    x[:50] = (np.arange(50) - 25 + 0.5) * grid  # exact half-way points round up
+    x[50:60] = -0.0
+    for centre in (x, None):
+        kw = {} if centre is None else {"centre": centre, "grid": grid}
+        fast, ref = kernel_and_reference(
+            monkeypatch, folded, "_folded_kernel",
+            lambda kw=kw: f.signed_odd(SeededRandom(4), count, **kw))
+        assert fast.dtype == ref.dtype
+        np.testing.assert_array_equal(fast, ref)
+        assert np.array_equal(np.signbit(fast), np.signbit(ref))
+
+
+def test_folded_kernel_hands_the_rare_extension_to_the_reference(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    f = folded.FoldedBlockGeometric(BlockGeometric(9), 1000)
+    x = np.linspace(-5, 5, 300)
+    fast, ref = kernel_and_reference(
+        monkeypatch, folded, "_folded_kernel",
+        lambda: f.signed_odd(WordsWithValues(12, [3, 10], [0, 1 << 63]), 300, centre=x,
+                             grid=1.0))
+    np.testing.assert_array_equal(fast, ref)
+
+
+def test_truncated_laplace_release_identical_with_and_without_kernels(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    m = dpnoise.TruncatedLaplace(epsilon=0.7, delta=1e-6, sensitivity=2.0)
+    x = np.arange(100_000, dtype=np.float64) * 0.37
+    fast, ref = kernel_and_reference(monkeypatch, folded, "_folded_kernel",
+                                     lambda: m.release(x, rng=SeededRandom(6)))
     np.testing.assert_array_equal(fast, ref)

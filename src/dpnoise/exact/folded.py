@@ -27,18 +27,21 @@ bounded by the tail P(X >= I·n + j) (added to upper bounds).
 
 from __future__ import annotations
 
+import ctypes
 import math
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import accumulate
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
+from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .geometric import BlockGeometric
+from .geometric import BlockGeometric, _exact_inverse
 
 _TOP = np.uint64(1 << 63)
 _U63 = np.uint64(63)
@@ -49,6 +52,18 @@ _CHUNK = 1 << 14
 _TWO64 = 2.0**64
 TABLE_LIMIT = 1 << 22  # materialise p_n as an array up to this many cells
 _QTAB = 128  # Q·M mod n table (Q >= 128 has probability 2^-128)
+
+
+@lru_cache(maxsize=1)
+def _folded_kernel() -> Any:
+    """The compiled twin of the chunk body of :meth:`FoldedBlockGeometric.signed_odd`
+    (``kernels/folded.c``), or None (kernels off): raw pointers, no per-call array checks."""
+    from .. import kernels
+
+    vp, i64, f64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double, ctypes.c_uint64
+    return kernels.function("dpk_folded_signed_odd",
+                            [vp, i64, vp, vp, i64, u64, i64, vp, i64, vp, f64, f64, vp, vp],
+                            i64)
 
 
 class FoldedBlockGeometric:
@@ -263,9 +278,26 @@ class FoldedBlockGeometric:
         col_shift = np.uint64(64 - table.bits)
         thr_mask = np.uint64(table.mass - 1)
         n = np.int64(n_int)
+        kern = _folded_kernel() if count >= MIN_VALUES else None  # module-level: picklable
+        if kern is not None and release and not _exact_inverse(grid):
+            kern = None  # not a power of two (callers check; the reference copes anyway)
+        if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
+            p_words, p_thr, p_pick, p_qm = (words.ctypes.data, thr.ctypes.data,
+                                            pick.ctypes.data, qm_mod.ctypes.data)
+            p_out = out.ctypes.data
+            if release:  # the numpy reference accepts any real array; the kernel needs this
+                centre = np.ascontiguousarray(centre, dtype=np.float64)
+            p_centre = centre.ctypes.data if release else None
+            half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
         for start in range(0, count, chunk):
             c = min(chunk, count - start)
             fill_words(rng, words, 2 * c)
+            if kern is not None and kern(
+                    p_words, c, p_thr, p_pick, int(col_shift), int(thr_mask), table.columns,
+                    p_qm, n_int, p_centre + 8 * start if release else None, inv, half,
+                    p_out + 8 * start if release else None,
+                    None if release else p_out + 8 * start) == 0:
+                continue  # else (Q = 63 somewhere, p = 2^-63 per value): the reference below
             a, b = words[:c], words[c : 2 * c]
             lo, t, th, K, R, kp = u1[:c], u2[:c], u3[:c], i1[:c], i2[:c], flag[:c]
             # Q = trailing zeros of (a | 2^63): ctz of the low 63 bits, 63 if they are 0
