@@ -1,6 +1,6 @@
-"""The compiled count, lattice-Laplace and truncated-Laplace kernels (kernels/block.c,
-folded.c, integer_block.c, alias_one_word.c) return bit-for-bit what their numpy references
-return from the same words."""
+"""The compiled count, lattice-Laplace, truncated-Laplace and staircase kernels
+(kernels/block.c, folded.c, staircase.c, integer_block.c, alias_one_word.c) return
+bit-for-bit what their numpy references return from the same words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise.exact import dg_table, folded, geometric, integer_block
+from dpnoise.exact import dg_table, folded, geometric, integer_block, staircase
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.randomness import SeededRandom
 
@@ -146,3 +146,33 @@ def test_truncated_laplace_release_identical_with_and_without_kernels(
     fast, ref = kernel_and_reference(monkeypatch, folded, "_folded_kernel",
                                      lambda: m.release(x, rng=SeededRandom(6)))
     np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(0.01, 1.0), (0.1, 3.0), (1.0, 1.0),
+                                                  (5.0, 2.0**-7), (20.0, 1e6)])
+def test_staircase_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon: float,
+                                           sensitivity: float) -> None:
+    """Both table layouts (the joint in-period table, and step + cell tables at small
+    epsilon), both chunk shapes, half-way points and negative zeros."""
+    m = dpnoise.Staircase(epsilon=epsilon, sensitivity=sensitivity)
+    rng = np.random.default_rng(int(epsilon * 100))
+    count = (1 << 14) + 77
+    x = rng.normal(0, 1e3, count) * m.grid
+    x[:50] = (np.arange(50) - 25 + 0.5) * m.grid
+    x[50:60] = -0.0
+    for run in (lambda: m.release(x, rng=SeededRandom(7)),
+                lambda: m.law.signed_odd(SeededRandom(8), count)):
+        fast, ref = kernel_and_reference(monkeypatch, staircase, "_staircase_kernel", run)
+        np.testing.assert_array_equal(fast, ref)
+        assert np.array_equal(np.signbit(fast), np.signbit(ref))
+
+
+def test_staircase_kernel_hands_the_rare_extension_to_the_reference(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    m = dpnoise.Staircase(epsilon=1.0, sensitivity=1.0)
+    x = np.linspace(-5, 5, 300)
+    for zero in (0, 1 << 63):  # T = 64 and T = 63
+        fast, ref = kernel_and_reference(
+            monkeypatch, staircase, "_staircase_kernel",
+            lambda zero=zero: m.release(x, rng=WordsWithValues(13, [3], [zero])))
+        np.testing.assert_array_equal(fast, ref)

@@ -10,8 +10,9 @@ The calibration that chooses (a, M) and the mechanism are in
 
 from __future__ import annotations
 
+import ctypes
 import math
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
+from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights, quantize_weights_array
@@ -26,6 +28,18 @@ from .ratio_geometric import RatioGeometric
 
 _CHUNK = 1 << 14
 _MAX_INDEX = float(1 << 51)
+
+
+@lru_cache(maxsize=1)
+def _staircase_kernel() -> Any:
+    """The compiled twin of the chunk body of :meth:`LatticeStaircase._sample`
+    (``kernels/staircase.c``), or None (kernels off): raw pointers, no per-call checks."""
+    from .. import kernels
+
+    vp, i64, f64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double, ctypes.c_uint64
+    return kernels.function("dpk_staircase_sample",
+                            [vp, i64, i64, vp, vp, vp, i64, u64, vp, vp, i64, u64, vp, f64,
+                             vp, f64, vp], i64)
 
 
 class LatticeStaircase:
@@ -266,9 +280,22 @@ class LatticeStaircase:
         work = np.empty(chunk, dtype=np.float64)
         one, top, even = np.uint64(1), np.uint64(1 << 63), np.uint64(0xFFFFFFFFFFFFFFFE)
         inv = 1.0 / grid  # exact: L is a power of two
+        kern = _staircase_kernel() if n >= MIN_VALUES else None  # module-level: picklable
+        if kern is not None:  # raw addresses for the compiled chunk body (same words)
+            centre = np.ascontiguousarray(centre, dtype=np.float64)
+            (ta, va, sa, ma), (tb, vb, sb, mb) = tabs[0], tabs[-1]
+            keep = (qtab_f, ta, va, tb, vb, width2)  # alive for the raw pointers below
+            args = [words.ctypes.data, 0, len(tabs), keep[0].ctypes.data, ta.ctypes.data,
+                    va.ctypes.data, int(sa), int(ma), tb.ctypes.data, vb.ctypes.data, int(sb),
+                    int(mb), None if width2 is None else width2.ctypes.data, grid, 0, inv, 0]
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, nw * c)
+            if kern is not None:
+                args[1], args[14], args[16] = (c, centre.ctypes.data + 8 * start,
+                                               out.ctypes.data + 8 * start)
+                if kern(*args) == 0:
+                    continue  # else (T >= 63 somewhere, p = 2^-63 per value): the reference
             a = words[:c]
             t1, t2, g, v, o = u1[:c], u2[:c], fl[:c], f1[:c], out[start : start + c]
             # T = trailing zeros of a (bit 63 is the sign; T >= 63 means "extend")
