@@ -1,8 +1,10 @@
-"""The compiled count, lattice-Laplace, truncated-Laplace and staircase kernels
-(kernels/block.c, folded.c, staircase.c, integer_block.c, alias_one_word.c) return
-bit-for-bit what their numpy references return from the same words."""
+"""The compiled count, lattice-Laplace, truncated-Laplace, staircase and Gaussian kernels
+(kernels/block.c, folded.c, staircase.c, gaussian.c, integer_block.c, alias_one_word.c)
+return bit-for-bit what their numpy references return from the same words."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import pytest
 import dpnoise
 from dpnoise.exact import dg_table, folded, geometric, integer_block, staircase
 from dpnoise.exact.geometric import BlockGeometric
+from dpnoise.mechanisms import gaussian
 from dpnoise.randomness import SeededRandom
 
 from .helpers import WordsWithValues, kernel_and_reference
@@ -176,3 +179,32 @@ def test_staircase_kernel_hands_the_rare_extension_to_the_reference(
             monkeypatch, staircase, "_staircase_kernel",
             lambda zero=zero: m.release(x, rng=WordsWithValues(13, [3], [zero])))
         np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: dpnoise.AnalyticGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0),
+    lambda: dpnoise.AnalyticGaussian(epsilon=0.05, delta=1e-9, sensitivity=2.0**-20),
+    lambda: dpnoise.AnalyticGaussian(epsilon=50.0, delta=1e-3, sensitivity=1e6),
+    lambda: dpnoise.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=3.0),
+])
+def test_gaussian_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, build: Any) -> None:
+    m = build()
+    rng = np.random.default_rng(5)
+    count = (1 << 14) + 77
+    x = rng.normal(0, 1e3, count) * m.grid
+    x[:50] = (np.arange(50) - 25 + 0.5) * m.grid
+    x[50:60] = -0.0
+    fast, ref = kernel_and_reference(monkeypatch, gaussian, "_gaussian_kernel",
+                                     lambda: m.release(x, rng=SeededRandom(9)))
+    np.testing.assert_array_equal(fast, ref)
+    assert np.array_equal(np.signbit(fast), np.signbit(ref))
+
+
+def test_gaussian_kernel_leaves_too_large_values_to_the_reference() -> None:
+    from dpnoise.mechanisms.gaussian import _alias_release
+
+    m = dpnoise.AnalyticGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0)
+    x = np.zeros(200)
+    x[17] = 2.0**52 * m.grid
+    with pytest.raises(dpnoise.PrecisionError):
+        _alias_release(m.table, SeededRandom(1), x, m.grid, (len(m.weights) - 1) // 2)

@@ -44,6 +44,7 @@ References:
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Sequence
 from functools import cached_property, lru_cache
@@ -55,6 +56,7 @@ from scipy import optimize, special
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum
+from ..exact.geometric import _exact_inverse
 from ..exact.scalar import OneWordKernel, grid_index
 from ..grid import (
     check_representable,
@@ -63,6 +65,7 @@ from ..grid import (
     round_half_up_inplace,
     to_index,
 )
+from ..kernels import MIN_VALUES
 from ..laws.base import TableLaw
 from ..params import (
     SENSITIVITY_RANGE,
@@ -368,6 +371,17 @@ class _LatticeGaussian(Mechanism):
         return gaussian_delta(self.sigma, self.epsilon, self.shift_steps * self.grid)
 
 
+@lru_cache(maxsize=1)
+def _gaussian_kernel() -> Any:
+    """The compiled twin of the chunk body of :func:`_alias_release` (``kernels/gaussian.c``),
+    or None (kernels off): raw pointers, no per-call array checks."""
+    from .. import kernels
+
+    vp, i64, f64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double, ctypes.c_uint64
+    return kernels.function("dpk_alias_release", [vp, i64, vp, vp, i64, u64, i64, vp, f64, f64,
+                                                  vp], i64)
+
+
 def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], grid: float,
                    T: int) -> NDArray[np.float64]:
     """(c + Z)·L with Z = alias draw − T, one word per draw, chunked with fixed buffers."""
@@ -388,9 +402,18 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
     one, top = np.uint64(1), np.uint64(63)
     # [column − T | alias(column) − T]: index = column + columns·(low >= thr[column])
     pick = np.concatenate([np.arange(table.columns, dtype=np.int64), table._alias]) - T
+    kern = _gaussian_kernel() if n >= MIN_VALUES and _exact_inverse(grid) else None
+    if kern is not None:  # raw addresses for the compiled chunk body (same words, same Z)
+        centre = np.ascontiguousarray(centre, dtype=np.float64)
+        fixed = (words.ctypes.data, table._thr.ctypes.data, pick.ctypes.data, int(shift),
+                 int(mask), table.columns)
     for start in range(0, n, chunk):
         c = min(chunk, n - start)
         fill_words(rng, words, c)
+        if kern is not None and kern(
+                fixed[0], c, *fixed[1:], centre.ctypes.data + 8 * start, 1.0 / grid, grid,
+                out.ctypes.data + 8 * start) == 0:
+            continue  # else a true value too large for the grid: the reference refuses it
         w, cl, lo, th, Z, X, C = words[:c], col[:c], low[:c], thr[:c], z[:c], x[:c], ci[:c]
         np.right_shift(w, shift, out=cl)
         np.bitwise_and(w, mask, out=lo)
