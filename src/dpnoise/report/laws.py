@@ -128,7 +128,7 @@ def _law_at(plan: Mapping[str, Any], value: float) -> Any | None:
     lo, hi = (float(v) for v in plan.get("range", (-math.inf, math.inf)))
     try:
         return mech.noise(float(np.clip(value, lo, hi)))
-    except Exception:  # noqa: BLE001 - not drawable: no chart
+    except Exception:
         return None
 
 
@@ -156,7 +156,7 @@ def released_law(stat: str, plans: Mapping[str, Mapping[str, Any]], answer: floa
             return None
         try:
             draws[role] = np.asarray(law.ppf(rng.random(DRAWS)), dtype=np.float64)
-        except Exception:  # noqa: BLE001 - not drawable: no chart
+        except Exception:
             return None
     lo, hi = (float(v) for v in col_range)
     if stat == "mean":

@@ -54,7 +54,7 @@ def _bounds(views: Sequence[ReleaseView]) -> str:
     for v in views:
         d = v.declared
         if d.get("column") is not None and "lower" in d:
-            lo, hi, nums = cols.setdefault(d["column"], (d["lower"], d["upper"], []))
+            _lo, _hi, nums = cols.setdefault(d["column"], (d["lower"], d["upper"], []))
             nums.append(v.number)
     if not cols:
         return ("<p>No release measured a numeric column, so no value was clamped.</p>")

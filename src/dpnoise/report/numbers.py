@@ -56,6 +56,8 @@ def value_text(x: float, low: float | None = None, high: float | None = None,
     place = None
     if low is not None and high is not None:
         place = place_for((float(high) - float(low)) / 2)
+        if place is None:  # an error bar of width 0: every digit is supported
+            return at_place(x, 0) if integer else significant(x, 15)
     if place is None:
         return at_place(x, 0) if integer else significant(x)
     return at_place(x, max(place, 0) if integer else place)
@@ -65,7 +67,8 @@ def interval_texts(low: float, high: float, integer: bool = False) -> tuple[str,
     """The ends of an error bar, printed to the same place as its value."""
     place = place_for((float(high) - float(low)) / 2)
     if place is None:
-        return value_text(low, integer=integer), value_text(high, integer=integer)
+        return (value_text(low, low, high, integer=integer),
+                value_text(high, low, high, integer=integer))
     place = max(place, 0) if integer else place
     return at_place(low, place), at_place(high, place)
 

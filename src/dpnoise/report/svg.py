@@ -33,7 +33,8 @@ def _ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[floa
     if integer:
         raw = max(raw, 1.0)
     mag = 10 ** math.floor(math.log10(raw))
-    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
+    steps = (1, 2, 5, 10) if integer else (1, 2, 2.5, 5, 10)  # 2.5: not a release number
+    step = min((m * mag for m in steps if m * mag >= raw), default=raw)
     first = math.ceil(lo / step) * step
     out, t = [], first
     while t <= hi + step * 1e-9 and len(out) < 20:

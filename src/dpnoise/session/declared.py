@@ -54,11 +54,8 @@ def number_words(x: float) -> str:
 def rules_in_words(rules: Mapping[str, Any]) -> str:
     """One or two plain sentences: the clamping bounds and the contribution cap.
 
-    >>> rules_in_words({"unit": "row", "max_contributions": 1, "column": "age",
-    ...                 "lower": 18, "upper": 95, "max_rows": None})  # doctest: +NORMALIZE_WHITESPACE
-    'age values outside the declared bounds [18, 95] were clamped to them (a value below 18
-    counted as 18, above 95 as 95); missing age values were skipped. Each row counted as one
-    person (no person identifier was declared), so no rows were dropped.'
+    >>> rules_in_words({"unit": "person", "max_contributions": 2})
+    'Each person contributed at most 2 rows; their further rows were dropped.'
     """
     if not rules:
         return "the declared bounds and contribution cap were not recorded with this release."
