@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,13 @@ def test_value_is_rounded_to_the_second_digit_of_its_half_width(x: float, w: flo
     assert re.fullmatch(r"-?\d{1,3}(,\d{3})*(\.\d+)?", text)  # thousands separators
 
 
+@given(st.floats(-1e12, 1e12), st.floats(1e-6, 1e9), st.booleans())
+def test_printed_error_bar_contains_the_computed_one(x: float, w: float, integer: bool) -> None:
+    lo, hi = (math.floor(x - w), math.ceil(x + w)) if integer else (x - w, x + w)
+    a, b = interval_texts(lo, hi, integer)
+    assert _number(a) <= lo and _number(b) >= hi  # rounded outward, never narrowed
+
+
 def test_a_value_without_width_keeps_its_digits() -> None:
     assert value_text(17179869185.0, 17179869185.0, 17179869185.0) == "17,179,869,185"
     assert value_text(17179869185.0) == "17,179,900,000"  # no error bar: 6 digits
@@ -88,6 +96,7 @@ def test_numbers_as_printed() -> None:
     assert value_text(49036.79, 31000, 60000) == "49,000"
     assert value_text(46.5688, 45.64, 47.48) == "46.57"
     assert interval_texts(2977, 3037, integer=True) == ("2,977", "3,037")
+    assert interval_texts(31980.967, 61053.718) == ("31,000", "62,000")
     assert significant(4.30725e10) == "43,072,500,000" and significant(-0.000123) == "-0.000123"
     assert at_place(-0.004, -2) == "0.00" and value_text(7, integer=True) == "7"
 

@@ -12,6 +12,7 @@ released value is kept in the downloadable csv.  Quantile levels are written in 
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 SIGNIFICANT = 6  # digits shown when a value has no error bar
 
@@ -25,12 +26,13 @@ def place_for(half_width: float) -> int | None:
     return math.floor(math.log10(w)) - 1
 
 
-def at_place(x: float, place: int) -> str:
-    """``x`` rounded to ``10**place`` with thousands separators (``-0`` printed as 0)."""
-    decimals = max(0, -place)
-    r = round(float(x), -place)
-    text = f"{r:,.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(r) == 0 else text
+def at_place(x: float, place: int, rounding: str = ROUND_HALF_EVEN) -> str:
+    """``x`` rounded to ``10**place`` with thousands separators (``-0`` printed as 0).
+    Exact decimal arithmetic on the double's exact value (``rounding``: a
+    :mod:`decimal` rounding mode, e.g. ``ROUND_FLOOR`` for a lower end)."""
+    d = Decimal(float(x)).quantize(Decimal(1).scaleb(place), rounding=rounding)
+    text = f"{d:,.{max(0, -place)}f}"
+    return text[1:] if text.startswith("-") and d == 0 else text
 
 
 def significant(x: float, digits: int = SIGNIFICANT) -> str:
@@ -50,6 +52,17 @@ def significant(x: float, digits: int = SIGNIFICANT) -> str:
     return text
 
 
+def exact_text(x: float) -> str:
+    """Every digit of the double ``x`` (its shortest round-trip form), with separators."""
+    v = float(x)
+    if not math.isfinite(v):
+        return str(v)
+    text = f"{Decimal(repr(v)):,f}"
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text[1:] if text.startswith("-") and v == 0 else text
+
+
 def value_text(x: float, low: float | None = None, high: float | None = None,
                integer: bool = False) -> str:
     """A released value to the precision its error bar ``[low, high]`` supports."""
@@ -57,20 +70,21 @@ def value_text(x: float, low: float | None = None, high: float | None = None,
     if low is not None and high is not None:
         place = place_for((float(high) - float(low)) / 2)
         if place is None:  # an error bar of width 0: every digit is supported
-            return at_place(x, 0) if integer else significant(x, 15)
+            return exact_text(x)
     if place is None:
         return at_place(x, 0) if integer else significant(x)
     return at_place(x, max(place, 0) if integer else place)
 
 
 def interval_texts(low: float, high: float, integer: bool = False) -> tuple[str, str]:
-    """The ends of an error bar, printed to the same place as its value."""
+    """The ends of an error bar, printed to the same place as its value and rounded
+    OUTWARD (the printed bar contains the computed one: rounding never narrows it)."""
     place = place_for((float(high) - float(low)) / 2)
     if place is None:
         return (value_text(low, low, high, integer=integer),
                 value_text(high, low, high, integer=integer))
     place = max(place, 0) if integer else place
-    return at_place(low, place), at_place(high, place)
+    return at_place(low, place, ROUND_FLOOR), at_place(high, place, ROUND_CEILING)
 
 
 def ordinal(n: int) -> str:
