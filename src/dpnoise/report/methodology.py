@@ -44,8 +44,8 @@ def _person(views: Sequence[ReleaseView], spent: Any, accountant: str) -> str:
             "weaken it.</p>")
     if not person:
         text += ("<p>No person identifier was declared, so the unit protected is one row: a "
-                 "person who owns several rows is protected less (roughly ε times their "
-                 "number of rows).</p>")
+                 "person who owns m rows is protected at the weaker level of m·ε (and "
+                 "m·e<sup>(m−1)ε</sup>·δ).</p>")
     return text
 
 

@@ -39,7 +39,7 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}
 h3{font-size:15px;margin:0 0 6px}
 .sub{color:#5a6573;margin:0 0 16px}
 .card{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:16px 18px;margin:12px 0}
-.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px}
+.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(140px,1fr));gap:12px}
 .kpi{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:12px}
 .kpi b{display:block;font-size:20px}.kpi span{color:#5a6573;font-size:12px}
 .ok{color:#1a7f37}.bad{color:#b42318}
