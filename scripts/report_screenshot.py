@@ -20,18 +20,16 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from dpnoise import Session
+from dpnoise.demo import EXTRA, QUERIES, TOTAL, demo_schema, survey_paths
+from dpnoise.report import ledger_report
+from dpnoise.session import Ledger
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests/browser.py: the DevTools-pipe driver the tests use
-
-from dpnoise import Session  # noqa: E402
-from dpnoise.demo import EXTRA, QUERIES, TOTAL, demo_schema, survey_paths  # noqa: E402
-from dpnoise.report import ledger_report  # noqa: E402
-from dpnoise.session import Ledger  # noqa: E402
-from tests.browser import Browser  # noqa: E402
-
 OUT = ROOT / "docs" / "img" / "report.png"
 WIDTH = 1000
 GROUPED = "SELECT region, AVG(satisfaction) FROM data GROUP BY region"
@@ -58,7 +56,7 @@ def report_html(tmp: Path) -> str:
     return html.replace(f'id="release-{grouped}"', 'id="grouped"', 1)
 
 
-def capture(browser: Browser, top: str, bottom: str) -> np.ndarray:
+def capture(browser: Any, top: str, bottom: str) -> np.ndarray:
     import matplotlib.image as mpimg
 
     y0, y1 = (float(browser.js(f"({e}) + window.scrollY")) for e in (top, bottom))
@@ -75,6 +73,9 @@ def main() -> int:
     if exe is None:
         print("chromium not found (Debian: apt-get install chromium)", file=sys.stderr)
         return 1
+    sys.path.insert(0, str(ROOT))  # tests/browser.py: the DevTools-pipe driver of the tests
+    from tests.browser import Browser
+
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         page = tmp / "report.html"

@@ -1,18 +1,22 @@
 """The release report: one self-contained HTML page built from public fields only.
 
-What a privacy board (and later the public) sees: the data set's declared name, the
-total budget, what was spent and what remains under the ledger's accountant, whether
-the ledger's hash chain verified (and when that was checked), a step chart of the
-cumulative budget, and one section per release -- query, mechanism, guarantee, time,
-the released table and a chart of the mechanism's *error* law at a public point.
+What a privacy board and the public see: the data set's declared name, the total budget,
+what was spent and what remains under the ledger's accountant, whether the ledger's hash
+chain verified (and when that was checked), a step chart of the cumulative budget, a
+plain-language methodology section (:mod:`dpnoise.report.methodology`), and one section
+per release (:mod:`dpnoise.report.release`): query, mechanism, guarantee, the declared
+rules in words, the released table with each statistic's own error bars, a bar chart of
+it, a csv download and the statistic's error law drawn at the released value.
 
 The page is publishable: it is built only from what the ledger records as public
-(queries, mechanisms and their calibrated parameters, the charges, the released noisy
-answers) -- never the data set's fingerprint (a hash lets anyone test a guessed data
-set; a file size reveals the row count), never a true value, never a law centred on a
-true value.  It fetches nothing: inline CSS and inline SVG, and a Content-Security-
+(queries, mechanisms and their calibrated parameters, the schema's rules, the charges,
+the released noisy answers and components) -- never the data set's fingerprint (a hash
+lets anyone test a guessed data set; a file size reveals the row count), never a true
+value, never a law centred on a true value, never a number of clamped, dropped or
+missing values.  It fetches nothing: inline CSS and inline SVG, and a Content-Security-
 Policy of ``default-src 'none'`` (plus inline styles and ``data:`` images) so a browser
-refuses any request the page might otherwise make.
+refuses any request the page might otherwise make; the csv downloads are ``data:``
+links, which that policy leaves alone (a download is not a fetch).
 """
 
 from __future__ import annotations
