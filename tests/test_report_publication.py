@@ -7,6 +7,7 @@ numbers -- also with a person identifier and a contribution cap."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import re
@@ -155,7 +156,31 @@ def test_every_release_states_its_bounds_and_cap_in_words() -> None:
     survey = Session(DATA, Budget(1.0), None, schema=SCHEMA, rng=SeededRandom(1))
     r = survey.release("sum income", epsilon=0.1)
     assert "[0, 250,000]" in r.rules_text() and "no person identifier" in r.rules_text()
-    assert rules_in_words({}).startswith("the declared bounds and contribution cap were not")
+    assert rules_in_words({}).startswith("The declared bounds and contribution cap were not")
+
+
+class _Older(_Frozen):
+    """The ledger as an older dpnoise recorded it: no declared rules with the releases."""
+
+    def entries(self) -> list[Any]:
+        return [dataclasses.replace(e, parameters={k: v for k, v in e.parameters.items()
+                                                   if k != "declared"})
+                for e in super().entries()]
+
+
+def test_report_of_releases_recorded_without_their_rules() -> None:
+    """Older ledgers: the mean's bounds come from its recorded recipe, and the report says
+    what was not recorded instead of inventing it."""
+    s = Session(DATA, Budget(1.0), None, schema=SCHEMA, rng=SeededRandom(4))
+    s.release("count", epsilon=0.1)
+    s.release("mean income", epsilon=0.2)
+    html = ledger_report(_Older(s.ledger), name="old", checked_at="T")
+    assert html.count("The contribution cap was not recorded with this release.") == 1
+    assert "The declared bounds and contribution cap were not recorded" in html  # the count
+    assert "income values outside the declared bounds [0, 250,000]" in html  # the mean
+    assert "The contribution cap was not recorded with these releases." in html
+    assert "no person identifier" not in html.lower()  # not claimed without the record
+    assert "a person or a row was not recorded" in html
 
 
 def test_person_neighbours_differ_only_in_released_numbers() -> None:

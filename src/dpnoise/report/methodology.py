@@ -27,7 +27,7 @@ def _releases(numbers: Sequence[int | None]) -> str:
 
 
 def _person(views: Sequence[ReleaseView], spent: Any, accountant: str) -> str:
-    units = {v.declared.get("unit") for v in views if v.declared}
+    units = {v.declared.get("unit") for v in views if "unit" in v.declared}
     person = units == {"person"}
     who = "any one person's data" if person else "any one row"
     eps, delta = float(spent.epsilon), float(getattr(spent, "delta", 0.0) or 0.0)
@@ -42,7 +42,10 @@ def _person(views: Sequence[ReleaseView], spent: Any, accountant: str) -> str:
             "accountant; each release below states its own share. The guarantee holds "
             "whatever else an observer knows, and no later analysis of these numbers can "
             "weaken it.</p>")
-    if not person:
+    if not units:
+        text += ("<p>Whether the unit protected is a person or a row was not recorded with "
+                 "these releases: each release's guarantee line says which.</p>")
+    elif not person:
         text += ("<p>No person identifier was declared, so the unit protected is one row: a "
                  "person who owns m rows is protected at the weaker level of m·ε (and "
                  "m·e<sup>(m−1)ε</sup>·δ).</p>")
@@ -57,7 +60,9 @@ def _bounds(views: Sequence[ReleaseView]) -> str:
             _lo, _hi, nums = cols.setdefault(d["column"], (d["lower"], d["upper"], []))
             nums.append(v.number)
     if not cols:
-        return ("<p>No release measured a numeric column, so no value was clamped.</p>")
+        if any(not v.declared for v in views):
+            return "<p>The declared bounds were not recorded with these releases.</p>"
+        return "<p>No release measured a numeric column, so no value was clamped.</p>"
     rows = "".join(f'<tr><td class="q">{escape(c)}</td><td>{number_words(lo)}</td>'
                    f'<td>{number_words(hi)}</td><td class="q">{_releases(n)}</td></tr>'
                    for c, (lo, hi, n) in sorted(cols.items()))
@@ -76,7 +81,7 @@ def _bounds(views: Sequence[ReleaseView]) -> str:
 def _cap(views: Sequence[ReleaseView]) -> str:
     caps = sorted({(v.declared.get("unit"), v.declared.get("max_contributions"),
                     v.declared.get("max_groups"), v.declared.get("max_rows_per_group"))
-                   for v in views if v.declared}, key=str)
+                   for v in views if "unit" in v.declared}, key=str)
     parts = []
     for unit, k, groups, per_group in caps:
         if unit != "person":

@@ -89,10 +89,28 @@ def _entry_view(entry: Any) -> ReleaseView:
         intervals=iv, confidence=None if iv is None else REPORT_CONFIDENCE,
         interval_kind=str(interval.get("kind", "value")),
         stat=str(interval.get("stat") or _stat_from_roles(params.get("plans", {}))),
-        declared=dict(params.get("declared") or {}),
+        declared=_declared(entry, params, col_range),
         components=dict(getattr(entry, "components", None) or {}),
         col_range=None if col_range is None else (float(col_range[0]), float(col_range[1])),
     )
+
+
+def _declared(entry: Any, params: dict[str, Any], col_range: Any) -> dict[str, Any]:
+    """The schema's rules recorded with the release; for a release recorded before they
+    were, the measured column's bounds from its recorded interval recipe (public)."""
+    if params.get("declared"):
+        return dict(params["declared"])
+    if col_range is None:
+        return {}
+    from ..errors import DpnoiseError
+    from ..session.query import parse_query
+
+    try:
+        column = parse_query(str(entry.canonical)).column
+    except (DpnoiseError, TypeError, ValueError):
+        return {}
+    return {} if column is None else {"column": column, "lower": float(col_range[0]),
+                                      "upper": float(col_range[1])}
 
 
 def _stat_from_roles(plans: Any) -> str:

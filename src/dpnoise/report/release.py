@@ -217,7 +217,8 @@ def law_chart(view: ReleaseView) -> str:
 
 def guarantee_words(view: ReleaseView) -> str:
     """The release's charge as what it means for one person."""
-    unit = "one person's data" if view.declared.get("unit") == "person" else "one row"
+    unit = {"person": "one person's data", "row": "one row"}.get(
+        view.declared.get("unit", ""), "one individual's data (as the guarantee line says)")
     factor = math.exp(view.epsilon)
     delta = f", except with probability at most δ = {view.delta:.3g}" if view.delta else ""
     return (f"Adding or removing {unit} changes the probability of any result of this "

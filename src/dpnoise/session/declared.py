@@ -58,7 +58,7 @@ def rules_in_words(rules: Mapping[str, Any]) -> str:
     'Each person contributed at most 2 rows; their further rows were dropped.'
     """
     if not rules:
-        return "the declared bounds and contribution cap were not recorded with this release."
+        return "The declared bounds and contribution cap were not recorded with this release."
     parts = []
     col = rules.get("column")
     if col is not None and "lower" in rules:
@@ -66,7 +66,9 @@ def rules_in_words(rules: Mapping[str, Any]) -> str:
         parts.append(f"{col} values outside the declared bounds [{lo}, {hi}] were clamped to "
                      f"them (a value below {lo} counted as {lo}, above {hi} as {hi}); "
                      f"missing {col} values were skipped.")
-    if rules.get("unit") == "person":
+    if "unit" not in rules:  # recorded by an older dpnoise: the bounds only
+        parts.append("The contribution cap was not recorded with this release.")
+    elif rules.get("unit") == "person":
         if "max_groups" in rules:
             g, r = rules["max_groups"], rules["max_rows_per_group"]
             parts.append(f"Each person contributed to at most {g} group{_s(g)} and at most "
