@@ -28,7 +28,7 @@ from .numbers import interval_texts, level_words, levels_in_words, significant, 
 from .svg import interval_chart
 
 MAX_CELLS_SHOWN = 50
-MAX_CSV_CELLS = 100_000  # larger tables: the first cells, and a note (the ledger has all)
+MAX_CSV_CELLS = 20_000  # larger tables: the first cells, and a note (the ledger has all)
 
 
 @dataclass(frozen=True)
@@ -204,6 +204,9 @@ def law_chart(view: ReleaseView) -> str:
     if lv is None:
         return ""
     shown = significant(answer)
+    if view.intervals is not None and view.interval_kind != "level":
+        lo, hi = (float(np.asarray(a).reshape(-1)[0]) for a in view.intervals)
+        shown = value_text(answer, lo, hi, _is_count(view))
     if view.stat in ("count", "sum"):
         where = (f"(exact, drawn at the released value {shown} as if it were the true value; "
                  "the true value is not published)")
