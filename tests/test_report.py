@@ -4,9 +4,7 @@ by a real browser (headless Chromium)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,6 +17,8 @@ from dpnoise import Budget, SeededRandom, Session
 from dpnoise.demo import survey_paths
 from dpnoise.report import CSP, law_html, ledger_report
 from dpnoise.report.laws import bin_law
+
+from .browser import FLAGS, Browser, chromium_or_skip
 
 DATA, SCHEMA = survey_paths()
 QUERIES = [("count", 0.1), ("mean age", 0.2), ("histogram region", 0.2),
@@ -93,8 +93,12 @@ def test_report_holds_no_fingerprint_and_fetches_nothing() -> None:
     html = ledger_report(s.ledger, name="survey")
     assert f'content="{CSP}"' in html and "default-src 'none'" in html
     assert "<script" not in html.lower()
-    # nothing to fetch: no src/href attributes at all, no url(...) in the CSS
-    assert not re.search(r"\b(src|href)\s*=", html, re.I)
+    # nothing to fetch: no src attribute at all, no url(...) in the CSS, and the only
+    # links are the inline csv downloads (data: URLs, one per completed release)
+    assert not re.search(r"\bsrc\s*=", html, re.I)
+    hrefs = re.findall(r"\bhref\s*=\s*\"([^\"]*)\"", html, re.I)
+    assert len(hrefs) == len(re.findall(r"\bhref\s*=", html, re.I)) == len(QUERIES)
+    assert all(h.startswith("data:text/csv;charset=utf-8,") for h in hrefs)
     assert "url(" not in html
     for e in s.ledger.entries():
         assert e.dataset not in html  # the data set's fingerprint (path, size, time) never
@@ -102,18 +106,31 @@ def test_report_holds_no_fingerprint_and_fetches_nothing() -> None:
     assert html.count('class="card release"') == len(QUERIES)
 
 
-def test_error_law_is_drawn_at_a_public_point_not_the_true_value() -> None:
-    """The chart of a range-adherent release must not move with the true value: two
-    data sets with different true answers give identical charts."""
+def test_error_law_is_drawn_at_the_released_value_not_the_true_value() -> None:
+    """The chart of a range-adherent release must not move with the true value: it is
+    drawn at the released value, so two data sets with different true answers give the
+    same charts once the same released outputs are swapped in (and different charts
+    otherwise: the charts do follow the released value)."""
     full = _survey_columns()
     shifted = {**full, "age": np.clip(full["age"] + 20, 0, 130)}
-    charts = []
+    ledgers = []
     for data in (full, shifted):
         s = _session(data)
         s.release("mean age", epsilon=0.5, mechanism="range-laplace")
-        html = ledger_report(_Frozen(s.ledger), name="x", checked_at="T")
-        charts.append(re.findall(r"<svg.*?</svg>", html))
-    assert charts[0] == charts[1] and len(charts[0]) >= 2
+        s.release("sum age", epsilon=0.5, mechanism="range-laplace")
+        ledgers.append(s.ledger)
+
+    def charts(ledger: Any, released: list[Any] | None = None) -> list[str]:
+        html = ledger_report(_Frozen(ledger, released), name="x", checked_at="T")
+        return re.findall(r"<svg.*?</svg>", html)
+
+    own, other = charts(ledgers[0]), charts(ledgers[1])
+    swapped = charts(ledgers[0], ledgers[1].entries())
+    assert swapped == other and own != other and len(own) >= 5
+    html = ledger_report(_Frozen(ledgers[0]), name="x", checked_at="T")
+    captions = re.findall(r"<figcaption>(error of this .*?)</figcaption>", html)
+    assert len(captions) == 2  # the mean's own error law and the sum's
+    assert all("the released value" in c and "as if" in c for c in captions)
 
 
 def test_bin_law_is_the_exact_law() -> None:
@@ -138,36 +155,59 @@ def test_bin_law_is_the_exact_law() -> None:
     assert "<svg" in law_html(Laplace(epsilon=1.0, sensitivity=1.0).noise())
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
 def _chromium_cmd(exe: str, profile: str) -> list[str]:
-    return [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", f"--user-data-dir={profile}", "--window-size=1100,1400"]
+    return [exe, *FLAGS, f"--user-data-dir={profile}", "--window-size=1100,4000"]
+
+
+HEADINGS = ["What the guarantee means for a person", "Declared bounds: values beyond them are "
+            "clamped", "Contribution cap: further rows are dropped", "Missing values",
+            "How to read an error bar"]
 
 
 def test_report_renders_in_a_real_browser(tmp_path: Path) -> None:
-    exe = _chromium()
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("headless Chromium is required in CI (.ci/run installs the Debian "
-                        "package 'chromium'); not found on PATH")
-        pytest.skip("chromium not installed (apt-get install chromium)")
+    """The page as a browser lays it out: the methodology section with its five parts,
+    per release the rules in words, a bar chart of the table with error bars and a csv
+    link -- all visible (non-zero size) -- no console message (no CSP violation), and a
+    screenshot that is not blank."""
+    exe = chromium_or_skip()
     s = _released(DATA)
     page = tmp_path / "report.html"
     page.write_text(ledger_report(s.ledger, name="survey"), encoding="utf-8")
     url = page.resolve().as_uri()
-    with tempfile.TemporaryDirectory() as profile:
-        dom = subprocess.run([*_chromium_cmd(exe, profile), "--dump-dom", url],
-                             capture_output=True, text=True, timeout=60, check=True).stdout
-    assert dom.count('class="card release"') == len(QUERIES)
-    assert "Content-Security-Policy" in dom
+    browser = Browser(exe, tmp_path / "profile")
+    try:
+        browser.open(url)
+        got = browser.js("""(() => {
+          const seen = e => e.getBoundingClientRect().height > 0;
+          const all = q => Array.from(document.querySelectorAll(q));
+          const method = document.querySelector('#methodology + .card');
+          return {
+            releases: all('section.release').length,
+            headings: method ? all('#methodology + .card h3').filter(seen)
+                                 .map(h => h.textContent) : [],
+            methodHeight: method ? method.getBoundingClientRect().height : 0,
+            boundsRows: all('#methodology + .card tbody tr').length,
+            rules: all('section.release p.rules').filter(seen)
+                     .map(p => p.textContent),
+            charts: all('section.release svg.table-chart').filter(
+                      g => g.getBoundingClientRect().width > 300
+                           && g.querySelectorAll('rect.bar').length > 0).length,
+            errbars: all('svg.table-chart path.errbar').length,
+            links: all('a[download]').filter(seen).length,
+            csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')
+                   .getAttribute('content'),
+          }; })()""")
+        console = browser.console()
+    finally:
+        browser.close()
+    assert got["releases"] == len(QUERIES)
+    assert got["headings"] == HEADINGS and got["methodHeight"] > 400
+    assert got["boundsRows"] == 2  # age, satisfaction: the numeric columns measured
+    assert len(got["rules"]) == len(QUERIES)
+    assert all(r.startswith("Bounds and cap:") and "one person" in r for r in got["rules"])
+    assert got["charts"] == got["links"] == len(QUERIES)
+    assert got["errbars"] == 1 + 1 + 4 + 1 + 1  # one per released cell with an error bar
+    assert got["csp"] == CSP and console == []
     shot = tmp_path / "shot.png"
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run([*_chromium_cmd(exe, profile), f"--screenshot={shot}", url],
@@ -194,8 +234,9 @@ def test_grouped_release_shows_its_public_keys_and_notebook_html() -> None:
     nb = r._repr_html_()
     assert "<svg" in nb and "north" in nb and "<table>" in nb and "low (95%)" in nb
     lo, hi = r.interval()
-    assert f"<td>{float(lo.ravel()[0]):.6g}</td>" in nb
-    assert f"<td>{float(hi.ravel()[0]):.6g}</td>" in nb
+    assert f"<td>{int(lo.ravel()[0]):,}</td>" in nb  # counts: whole numbers, separators
+    assert f"<td>{int(hi.ravel()[0]):,}</td>" in nb
+    assert "Bounds and cap:" in nb and "no person identifier was declared" in nb
 
 
 def test_report_under_the_pld_accountant_shows_composed_and_basic() -> None:
@@ -225,4 +266,6 @@ def test_report_of_a_release_with_private_keys() -> None:
     assert "cell 1" not in area and '<td class="q">east</td>' in area
     assert "low (95%)" in area and "partition selection" in area
     median = html[html.index("median income"):]
-    assert "level low (95%)" in median[:median.index("</section>")]
+    median = median[:median.index("</section>")]
+    assert "95% error bar, in levels" in median
+    assert re.search(r"between the \d+(st|nd|rd|th) and \d+(st|nd|rd|th) percentiles", median)

@@ -69,6 +69,7 @@ class DemoRow:
     remaining: float
     low: float = float("nan")
     high: float = float("nan")
+    rules: str = ""  # the declared bounds and contribution cap, in words
 
 
 def survey_paths() -> tuple[Path, Path]:
@@ -92,7 +93,7 @@ def run_session(session: Session) -> list[DemoRow]:
         for i, (t, p) in enumerate(zip(true, r.values.ravel(), strict=True)):
             cell = ", ".join(str(keys[g][i]) for g in r.group_by)
             rows.append(DemoRow(label, query, cell, float(t), float(p), r.mechanism, eps, left,
-                                float(low[i]), float(high[i])))
+                                float(low[i]), float(high[i]), r.rules_text()))
     return rows
 
 
@@ -254,3 +255,9 @@ def _print(rows: list[DemoRow], replay_value: Any, replayed: bool, refused: str,
     print(f"\nremaining budget: {remaining} of {s.budget} "
           "(basic sequential composition, recorded in the ledger)")
     print("counts are integers in [0, max_rows]; sums and means stay inside their derived range")
+    print("the rules behind these numbers (declared in the schema, applied before the noise):")
+    said: set[str] = set()
+    for r in rows:
+        if r.rules not in said:
+            said.add(r.rules)
+            print(f"  {r.statistic}: {r.rules}")

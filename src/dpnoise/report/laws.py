@@ -1,17 +1,24 @@
-"""Charts of a mechanism's *error* law, drawn at a public point only.
+"""Charts of a statistic's *error* law, drawn at a public point only.
 
-A range-adherent law (truncated and renormalised, or clamped at the range's ends)
-changes shape with the value it is centred on, so a chart of the law around the true
-value would reveal it.  The report therefore draws the law at a PUBLIC point, never at
-the true value: the middle of the declared range when the range is finite, else the
-unconstrained noise law ``noise(None)`` (centred at 0).  The chart shows
-P(error in bin) = cdf(b) − cdf(a) for bins (a, b] of the error Y − x0, computed from
-the law's exact cdf (so it is the law that is sampled, not a simulation).
+A range-adherent law (truncated and renormalised, or clamped at the range's ends) changes
+shape with the value it is centred on, so a chart of the law around the true value would
+reveal it.  The report therefore draws every law at a PUBLIC point, never at the true
+value: in a release's section, at the **released value** itself (the law the release
+would have if the true value were the released one -- post-processing of the output);
+for a bare law object, the unconstrained noise law ``noise(None)`` (centred at 0).
+
+A count or a sum is one mechanism's output: its chart is P(error in bin) = cdf(b) −
+cdf(a) for bins (a, b] of the error Y − x0, from the law's exact cdf (the law that is
+sampled, not a simulation).  A mean, a variance or a standard deviation is combined from
+several noisy components: its chart is simulated (a fixed seed, so the page is
+reproducible) by drawing each component from its exact law at its released value and
+combining them as the release did -- the statistic's own error, not its parts'.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +28,8 @@ from .svg import bar_chart
 
 BINS = 41
 TAIL = 5e-4  # the chart spans the [TAIL, 1 - TAIL] quantiles of the law
+DRAWS = 20_000  # simulated draws for a statistic combined from several components
+SEED = 20_260_101  # fixed: the chart is a function of public values only
 
 
 @dataclass(frozen=True)
@@ -31,17 +40,18 @@ class LawView:
     probabilities: list[float]
     public_point: float | None  # None: the unconstrained noise law (centred at 0)
 
-    def svg(self, title: str) -> str:
-        where = ("at the public point x0 = " + f"{self.public_point:.6g}"
-                 if self.public_point is not None else "of the noise (centred at 0)")
+    def svg(self, title: str, where: str | None = None, x_label: str | None = None) -> str:
+        if where is None:
+            where = ("at the public point x0 = " + f"{self.public_point:.6g}"
+                     if self.public_point is not None else "of the noise (centred at 0)")
+        if x_label is None:
+            x_label = "error  (output − x0)" if self.public_point is not None else "noise"
         return bar_chart(self.edges, self.probabilities, marker=0.0,
-                         title=f"{title}: error law {where}",
-                         x_label="error  (output − x0)" if self.public_point is not None
-                         else "noise")
+                         title=f"{title}: error law {where}", x_label=x_label)
 
 
 def public_point(lower: float, upper: float) -> float | None:
-    """The point a range-adherent law is drawn at: the middle of a finite range."""
+    """The middle of a finite range (None for an unbounded one)."""
     if math.isfinite(lower) and math.isfinite(upper):
         return (lower + upper) / 2
     return None
@@ -77,3 +87,86 @@ def bin_law(law: Any, public: float | None = None) -> LawView | None:
     cdf = np.asarray(law.cdf(edges), dtype=np.float64)
     probs = np.clip(np.diff(cdf), 0.0, 1.0)
     return LawView([float(e - centre) for e in edges], [float(p) for p in probs], public)
+
+
+def bin_samples(samples: np.ndarray, centre: float) -> LawView | None:
+    """Bin simulated draws of a statistic as the error ``draw − centre``."""
+    err = np.asarray(samples, dtype=np.float64) - float(centre)
+    err = err[np.isfinite(err)]
+    if err.size == 0:
+        return None
+    lo, hi = (float(v) for v in np.quantile(err, [TAIL, 1 - TAIL]))
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    span = hi - lo
+    edges = np.linspace(lo - span * 0.02, hi + span * 0.02, BINS + 1)
+    counts, _ = np.histogram(err, bins=edges)
+    return LawView([float(e) for e in edges], [float(c) / err.size for c in counts],
+                   float(centre))
+
+
+def mechanism_for(plan: Mapping[str, Any]) -> Any | None:
+    """The mechanism of one calibrated plan, rebuilt from its public recipe (or None)."""
+    from ..session.adapter import MECHANISMS, Spec
+
+    info = MECHANISMS.get(str(plan.get("mechanism")))
+    if info is None or "cell_epsilon" not in plan or "sensitivity" not in plan:
+        return None
+    lo, hi = (float(v) for v in plan.get("range", (-math.inf, math.inf)))
+    spec = Spec(float(plan["cell_epsilon"]), float(plan.get("cell_delta", 0.0)),
+                float(plan["sensitivity"]), lo, hi, plan.get("kind") == "count")
+    try:
+        return info.build(spec)
+    except Exception:  # a mechanism that cannot be rebuilt here is simply not drawn
+        return None
+
+
+def _law_at(plan: Mapping[str, Any], value: float) -> Any | None:
+    mech = mechanism_for(plan)
+    if mech is None:
+        return None
+    lo, hi = (float(v) for v in plan.get("range", (-math.inf, math.inf)))
+    try:
+        return mech.noise(float(np.clip(value, lo, hi)))
+    except Exception:
+        return None
+
+
+def released_law(stat: str, plans: Mapping[str, Mapping[str, Any]], answer: float,
+                 components: Mapping[str, Any], col_range: Any) -> LawView | None:
+    """The error law of a scalar release's statistic, drawn at its released value(s).
+
+    A count or a sum: the exact law of its one mechanism at the released value.  A mean,
+    variance or standard deviation: simulated from its components' exact laws, each at
+    its released value, combined as the release combined them.  None for a quantile or
+    when the recipe or the released components are not recorded."""
+    roles = [r for r in plans if r != "selection"]
+    if stat in ("count", "sum") and roles == [stat]:
+        law = _law_at(plans[stat], answer)
+        return None if law is None else bin_law(law, float(answer))
+    if stat not in ("mean", "variance", "stddev") or col_range is None or not components:
+        return None
+    rng = np.random.default_rng(SEED)
+    draws: dict[str, np.ndarray] = {}
+    for role in roles:
+        if role not in components:
+            return None
+        law = _law_at(plans[role], float(np.asarray(components[role]).reshape(-1)[0]))
+        if law is None:
+            return None
+        try:
+            draws[role] = np.asarray(law.ppf(rng.random(DRAWS)), dtype=np.float64)
+        except Exception:
+            return None
+    lo, hi = (float(v) for v in col_range)
+    if stat == "mean":
+        from ..session.plan import combine
+
+        stats = combine("mean", draws, lo, hi)
+    else:
+        from ..session.session import combine_variance
+
+        stats = combine_variance(draws, lo, hi)
+        if stat == "stddev":
+            stats = np.sqrt(stats)
+    return bin_samples(stats, float(answer))

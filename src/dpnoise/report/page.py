@@ -1,36 +1,39 @@
 """The release report: one self-contained HTML page built from public fields only.
 
-What a privacy board (and later the public) sees: the data set's declared name, the
-total budget, what was spent and what remains under the ledger's accountant, whether
-the ledger's hash chain verified (and when that was checked), a step chart of the
-cumulative budget, and one section per release -- query, mechanism, guarantee, time,
-the released table and a chart of the mechanism's *error* law at a public point.
+What a privacy board and the public see: the data set's declared name, the total budget,
+what was spent and what remains under the ledger's accountant, whether the ledger's hash
+chain verified (and when that was checked), a step chart of the cumulative budget, a
+plain-language methodology section (:mod:`dpnoise.report.methodology`), and one section
+per release (:mod:`dpnoise.report.release`): query, mechanism, guarantee, the declared
+rules in words, the released table with each statistic's own error bars, a bar chart of
+it, a csv download and the statistic's error law drawn at the released value.
 
 The page is publishable: it is built only from what the ledger records as public
-(queries, mechanisms and their calibrated parameters, the charges, the released noisy
-answers) -- never the data set's fingerprint (a hash lets anyone test a guessed data
-set; a file size reveals the row count), never a true value, never a law centred on a
-true value.  It fetches nothing: inline CSS and inline SVG, and a Content-Security-
+(queries, mechanisms and their calibrated parameters, the schema's rules, the charges,
+the released noisy answers and components) -- never the data set's fingerprint (a hash
+lets anyone test a guessed data set; a file size reveals the row count), never a true
+value, never a law centred on a true value, never a number of clamped, dropped or
+missing values.  It fetches nothing: inline CSS and inline SVG, and a Content-Security-
 Policy of ``default-src 'none'`` (plus inline styles and ``data:`` images) so a browser
-refuses any request the page might otherwise make.
+refuses any request the page might otherwise make; the csv downloads are ``data:``
+links, which that policy leaves alone (a download is not a fetch).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 import numpy as np
 
-from .laws import LawView, bin_law, public_point
+from .laws import bin_law
+from .methodology import methodology
+from .release import ReleaseView, release_section
 from .svg import step_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-MAX_CELLS_SHOWN = 50
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232b;
@@ -40,7 +43,7 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}
 h3{font-size:15px;margin:0 0 6px}
 .sub{color:#5a6573;margin:0 0 16px}
 .card{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:16px 18px;margin:12px 0}
-.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px}
+.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(140px,1fr));gap:12px}
 .kpi{background:#fff;border:1px solid #d9dee4;border-radius:8px;padding:12px}
 .kpi b{display:block;font-size:20px}.kpi span{color:#5a6573;font-size:12px}
 .ok{color:#1a7f37}.bad{color:#b42318}
@@ -60,132 +63,10 @@ svg.chart .limit{stroke:#b42318;stroke-dasharray:4 3}svg.chart .limit-label{fill
 svg.chart .bar{fill:#5b8def}svg.chart .marker{stroke:#1d232b;stroke-dasharray:2 2}
 .laws{display:flex;flex-wrap:wrap;gap:12px}
 figure.chart{margin:6px 0}figcaption{font-size:12.5px;color:#4a5563;margin:0 0 2px}
+svg.chart .errbar{stroke:#1d232b;stroke-width:1.5;fill:none}
+.rules,.person{font-size:13px;margin:4px 0}.method p{margin:4px 0 10px}
+.download a{color:#1849a9}
 """
-
-
-@dataclass(frozen=True)
-class ReleaseView:
-    """The public fields of one release, from a ledger entry or a Release object."""
-
-    number: int | None
-    time: str
-    status: str
-    query: str
-    mechanism: str
-    guarantee: str
-    epsilon: float
-    delta: float
-    values: np.ndarray | None
-    group_by: tuple[str, ...] = ()
-    group_keys: tuple[Any, ...] = ()
-    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
-    intervals: tuple[np.ndarray, np.ndarray] | None = None
-    confidence: float | None = None
-    replayed: bool = False
-    interval_kind: str = "value"  # "level": a quantile's interval of quantile levels
-
-
-def _cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
-    """Labels of the first ``n`` cells (C order over the group columns' public keys)."""
-    if not view.group_by:
-        return [()] * n
-    shape = tuple(len(k) for k in view.group_keys)
-    size = 0 if view.values is None else int(np.asarray(view.values).size)
-    if len(shape) != len(view.group_by) or int(np.prod(shape, dtype=np.int64)) != size:
-        # keys the ledger does not hold (groups chosen by DP partition selection in a
-        # release recorded before their keys were stored with it)
-        return [tuple(f"cell {i + 1}" if j == 0 else "" for j in range(len(view.group_by)))
-                for i in range(n)]
-    return [tuple(str(k[j]) for k, j in zip(view.group_keys, np.unravel_index(i, shape),
-                                            strict=True)) for i in range(n)]
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, (float, np.floating)):
-        return format(float(v), ".6g")
-    return escape(str(v))
-
-
-def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
-    """The released cells (and their error bars, where the release has them)."""
-    if view.values is None:
-        return '<p class="meta">no answer recorded (the release did not complete; ' \
-               "its charge stands)</p>"
-    flat = np.asarray(view.values).ravel()
-    n = min(limit, flat.size)
-    labels = _cell_labels(view, n)
-    head = [*(escape(g) for g in view.group_by), "released value"]
-    if view.intervals is not None:
-        conf = f" ({view.confidence:.0%})" if view.confidence else ""
-        prefix = "level " if view.interval_kind == "level" else ""
-        head += [f"{prefix}low{conf}", f"{prefix}high{conf}"]
-    rows = []
-    lows = highs = None
-    if view.intervals is not None:
-        lows, highs = (np.asarray(a).ravel() for a in view.intervals)
-    for i in range(n):
-        cells = [*(f'<td class="q">{escape(x)}</td>' for x in labels[i]),
-                 f"<td>{_fmt(flat[i])}</td>"]
-        if lows is not None and highs is not None:
-            cells += [f"<td>{_fmt(lows[i])}</td>", f"<td>{_fmt(highs[i])}</td>"]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    more = (f'<p class="meta">… {flat.size - n} more cells (of {flat.size}); the ledger '
-            "holds them all</p>") if flat.size > n else ""
-    sel = view.plans.get("selection")
-    if isinstance(sel, dict) and "threshold" in sel:
-        more += (f'<p class="meta">groups chosen by DP partition selection (threshold '
-                 f"{escape(str(sel['threshold']))} persons): groups near the threshold appear "
-                 "only when their selection noise was high, so the released set is biased "
-                 "upward; each shown cell's error bar holds as stated</p>")
-    if view.values is not None and view.intervals is None and view.status == "released" \
-            and view.plans.get("rank", view.plans.get("centred_sum", view.plans.get(
-                "power1"))) is not None:
-        more += ('<p class="meta">no error bars: the noisy components were not recorded '
-                 "with this release</p>")
-    ths = "".join(f'<th class="q">{h}</th>' if j < len(view.group_by) else f"<th>{h}</th>"
-                  for j, h in enumerate(head))
-    return f"<table><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
-
-
-def plan_law(plan: dict[str, Any]) -> LawView | None:
-    """The error law of one calibrated plan at a public point (None if not rebuildable)."""
-    from ..session.adapter import MECHANISMS, Spec
-
-    info = MECHANISMS.get(str(plan.get("mechanism")))
-    if info is None:
-        return None
-    lo, hi = (float(v) for v in plan.get("range", (-math.inf, math.inf)))
-    spec = Spec(float(plan["cell_epsilon"]), float(plan.get("cell_delta", 0.0)),
-                float(plan["sensitivity"]), lo, hi, plan.get("kind") == "count")
-    try:
-        mech = info.build(spec)
-        x0 = public_point(lo, hi)
-        law = mech.noise(None) if x0 is None else mech.noise(x0)
-    except Exception:  # a mechanism that cannot be rebuilt here is simply not drawn
-        return None
-    return bin_law(law, x0)
-
-
-def release_section(view: ReleaseView, *, anchor: str | None = None) -> str:
-    tags = ""
-    if view.replayed:
-        tags += '<span class="tag replayed">replayed — no new spend</span>'
-    if view.status not in ("released", ""):
-        tags += f'<span class="tag aborted">{escape(view.status)}</span>'
-    title = f"Release {view.number}" if view.number is not None else "Release"
-    charge = f"ε = {view.epsilon:.6g}" + (f", δ = {view.delta:.3g}" if view.delta else "")
-    laws = []
-    for role, plan in view.plans.items():
-        lv = plan_law(plan)
-        if lv is not None:
-            laws.append(lv.svg(f"{role} ({plan.get('mechanism')})"))
-    law_html = ('<div class="laws">' + "".join(laws) + "</div>") if laws else ""
-    ident = f' id="{escape(anchor)}"' if anchor else ""
-    return (f'<section class="card release"{ident}><h3>{escape(title)}{tags}</h3>'
-            f'<p><code>{escape(view.query)}</code></p>'
-            f'<p class="meta">{escape(view.time)} · mechanism {escape(view.mechanism)} · '
-            f"charged {charge}<br>guarantee: {escape(view.guarantee)}</p>"
-            f"{release_table(view)}{law_html}</section>")
 
 
 def _entry_view(entry: Any) -> ReleaseView:
@@ -195,6 +76,8 @@ def _entry_view(entry: Any) -> ReleaseView:
     guarantee = entry.guarantee if isinstance(entry.guarantee, dict) else {}
     group_by, keys = entry_cells(entry)  # public keys, or the released (selected) keys
     iv = _past_intervals(entry)
+    interval = params.get("interval") or {}
+    col_range = interval.get("range")
     return ReleaseView(
         number=entry.id, time=str(entry.created_at)[:20].strip(), status=entry.status,
         query=entry.query, mechanism=entry.mechanism,
@@ -204,8 +87,35 @@ def _entry_view(entry: Any) -> ReleaseView:
         plans=dict(params.get("plans", {})),
         replayed=bool(getattr(entry, "replayed", False)),
         intervals=iv, confidence=None if iv is None else REPORT_CONFIDENCE,
-        interval_kind=str((params.get("interval") or {}).get("kind", "value")),
+        interval_kind=str(interval.get("kind", "value")),
+        stat=str(interval.get("stat") or _stat_from_roles(params.get("plans", {}))),
+        declared=_declared(entry, params, col_range),
+        components=dict(getattr(entry, "components", None) or {}),
+        col_range=None if col_range is None else (float(col_range[0]), float(col_range[1])),
     )
+
+
+def _declared(entry: Any, params: dict[str, Any], col_range: Any) -> dict[str, Any]:
+    """The schema's rules recorded with the release; for a release recorded before they
+    were, the measured column's bounds from its recorded interval recipe (public)."""
+    if params.get("declared"):
+        return dict(params["declared"])
+    if col_range is None:
+        return {}
+    from ..errors import DpnoiseError
+    from ..session.query import parse_query
+
+    try:
+        column = parse_query(str(entry.canonical)).column
+    except (DpnoiseError, TypeError, ValueError):
+        return {}
+    return {} if column is None else {"column": column, "lower": float(col_range[0]),
+                                      "upper": float(col_range[1])}
+
+
+def _stat_from_roles(plans: Any) -> str:
+    roles = set(plans or {}) - {"selection"}
+    return next(iter(roles)) if roles in ({"count"}, {"sum"}) else ""
 
 
 REPORT_CONFIDENCE = 0.95
@@ -277,12 +187,15 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
     if budget.delta:
         body.append(step_chart([c[1] for c in composed], limit=budget.delta,
                                title="cumulative delta", y_label="cumulative δ"))
-    body.append("</div><h2>Releases</h2>")
-    body += [release_section(_entry_view(e), anchor=f"release-{e.id}") for e in entries]
+    body.append("</div>")
+    views = [_entry_view(e) for e in entries]
+    body.append(methodology(views, spent, str(accountant)))
+    body.append("<h2>Releases</h2>")
+    body += [release_section(v, anchor=f"release-{v.number}") for v in views]
     body.append('<p class="meta">Built from the ledger\'s public fields only: no true '
-                "value, no data-set fingerprint, size or row count; error laws are drawn at "
-                "a public point (the middle of the declared range), never at a true value."
-                "</p>")
+                "value, no data-set fingerprint, size or row count, no number of clamped, "
+                "dropped or missing values; error laws are drawn at the released value, never "
+                "at a true value.</p>")
     return page(f"dpnoise release report — {dataset}", body)
 
 
@@ -328,9 +241,12 @@ def release_html(release: Any) -> str:
         mechanism=release.mechanism, guarantee=release.guarantee,
         epsilon=release.epsilon, delta=release.delta, values=release.values,
         group_by=tuple(release.group_by), group_keys=tuple(release.group_keys),
-        plans=dict(release.details or {}), replayed=release.replayed,
-        intervals=iv, confidence=getattr(release, "confidence", None),
-        interval_kind=getattr(release, "interval_kind", "value"))
+        plans={k: v for k, v in (release.details or {}).items() if isinstance(v, dict)},
+        replayed=release.replayed, intervals=iv,
+        confidence=getattr(release, "confidence", None),
+        interval_kind=getattr(release, "interval_kind", "value"),
+        stat=str(getattr(release, "stat", "")),
+        declared=dict(getattr(release, "declared", None) or {}))
     return release_section(view)
 
 

@@ -1,8 +1,9 @@
 """Tiny, dependency-free SVG charts for the release report (inline in one HTML file).
 
-Two chart kinds are enough for a privacy board: a step chart (cumulative budget over
-time) and a bar chart (a binned probability law).  Every number is formatted by this
-module, so the markup never depends on locale or on a plotting library's version.
+Three chart kinds: a step chart (cumulative budget over releases), a bar chart (a binned
+probability law) and an interval chart (a released table: one bar per cell with its error
+bar).  Every number is formatted by this module, so the markup never depends on locale or
+on a plotting library's version.
 """
 
 from __future__ import annotations
@@ -16,16 +17,24 @@ PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 56, 16, 14, 36
 
 
 def _fmt(x: float) -> str:
+    """A tick label: thousands separators, no exponent below 10^15."""
+    if x != 0 and (abs(x) >= 1e15 or abs(x) < 1e-4):
+        return f"{x:.3g}"
+    if abs(x) >= 1e4:
+        return f"{x:,.0f}"
     return f"{x:.4g}"
 
 
-def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values covering [lo, hi]."""
+def _ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[float]:
+    """About ``n`` round tick values covering [lo, hi] (whole numbers only if ``integer``)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
     raw = (hi - lo) / max(n - 1, 1)
+    if integer:
+        raw = max(raw, 1.0)
     mag = 10 ** math.floor(math.log10(raw))
-    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
+    steps = (1, 2, 5, 10) if integer else (1, 2, 2.5, 5, 10)  # 2.5: not a release number
+    step = min((m * mag for m in steps if m * mag >= raw), default=raw)
     first = math.ceil(lo / step) * step
     out, t = [], first
     while t <= hi + step * 1e-9 and len(out) < 20:
@@ -52,11 +61,11 @@ class _Frame:
     def y(self, v: float) -> float:
         return PAD_TOP + (1 - (v - self.y_lo) / (self.y_hi - self.y_lo)) * self.h
 
-    def axes(self, x_label: str, y_label: str) -> list[str]:
+    def axes(self, x_label: str, y_label: str, integer_x: bool = False) -> list[str]:
         x0, y0 = PAD_LEFT, PAD_TOP + self.h
         parts = [f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x0 + self.w}" y2="{y0}"/>',
                  f'<line class="axis" x1="{x0}" y1="{PAD_TOP}" x2="{x0}" y2="{y0}"/>']
-        for t in _ticks(self.x_lo, self.x_hi):
+        for t in _ticks(self.x_lo, self.x_hi, integer=integer_x):
             px = self.x(t)
             parts.append(f'<line class="tick" x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" '
                          f'y2="{y0 + 4}"/><text x="{px:.1f}" y="{y0 + 16}" '
@@ -89,7 +98,7 @@ def step_chart(values: Sequence[float], *, limit: float | None, title: str,
     top = max([*ys, limit or 0.0, 1e-12]) * 1.08
     last = len(ys) - 1
     f = _Frame(0, max(last, 1) + 0.5, 0.0, top)
-    body = f.axes(x_label, y_label)
+    body = f.axes(x_label, y_label, integer_x=True)  # releases are numbered 1, 2, ...
     pts = [f"{f.x(0):.1f},{f.y(0):.1f}"]
     for i in range(1, len(ys)):
         pts.append(f"{f.x(i):.1f},{f.y(ys[i - 1]):.1f}")
@@ -122,3 +131,49 @@ def bar_chart(edges: Sequence[float], heights: Sequence[float], *, title: str,
         body.append(f'<line class="marker" x1="{mx:.1f}" y1="{PAD_TOP}" x2="{mx:.1f}" '
                     f'y2="{f.y(0):.1f}"/>')
     return _svg(body, title)
+
+
+def interval_chart(labels: Sequence[str], values: Sequence[float], lows: Sequence[float] | None,
+                   highs: Sequence[float] | None, *, title: str, x_label: str) -> str:
+    """A released table as horizontal bars (one per cell, from 0 to its released value)
+    with each cell's error bar ``[low, high]`` drawn across it (no error bars: ``None``)."""
+    n = len(values)
+    row, left, right, top, bottom = 22, 130, 24, 8, 36
+    height = top + bottom + row * max(n, 1)
+    ends = [0.0, *(float(v) for v in values)]
+    if lows is not None and highs is not None:
+        ends += [float(v) for v in (*lows, *highs)]
+    finite = [v for v in ends if math.isfinite(v)]
+    lo, hi = min(finite), max(finite)
+    pad = (hi - lo) * 0.04 or 1.0
+    lo, hi = (lo - pad if lo < 0 else lo), hi + pad
+    width = WIDTH + 100
+    span = width - left - right
+
+    def x(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * span
+
+    y0 = top + row * n
+    body = [f'<line class="axis" x1="{left}" y1="{y0}" x2="{width - right}" y2="{y0}"/>',
+            f'<line class="axis" x1="{x(0):.1f}" y1="{top}" x2="{x(0):.1f}" y2="{y0}"/>']
+    for t in _ticks(lo, hi):
+        body.append(f'<line class="grid" x1="{x(t):.1f}" y1="{top}" x2="{x(t):.1f}" '
+                    f'y2="{y0}"/><text x="{x(t):.1f}" y="{y0 + 14}" text-anchor="middle">'
+                    f"{_fmt(t)}</text>")
+    for i, v in enumerate(values):
+        yc = top + row * i + row / 2
+        a, b = sorted((x(0.0), x(float(v))))
+        body.append(f'<text x="{left - 6}" y="{yc + 4:.1f}" text-anchor="end">'
+                    f"{escape(labels[i][:22])}</text>"
+                    f'<rect class="bar" x="{a:.2f}" y="{yc - 7:.1f}" '
+                    f'width="{max(b - a, 0.5):.2f}" height="14"/>')
+        if lows is not None and highs is not None:
+            l, h = x(float(lows[i])), x(float(highs[i]))
+            body.append(f'<path class="errbar" d="M{l:.1f},{yc - 5:.1f}V{yc + 5:.1f}'
+                        f'M{l:.1f},{yc:.1f}H{h:.1f}M{h:.1f},{yc - 5:.1f}V{yc + 5:.1f}"/>')
+    body.append(f'<text x="{left + span / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+                f"{escape(x_label)}</text>")
+    return (f'<figure class="chart"><figcaption>{escape(title)}</figcaption>'
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="chart table-chart" role="img" '
+            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
+            f"<title>{escape(title)}</title>" + "".join(body) + "</svg></figure>")

@@ -64,6 +64,7 @@ from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import RANGE_LAPLACE_MAX_CELLS, Plan, Target, plan
+from .declared import declared_rules, rules_in_words
 from .engine import Aggregates, DuckDBEngine, exact_sum
 from .intervals import component_interval, ratio_interval, variance_interval
 from .ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
@@ -95,6 +96,8 @@ class Release:
     ledger_head: str | None = None  # the ledger's head hash after this release (an anchor)
     confidence: float = 0.95
     _intervals: Any = field(default=None, compare=False, repr=False)
+    #: the schema's rules behind the numbers (:func:`dpnoise.session.declared.declared_rules`)
+    declared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def interval_kind(self) -> str:
@@ -169,7 +172,12 @@ class Release:
             lines.append(f"... ({self.values.size} cells)")
         if with_iv:
             lines.append(f"({self.confidence:g} confidence; {self.interval_note()})")
+        lines.append(self.rules_text())
         return "\n".join(lines)
+
+    def rules_text(self) -> str:
+        """The clamping bounds and contribution cap behind these numbers, in words."""
+        return rules_in_words(self.declared)
 
     def interval_note(self) -> str:
         """How the error bars were obtained (one line, public)."""
@@ -542,7 +550,8 @@ class Session:
                 return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
                                hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
                                hit.id, replayed=True, ledger_head=hit.head,
-                               confidence=confidence, _intervals=replayed_iv)
+                               confidence=confidence, _intervals=replayed_iv,
+                               declared=declared_rules(self.schema, q))
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
         if basic and (eps > left.epsilon or dl > left.delta):
             raise BudgetExceededError(
@@ -558,6 +567,7 @@ class Session:
             dataset=self.engine.fingerprint, mechanism=mech_name,
             parameters={"plans": {role: p.parameters() for role, p in plans},
                         "schema": self.schema.fingerprint(),
+                        "declared": declared_rules(self.schema, q),
                         "interval": {"confidence": confidence,
                                      "method": "test inversion per component, union bound",
                                      "kind": "level" if q.stat == "quantile" else "value",
@@ -625,7 +635,8 @@ class Session:
                     "suppressed_bound": sel.suppressed_bound(1 - confidence)}
         release = Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
                        mech_name, eps, dl, guarantee, rid, details=details,
-                       ledger_head=head, confidence=confidence, _intervals=intervals)
+                       ledger_head=head, confidence=confidence, _intervals=intervals,
+                       declared=declared_rules(self.schema, q))
         if output is not None and not executors:
             write_table(release, str(output))
             release.details["output"] = str(output)
