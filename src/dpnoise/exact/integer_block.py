@@ -223,6 +223,19 @@ class IntegerBlockLaplace:
         """Ideal log-ratio per step, j ln2 / M."""
         return self.j * LN2 / self.M
 
+    @cached_property
+    def mean_abs(self) -> float:
+        """E|Z| of the sampled law, summed in closed form over the blocks.
+
+        With c = 1 − 2^-j, Σ_q 2^(-jq) = 1/c and Σ_q q·2^(-jq) = 2^-j/c², so
+
+            E|Z| = 2^-64 · Σ_r W_{r+1} · ((1 + r) + M·2^-j / c).
+        """
+        w = self.table.exact_weights_float()[1:]
+        r = np.arange(self.M, dtype=np.float64)
+        tail = self.M * math.exp(-self.j * LN2) / -math.expm1(-self.j * LN2)
+        return math.fsum((w * (1.0 + r + tail)).tolist()) / 2.0**64
+
     def shift_loss(self, shift: int) -> float:
         """max over z of |ln p(z) − ln p(z + d)| for 1 <= d <= shift, exactly over one period.
 

@@ -3,12 +3,20 @@
 :class:`Geometric` -- two-sided geometric (discrete Laplace), p(z) ∝ e^{−|z|ε_r/Δ}, ε_r <= ε,
 pure ε-DP, with one of two exact samplers:
 
-* ``sampler="block"`` (what the default ``"auto"`` picks when ε/Δ <= 48 ln 2): the
-  two-word block/alias sampler of :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per
-  step (a rational multiple of ln 2 just below ε/Δ), 64-bit alias weights whose exact loss
-  is measured at construction; fixed two words per draw, ~20x faster than rejection;
+* ``sampler="block"``: the two-word block/alias sampler of
+  :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per step (a rational multiple of ln 2
+  just below ε/Δ), 64-bit alias weights whose exact loss is measured at construction; fixed
+  two words per draw, ~20x faster than rejection;
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
   (relative gap <= 2^-24), kept as the reference implementation.
+
+The default ``"auto"`` picks the block sampler where its realised law meets the accuracy rule
+of :mod:`dpnoise.laws.accuracy` (E|noise| within 2.5 % of the two-sided geometric law at the
+asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), and CKS elsewhere.  The block decay
+j·ln2/M with j <= 48 cannot come within 2.5 % for ε/Δ between about 7.7 and 14.5 (its
+steps are too coarse there: E|Z| ≈ 2e^(−a) punishes an absolute gap in the decay a).
+Where the rule does not hold (only below the floor for ``"auto"``) the guarantee states the
+realised loss instead of the asked ε.
 
 Counts, output law and boundary handling as in :mod:`dpnoise.mechanisms.integers`.
 
@@ -33,6 +41,7 @@ from ..exact.integer_block import IntegerBlockLaplace, calibrate_integer_block
 from ..exact.rational import float_up
 from ..exact.scalar import IntegerBlockKernel
 from ..exact.words import WordStream
+from ..laws import accuracy
 from ..params import Interval, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
@@ -65,8 +74,9 @@ def _calibrated_block(epsilon: float, sensitivity: int) -> tuple[IntegerBlockLap
 class Geometric(Mechanism):
     """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
 
-    ``sampler="block"`` (picked by the default ``"auto"`` when ε/Δ <= 48 ln 2):
-    p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit quantisation of M + 1 alias weights
+    ``sampler="block"`` (picked by the default ``"auto"`` where its law meets the accuracy
+    rule, see the module docstring): p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit
+    quantisation of M + 1 alias weights
     (:class:`~dpnoise.exact.integer_block.IntegerBlockLaplace`); (j, M) is the largest
     decay whose exact loss for a shift by Δ is <= ε.
 
@@ -77,7 +87,11 @@ class Geometric(Mechanism):
 
     Supported: epsilon in [0.001, 1000], sensitivity an integer in [1, 2^20], and
     epsilon / sensitivity >= 0.001 (noise() tabulates 1500/(ε/Δ) points); true counts
-    |n| < 2^53.  The block sampler covers ε/Δ <= 48 ln 2; above it ``auto`` uses CKS.
+    |n| < 2^53.
+
+    ``guarantee.epsilon`` is the asked ε where the sampled law meets the accuracy rule
+    (:func:`dpnoise.laws.accuracy.meets_rule`), else the realised loss of a shift by Δ
+    (``details["epsilon_exact"]``, never below the verifier's).
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
@@ -102,9 +116,12 @@ class Geometric(Mechanism):
         if sampler != "cks":
             try:
                 calibrated = _calibrated_block(self.epsilon, self.sensitivity)
-            except ParameterError:  # ε/Δ above 48 ln 2: only the rejection sampler covers it
+            except ParameterError:  # outside the block sampler's range of decays
                 if sampler == "block":
                     raise
+            if sampler == "auto" and calibrated is not None and not self._block_qualifies(
+                    calibrated[0]):
+                calibrated = None
         self.sampler = "block" if calibrated is not None else "cks"
         if calibrated is not None:
             self.block, loss = calibrated
@@ -112,6 +129,31 @@ class Geometric(Mechanism):
         else:
             self.epsilon_exact = Fraction(s * self.sensitivity, t)  # loss of a shift by Δ
         self._freeze()
+
+    def _block_qualifies(self, block: IntegerBlockLaplace) -> bool:
+        """The block law may serve ``auto``: it meets the accuracy rule, or the ideal
+        E|noise| is below the floor (the guarantee then states the realised loss)."""
+        ideal = self.ideal_mean_abs
+        return (not accuracy.above_floor(ideal, self.sensitivity)
+                or accuracy.meets_rule(block.mean_abs, ideal, self.sensitivity))
+
+    @property
+    def ideal_mean_abs(self) -> float:
+        """E|Z| of the two-sided geometric law at the asked ε/Δ: 1/sinh(ε/Δ)."""
+        return accuracy.two_sided_geometric_mean_abs(self.epsilon / self.sensitivity)
+
+    @property
+    def sampled_mean_abs(self) -> float:
+        """E|Z| of the law actually sampled (closed form)."""
+        if self.block is not None:
+            return self.block.mean_abs
+        return accuracy.two_sided_geometric_mean_abs(self.s / self.t)
+
+    @property
+    def meets_accuracy_rule(self) -> bool:
+        """Whether the asked ε is what the guarantee states (see the class docstring)."""
+        return accuracy.meets_rule(self.sampled_mean_abs, self.ideal_mean_abs,
+                                   self.sensitivity)
 
     @property
     def decay(self) -> float:
@@ -123,18 +165,20 @@ class Geometric(Mechanism):
     @property
     def guarantee(self) -> Guarantee:
         if self.block is not None:
-            return Guarantee(
-                epsilon=self.epsilon, delta=0.0, notion="pure",
-                note="exact two-word block sampler, decay j ln2/M per step; measured loss <= eps",
-                details={"epsilon_exact": float(self.epsilon_exact) + 1e-12, "j": self.block.j,
-                         "M": self.block.M},
-            )
-        return Guarantee(
-            epsilon=self.epsilon, delta=0.0, notion="pure",
-            note="exact two-sided geometric sampler (CKS Alg. 2); loss = rational eps_r <= eps",
-            details={"epsilon_exact": float_up(Fraction(self.epsilon_exact)), "s": self.s,
-                     "t": self.t},
-        )
+            realised = float(self.epsilon_exact) + 1e-12
+            note = "exact two-word block sampler, decay j ln2/M per step; measured loss <= eps"
+            details: dict[str, Any] = {"epsilon_exact": realised, "j": self.block.j,
+                                       "M": self.block.M}
+        else:
+            realised = float_up(Fraction(self.epsilon_exact))
+            note = "exact two-sided geometric sampler (CKS Alg. 2); loss = rational eps_r <= eps"
+            details = {"epsilon_exact": realised, "s": self.s, "t": self.t}
+        if self.meets_accuracy_rule:
+            return Guarantee(epsilon=self.epsilon, delta=0.0, notion="pure", note=note,
+                             details=details)
+        return Guarantee(epsilon=min(self.epsilon, realised), delta=0.0, notion="pure",
+                         note=note + "; the realised loss is stated (E|noise| below the "
+                         "accuracy rule's floor or outside its 2.5 %)", details=details)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
