@@ -73,7 +73,8 @@ def test_threads_are_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parallel.threads() == 2
 
 
-@pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1), (0.05, 3), (5.0, 1), (0.3, 40)])
+@pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1), (0.05, 3), (5.0, 1), (0.3, 40),
+                                                  (8.0, 1), (14.0, 3)])  # first-steps laws
 def test_integer_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, epsilon: float,
                                                sensitivity: int) -> None:
     m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity)

@@ -64,12 +64,13 @@ def _ctz(x: NDArray[np.uint64]) -> NDArray[np.int64]:
 
 
 @lru_cache(maxsize=64)
-def _table(j: int, M: int) -> AliasTable:
+def _table(j: int, M: int, inner: float | None = None) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
     ideal = np.empty(M + 1, dtype=np.float64)
     ideal[0] = 1.0
-    # 2ρ^(1+r)/(1 − 2^-j) with ρ = 2^(-j/M)
-    ideal[1:] = 2.0 * np.exp2(-j * (1.0 + r) / M) / -math.expm1(-j * LN2)
+    # 2ρ^(1+r)/(1 − 2^-j) with ρ = 2^(-j/M), or ρ = e^-inner (the in-block decay)
+    log_rho = -j * LN2 / M if inner is None else -inner
+    ideal[1:] = 2.0 * np.exp(log_rho * (1.0 + r)) / -math.expm1(-j * LN2)
     return AliasTable(quantize_weights_array(ideal))
 
 
@@ -87,15 +88,24 @@ def _intblock_kernel() -> Any:
 
 
 class IntegerBlockLaplace:
-    """Exact two-sided lattice law p(z) ∝ 2^(-j|z|/M) on the integers (quantised table)."""
+    """Exact two-sided lattice law p(z) ∝ 2^(-j|z|/M) on the integers (quantised table).
 
-    def __init__(self, j: int, M: int) -> None:
+    ``inner`` (optional): the decay per step *inside* a block, ln p(z) − ln p(z + 1) for
+    z >= 0 not at a block's end (default j·ln2/M, the uniform decay).  Blocks still fall by
+    exactly 2^-j, so the step across a block boundary decays by j·ln2 − (M − 1)·inner.  With
+    inner = ε/Δ and j = ⌊M·inner/ln 2⌋ the steps near 0, which carry nearly all of E|Z| when
+    the decay is large, are those of the ideal law, and no step decays faster than ε/Δ.
+    """
+
+    def __init__(self, j: int, M: int, inner: float | None = None) -> None:
         if not (isinstance(j, int) and isinstance(M, int) and 1 <= j <= MAX_J
                 and 1 <= M <= MAX_M):
             raise ParameterError(f"need integers 1 <= j <= {MAX_J}, 1 <= M <= {MAX_M}; "
                                  f"got j={j!r}, M={M!r}")
-        self.j, self.M = j, M
-        self.table = _table(j, M)
+        if inner is not None and not (math.isfinite(inner) and inner > 0):
+            raise ParameterError(f"inner decay must be a positive number, got {inner!r}")
+        self.j, self.M, self.inner = j, M, inner
+        self.table = _table(j, M, inner)
 
     # ---------------------------------------------------------------- sampling
     @cached_property
@@ -220,7 +230,7 @@ class IntegerBlockLaplace:
 
     @property
     def decay(self) -> float:
-        """Ideal log-ratio per step, j ln2 / M."""
+        """Mean log-ratio per step over a block, j ln2 / M."""
         return self.j * LN2 / self.M
 
     @cached_property
@@ -279,3 +289,29 @@ def calibrate_integer_block(epsilon: float, sensitivity: int) -> tuple[IntegerBl
         f"epsilon/sensitivity = {epsilon / sensitivity!r} is outside the block sampler's range "
         f"(decay per step between 2^-16 ln2 and {MAX_J} ln2); use sampler='cks'"
     )
+
+
+def calibrate_first_steps(epsilon: float, sensitivity: int, accept: Any,
+                          max_block: int = 8) -> tuple[IntegerBlockLaplace, float] | None:
+    """A block law whose steps inside a block decay by ε/Δ exactly (``inner``) and whose
+    blocks fall by 2^-j, j = ⌊M·ε/(Δ ln 2)⌋ <= ε/Δ·M/ln 2 -- for large decays, where the
+    uniform decay j·ln2/M of :func:`calibrate_integer_block` is too coarse (j <= 48).
+
+    Tries M = 1..``max_block`` and returns the first (law, loss) whose exact loss for a
+    shift of Δ (plus 1e-12) is <= ε and for which ``accept(law)`` holds, else None.  The
+    inner decay starts 1e-9·ε below ε/Δ so that the 64-bit rounding of the weights (each
+    within ~2^-20 relative with j + log2 M <= 44) cannot lift the loss over ε.
+    """
+    for M in range(1, max_block + 1):
+        for slack in (1e-9, 1e-6, 1e-4):
+            inner = epsilon * (1.0 - slack) / sensitivity
+            j = math.floor(M * inner / LN2)
+            if j < 1 or j > MAX_J or j + math.log2(M) > MAX_SPAN_BITS:
+                break
+            law = IntegerBlockLaplace(j, M, inner)
+            loss = law.shift_loss(sensitivity)
+            if loss + ROUNDING_ALLOWANCE <= epsilon:
+                if accept(law):
+                    return law, loss
+                break
+    return None

@@ -12,11 +12,13 @@ pure ε-DP, with one of two exact samplers:
 
 The default ``"auto"`` picks the block sampler where its realised law meets the accuracy rule
 of :mod:`dpnoise.laws.accuracy` (E|noise| within 2.5 % of the two-sided geometric law at the
-asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), and CKS elsewhere.  The block decay
-j·ln2/M with j <= 48 cannot come within 2.5 % for ε/Δ between about 7.7 and 14.5 (its
-steps are too coarse there: E|Z| ≈ 2e^(−a) punishes an absolute gap in the decay a).
-Where the rule does not hold (only below the floor for ``"auto"``) the guarantee states the
-realised loss instead of the asked ε.
+asked ε/Δ, or that ideal E|noise| below 1e-6·Δ).  The uniform block decay j·ln2/M with
+j <= 48 cannot come within 2.5 % for ε/Δ above about 7.7 (E|Z| ≈ 2e^(−a) punishes an
+absolute gap in the decay a, and j·ln2/M moves in steps there); ``auto`` then takes the
+same two-word sampler with the decay ε/Δ on every step inside a block and a block factor
+2^-j <= e^(−Mε/Δ) (:func:`~dpnoise.exact.integer_block.calibrate_first_steps`), and only if
+that fails too, CKS.  Where the rule does not hold (only below the floor for ``"auto"``)
+the guarantee states the realised loss instead of the asked ε.
 
 Counts, output law and boundary handling as in :mod:`dpnoise.mechanisms.integers`.
 
@@ -37,7 +39,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..exact.discrete_laplace import discrete_laplace
-from ..exact.integer_block import IntegerBlockLaplace, calibrate_integer_block
+from ..exact.integer_block import (
+    IntegerBlockLaplace,
+    calibrate_first_steps,
+    calibrate_integer_block,
+)
 from ..exact.rational import float_up
 from ..exact.scalar import IntegerBlockKernel
 from ..exact.words import WordStream
@@ -69,6 +75,18 @@ def _rational_below(x: float, bits: int = 24) -> tuple[int, int]:
 @lru_cache(maxsize=256)
 def _calibrated_block(epsilon: float, sensitivity: int) -> tuple[IntegerBlockLaplace, float]:
     return calibrate_integer_block(epsilon, sensitivity)
+
+
+@lru_cache(maxsize=256)
+def _first_steps_block(epsilon: float, sensitivity: int
+                       ) -> tuple[IntegerBlockLaplace, float] | None:
+    """The block law with the ideal decay ε/Δ inside blocks (see
+    :func:`~dpnoise.exact.integer_block.calibrate_first_steps`) that meets the accuracy
+    rule, or None (then ``auto`` uses CKS)."""
+    ideal = accuracy.two_sided_geometric_mean_abs(epsilon / sensitivity)
+    return calibrate_first_steps(
+        epsilon, sensitivity,
+        lambda law: accuracy.meets_rule(law.mean_abs, ideal, sensitivity))
 
 
 class Geometric(Mechanism):
@@ -119,9 +137,9 @@ class Geometric(Mechanism):
             except ParameterError:  # outside the block sampler's range of decays
                 if sampler == "block":
                     raise
-            if sampler == "auto" and calibrated is not None and not self._block_qualifies(
-                    calibrated[0]):
-                calibrated = None
+            if sampler == "auto" and (calibrated is None
+                                      or not self._block_qualifies(calibrated[0])):
+                calibrated = _first_steps_block(self.epsilon, self.sensitivity)
         self.sampler = "block" if calibrated is not None else "cks"
         if calibrated is not None:
             self.block, loss = calibrated
