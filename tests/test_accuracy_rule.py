@@ -304,11 +304,14 @@ def test_sampled_law_is_within_2_5_percent_of_the_ideal_law(corner: Corner) -> N
                                                   (14.0, 3), (20.0, 3), (40.0, 3), (14.5, 7)])
 def test_geometric_first_steps_block_meets_the_rule_and_never_under_reports(
         epsilon: float, sensitivity: int) -> None:
-    """Where the uniform block decay j·ln2/M is too coarse, ``auto`` keeps the two-word block
-    sampler with the ideal decay inside blocks: within 2.5 % of 1/sinh(ε/Δ), and the verifier's
-    loss of the sampled pmf is <= the stated ε and <= the measured loss it reports."""
-    m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=None)
-    assert m.sampler == "block" and m.block is not None and m.block.inner is not None
+    """Where the uniform block decay j·ln2/M is too coarse, ``auto`` takes CKS, and the opt-in
+    two-word block sampler with the ideal decay inside blocks is within 2.5 % of
+    1/sinh(ε/Δ); the verifier's loss of its sampled pmf is <= the stated ε and <= the
+    measured loss it reports."""
+    assert dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity).sampler == "cks"
+    m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=None,
+                          sampler="first-steps")
+    assert m.sampler == "first-steps" and m.block is not None and m.block.inner is not None
     uniform = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=None,
                                 sampler="block")
     ideal = accuracy.two_sided_geometric_mean_abs(epsilon / sensitivity)
@@ -335,6 +338,9 @@ def test_geometric_auto_never_under_reports_and_states_the_realised_loss(
     ideal = accuracy.two_sided_geometric_mean_abs(epsilon / sensitivity)
     if ideal >= FLOOR * sensitivity:
         assert m.noise().mean_abs() <= (1 + TOL) * ideal and g.epsilon == epsilon
+        uniform = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, sampler="block")
+        # the fast sampler is kept wherever it qualifies
+        assert (m.sampler == "block") == uniform.meets_accuracy_rule
     else:
         assert g.epsilon <= rep.epsilon + 1e-9 * rep.epsilon
 

@@ -10,15 +10,20 @@ pure ε-DP, with one of two exact samplers:
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
   (relative gap <= 2^-24), kept as the reference implementation.
 
+* ``sampler="first-steps"`` (opt-in): the same two-word sampler and kernel with the decay
+  ε/Δ on every step *inside* a block and a block factor 2^-j <= e^(−Mε/Δ)
+  (:func:`~dpnoise.exact.integer_block.calibrate_first_steps`): as fast as ``"block"`` and
+  within 2.5 % of the ideal E|noise| where the uniform decay is too coarse.  Not picked by
+  ``"auto"`` yet: the PLD accountant bounds a block law by the uniform geometric law at
+  j·ln2/M, which is loose for this law (it then falls back to basic composition).
+
 The default ``"auto"`` picks the block sampler where its realised law meets the accuracy rule
 of :mod:`dpnoise.laws.accuracy` (E|noise| within 2.5 % of the two-sided geometric law at the
-asked ε/Δ, or that ideal E|noise| below 1e-6·Δ).  The uniform block decay j·ln2/M with
-j <= 48 cannot come within 2.5 % for ε/Δ above about 7.7 (E|Z| ≈ 2e^(−a) punishes an
-absolute gap in the decay a, and j·ln2/M moves in steps there); ``auto`` then takes the
-same two-word sampler with the decay ε/Δ on every step inside a block and a block factor
-2^-j <= e^(−Mε/Δ) (:func:`~dpnoise.exact.integer_block.calibrate_first_steps`), and only if
-that fails too, CKS.  Where the rule does not hold (only below the floor for ``"auto"``)
-the guarantee states the realised loss instead of the asked ε.
+asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), else CKS.  The uniform block decay j·ln2/M
+with j <= 48 misses the rule for ε/Δ between about 2.9 and 14.5 at Δ = 1 (E|Z| ≈ 2e^(−a)
+punishes an absolute gap in the decay a, and j·ln2/M moves in steps there).  Where the rule
+does not hold (only below the floor for ``"auto"``) the guarantee states the realised loss
+instead of the asked ε.
 
 Counts, output law and boundary handling as in :mod:`dpnoise.mechanisms.integers`.
 
@@ -82,11 +87,12 @@ def _first_steps_block(epsilon: float, sensitivity: int
                        ) -> tuple[IntegerBlockLaplace, float] | None:
     """The block law with the ideal decay ε/Δ inside blocks (see
     :func:`~dpnoise.exact.integer_block.calibrate_first_steps`) that meets the accuracy
-    rule, or None (then ``auto`` uses CKS)."""
+    rule (any such law below the rule's floor), or None."""
     ideal = accuracy.two_sided_geometric_mean_abs(epsilon / sensitivity)
     return calibrate_first_steps(
         epsilon, sensitivity,
-        lambda law: accuracy.meets_rule(law.mean_abs, ideal, sensitivity))
+        lambda law: (not accuracy.above_floor(ideal, sensitivity)
+                     or accuracy.meets_rule(law.mean_abs, ideal, sensitivity)))
 
 
 class Geometric(Mechanism):
@@ -117,30 +123,38 @@ class Geometric(Mechanism):
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1, lower: int | None = 0,
                  upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp",
-                 sampler: Literal["auto", "block", "cks"] = "auto") -> None:
+                 sampler: Literal["auto", "block", "cks", "first-steps"] = "auto") -> None:
         self.epsilon = self._supported("epsilon", epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
         self._supported("epsilon/sensitivity", self.epsilon / self.sensitivity)
         self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
-        if sampler not in ("auto", "block", "cks"):
-            raise ParameterError(f"sampler must be 'auto', 'block' or 'cks', got {sampler!r}")
+        if sampler not in ("auto", "block", "cks", "first-steps"):
+            raise ParameterError("sampler must be 'auto', 'block', 'cks' or 'first-steps', "
+                                 f"got {sampler!r}")
         s, t = _rational_below(self.epsilon / self.sensitivity)
         if t > 1 << 56:
             raise ParameterError("epsilon/sensitivity too small for the exact sampler (< 2^-32)")
         self.s, self.t = s, t
         self.block: IntegerBlockLaplace | None = None
         calibrated = None
-        if sampler != "cks":
+        if sampler == "first-steps":
+            calibrated = _first_steps_block(self.epsilon, self.sensitivity)
+            if calibrated is None:
+                raise ParameterError(
+                    f"no first-steps block law meets the accuracy rule at epsilon/sensitivity "
+                    f"= {self.epsilon / self.sensitivity!r}; use sampler='auto'")
+        elif sampler != "cks":
             try:
                 calibrated = _calibrated_block(self.epsilon, self.sensitivity)
             except ParameterError:  # outside the block sampler's range of decays
                 if sampler == "block":
                     raise
-            if sampler == "auto" and (calibrated is None
-                                      or not self._block_qualifies(calibrated[0])):
-                calibrated = _first_steps_block(self.epsilon, self.sensitivity)
-        self.sampler = "block" if calibrated is not None else "cks"
+            if sampler == "auto" and calibrated is not None and not self._block_qualifies(
+                    calibrated[0]):
+                calibrated = None
+        self.sampler = ("cks" if calibrated is None else
+                        "first-steps" if calibrated[0].inner is not None else "block")
         if calibrated is not None:
             self.block, loss = calibrated
             self.epsilon_exact: Fraction | float = loss  # measured loss of a shift by Δ
