@@ -1,15 +1,14 @@
 """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP, exact.
 
 :class:`Geometric` -- two-sided geometric (discrete Laplace), p(z) ∝ e^{−|z|ε_r/Δ}, ε_r <= ε,
-pure ε-DP, with one of two exact samplers:
+pure ε-DP, with one of three exact samplers:
 
 * ``sampler="block"``: the two-word block/alias sampler of
   :mod:`dpnoise.exact.integer_block` -- decay j·ln2/M per step (a rational multiple of ln 2
   just below ε/Δ), 64-bit alias weights whose exact loss is measured at construction; fixed
   two words per draw, ~20x faster than rejection;
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
-  (relative gap <= 2^-24), kept as the reference implementation.
-
+  (relative gap <= 2^-24), kept as the reference implementation;
 * ``sampler="first-steps"`` (opt-in): the same two-word sampler and kernel with the decay
   ε/Δ on every step *inside* a block and a block factor 2^-j <= e^(−Mε/Δ)
   (:func:`~dpnoise.exact.integer_block.calibrate_first_steps`): as fast as ``"block"`` and
@@ -20,7 +19,7 @@ pure ε-DP, with one of two exact samplers:
 The default ``"auto"`` picks the block sampler where its realised law meets the accuracy rule
 of :mod:`dpnoise.laws.accuracy` (E|noise| within 2.5 % of the two-sided geometric law at the
 asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), else CKS.  The uniform block decay j·ln2/M
-with j <= 48 misses the rule for ε/Δ between about 2.9 and 14.5 at Δ = 1 (E|Z| ≈ 2e^(−a)
+with j <= 48 misses the rule for about two thirds of the ε/Δ in [2, 14.5] (E|Z| ≈ 2e^(−a)
 punishes an absolute gap in the decay a, and j·ln2/M moves in steps there).  Where the rule
 does not hold (only below the floor for ``"auto"``) the guarantee states the realised loss
 instead of the asked ε.
