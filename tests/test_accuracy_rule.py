@@ -242,23 +242,29 @@ def _exempt_lattice_table(m: Any, r: Request, ratio: float) -> bool:
     return r.epsilon < TABLE_LIMITED_EPSILON and _rounding_explains(m, r, ratio)
 
 
-def _exempt_gaussian_table(m: Any, r: Request, ratio: float) -> bool:
-    """Discretised Gaussians and their one-word 64-bit table (at most TABLE_CAP cells, weights
-    >= 2^-64), exempt where either limit explains the excess:
+def _exempt_gaussian_table(m: Any, r: Request, ratio: float, sigma: float) -> bool:
+    """Discretised Gaussians (ideal σ = ``sigma``) and their one-word 64-bit table (at most
+    TABLE_CAP cells, weights >= 2^-64), exempt where either limit explains the excess:
 
     * σ/Δ so large (small ε) that the capped table forces a grid coarser than
       min(Δ/1024, σ/64) and rounding the true value costs S·L/Δ − 1;
-    * Δ/σ* so large (large ε) that the ideal law's mass beyond TAIL_SIGMAS·σ* − Δ, which a
-      table at σ* leaves without neighbours, already exceeds δ/4: σ must be widened."""
-    from dpnoise.laws.grid import power_of_two_at_most
+    * Δ/σ so large (large ε) that the ideal law's mass beyond TAIL_SIGMAS·σ − Δ, which a
+      table at σ leaves without neighbours, already exceeds δ/4: σ must be widened."""
+    from dpnoise.grid import power_of_two_at_most
     from dpnoise.mechanisms.gaussian import TAIL_SIGMAS
 
-    sigma = (ideal_analytic(m, r, 0.0) if r.delta < 0.5 or r.epsilon >= 1 else
-             ideal_gaussian(m, r, 0.0)) / math.sqrt(2 / math.pi)
     coarse = m.grid > power_of_two_at_most(min(r.sensitivity / 1024, sigma / 64))
     if coarse and _rounding_explains(m, r, ratio):
         return True
     return 2 * stats.norm.sf(TAIL_SIGMAS - r.sensitivity / sigma) > r.delta / 4
+
+
+def _exempt_classic(m: Any, r: Request, ratio: float) -> bool:
+    return _exempt_gaussian_table(m, r, ratio, ideal_gaussian(m, r, 0.0) / math.sqrt(2 / math.pi))
+
+
+def _exempt_analytic(m: Any, r: Request, ratio: float) -> bool:
+    return _exempt_gaussian_table(m, r, ratio, analytic_sigma(r.epsilon, r.delta, r.sensitivity))
 
 
 def _exempt_staircase_plateau(m: Any, r: Request, ratio: float) -> bool:
@@ -274,8 +280,8 @@ def _exempt_staircase_plateau(m: Any, r: Request, ratio: float) -> bool:
 EXEMPTIONS: dict[str, Callable[[Any, Request, float], bool]] = {
     "staircase": _exempt_staircase_plateau,
     "laplace": _exempt_lattice_table, "clamped-laplace": _exempt_lattice_table,
-    "truncated-laplace": _exempt_lattice_table, "analytic-gaussian": _exempt_gaussian_table,
-    "gaussian": _exempt_gaussian_table,
+    "truncated-laplace": _exempt_lattice_table, "analytic-gaussian": _exempt_analytic,
+    "gaussian": _exempt_classic,
 }
 
 

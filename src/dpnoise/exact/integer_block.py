@@ -20,8 +20,8 @@ Hence, with W_i the table's integer weights (sum 2^64),
 and the ideal weights W_0 ∝ 1, W_{r+1} ∝ 2ρ^(1+r)/(1 − 2^-j) make the ratio of neighbours
 exactly ρ.  With ``inner`` given, ρ = e^(−inner) inside each block instead (the "first-steps"
 law): blocks still fall by exactly 2^-j, so the step across a block boundary decays by
-j·ln2 − (M − 1)·inner.  Every draw reads exactly two words (plus one more with probability 2^-63), so the
-time taken does not depend on the noise or the true value.
+j·ln2 − (M − 1)·inner.  Every draw reads exactly two words (plus one more with probability
+2^-63), so the time taken does not depend on the noise or the true value.
 
 For ε/Δ = s/t rational this is the discrete Laplace of C. L. Canonne, G. Kamath,
 T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Definition 28,
