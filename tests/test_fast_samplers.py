@@ -43,7 +43,7 @@ def _chi2_pvalue(draws: np.ndarray, values: np.ndarray, probs: np.ndarray) -> fl
 def test_integer_block_law_is_verified_and_tight(eps: float, sens: int) -> None:
     law, loss = calibrate_integer_block(eps, sens)
     assert loss + 1e-12 <= eps and loss > 0.97 * eps
-    m = Geometric(epsilon=eps, sensitivity=sens, lower=None)
+    m = Geometric(epsilon=eps, sensitivity=sens, lower=None, sampler="block")
     rep = verify(m)
     assert rep.passed and abs(rep.epsilon - loss) < 1e-11
     # the table's weights are exactly what is sampled and sum to 2^64

@@ -85,6 +85,19 @@ def test_integer_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch, 
     assert np.any(fast == 0) and fast.min() < 0 < fast.max()
 
 
+@pytest.mark.parametrize("epsilon, sensitivity", [(3.0, 1), (8.0, 1), (14.0, 3)])
+def test_first_steps_block_kernel_equals_reference(monkeypatch: pytest.MonkeyPatch,
+                                                   epsilon: float, sensitivity: int) -> None:
+    """The first-steps laws (ideal decay inside blocks) run through the same kernel."""
+    m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, sampler="first-steps")
+    assert m.block is not None and m.block.inner is not None
+    n = (1 << 14) * 2 + 333
+    fast, ref = kernel_and_reference(monkeypatch, integer_block, "_intblock_kernel",
+                                     lambda: m.sample_noise(n, rng=SeededRandom(8)))
+    np.testing.assert_array_equal(fast, ref)
+    assert np.any(fast == 0) and fast.min() < 0 < fast.max()
+
+
 def test_integer_block_kernel_hands_the_rare_extension_to_the_reference(
         monkeypatch: pytest.MonkeyPatch) -> None:
     block = dpnoise.Geometric(epsilon=1.0, sensitivity=1).block

@@ -18,8 +18,10 @@ Hence, with W_i the table's integer weights (sum 2^64),
     P(Z = ±(1 + qM + r)) = (1 − 2^-j) 2^(-jq) · W_{r+1} / 2^65,
 
 and the ideal weights W_0 ∝ 1, W_{r+1} ∝ 2ρ^(1+r)/(1 − 2^-j) make the ratio of neighbours
-exactly ρ.  Every draw reads exactly two words (plus one more with probability 2^-63), so the
-time taken does not depend on the noise or the true value.
+exactly ρ.  With ``inner`` given, ρ = e^(−inner) inside each block instead (the "first-steps"
+law): blocks still fall by exactly 2^-j, so the step across a block boundary decays by
+j·ln2 − (M − 1)·inner.  Every draw reads exactly two words (plus one more with probability
+2^-63), so the time taken does not depend on the noise or the true value.
 
 For ε/Δ = s/t rational this is the discrete Laplace of C. L. Canonne, G. Kamath,
 T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Definition 28,
@@ -64,12 +66,13 @@ def _ctz(x: NDArray[np.uint64]) -> NDArray[np.int64]:
 
 
 @lru_cache(maxsize=64)
-def _table(j: int, M: int) -> AliasTable:
+def _table(j: int, M: int, inner: float | None = None) -> AliasTable:
     r = np.arange(M, dtype=np.float64)
     ideal = np.empty(M + 1, dtype=np.float64)
     ideal[0] = 1.0
-    # 2ρ^(1+r)/(1 − 2^-j) with ρ = 2^(-j/M)
-    ideal[1:] = 2.0 * np.exp2(-j * (1.0 + r) / M) / -math.expm1(-j * LN2)
+    # 2ρ^(1+r)/(1 − 2^-j) with ρ = 2^(-j/M), or ρ = e^-inner (the in-block decay)
+    log_rho = -j * LN2 / M if inner is None else -inner
+    ideal[1:] = 2.0 * np.exp(log_rho * (1.0 + r)) / -math.expm1(-j * LN2)
     return AliasTable(quantize_weights_array(ideal))
 
 
@@ -87,15 +90,24 @@ def _intblock_kernel() -> Any:
 
 
 class IntegerBlockLaplace:
-    """Exact two-sided lattice law p(z) ∝ 2^(-j|z|/M) on the integers (quantised table)."""
+    """Exact two-sided lattice law p(z) ∝ 2^(-j|z|/M) on the integers (quantised table).
 
-    def __init__(self, j: int, M: int) -> None:
+    ``inner`` (optional): the decay per step *inside* a block, ln p(z) − ln p(z + 1) for
+    z >= 0 not at a block's end (default j·ln2/M, the uniform decay).  Blocks still fall by
+    exactly 2^-j, so the step across a block boundary decays by j·ln2 − (M − 1)·inner.  With
+    inner = ε/Δ and j = ⌊M·inner/ln 2⌋ the steps near 0, which carry nearly all of E|Z| when
+    the decay is large, are those of the ideal law, and no step decays faster than ε/Δ.
+    """
+
+    def __init__(self, j: int, M: int, inner: float | None = None) -> None:
         if not (isinstance(j, int) and isinstance(M, int) and 1 <= j <= MAX_J
                 and 1 <= M <= MAX_M):
             raise ParameterError(f"need integers 1 <= j <= {MAX_J}, 1 <= M <= {MAX_M}; "
                                  f"got j={j!r}, M={M!r}")
-        self.j, self.M = j, M
-        self.table = _table(j, M)
+        if inner is not None and not (math.isfinite(inner) and inner > 0):
+            raise ParameterError(f"inner decay must be a positive number, got {inner!r}")
+        self.j, self.M, self.inner = j, M, inner
+        self.table = _table(j, M, inner)
 
     # ---------------------------------------------------------------- sampling
     @cached_property
@@ -220,8 +232,21 @@ class IntegerBlockLaplace:
 
     @property
     def decay(self) -> float:
-        """Ideal log-ratio per step, j ln2 / M."""
+        """Mean log-ratio per step over a block, j ln2 / M."""
         return self.j * LN2 / self.M
+
+    @cached_property
+    def mean_abs(self) -> float:
+        """E|Z| of the sampled law, summed in closed form over the blocks.
+
+        With c = 1 − 2^-j, Σ_q 2^(-jq) = 1/c and Σ_q q·2^(-jq) = 2^-j/c², so
+
+            E|Z| = 2^-64 · Σ_r W_{r+1} · ((1 + r) + M·2^-j / c).
+        """
+        w = self.table.exact_weights_float()[1:]
+        r = np.arange(self.M, dtype=np.float64)
+        tail = self.M * math.exp(-self.j * LN2) / -math.expm1(-self.j * LN2)
+        return math.fsum((w * (1.0 + r + tail)).tolist()) / 2.0**64
 
     def shift_loss(self, shift: int) -> float:
         """max over z of |ln p(z) − ln p(z + d)| for 1 <= d <= shift, exactly over one period.
@@ -266,3 +291,29 @@ def calibrate_integer_block(epsilon: float, sensitivity: int) -> tuple[IntegerBl
         f"epsilon/sensitivity = {epsilon / sensitivity!r} is outside the block sampler's range "
         f"(decay per step between 2^-16 ln2 and {MAX_J} ln2); use sampler='cks'"
     )
+
+
+def calibrate_first_steps(epsilon: float, sensitivity: int, accept: Any,
+                          max_block: int = 8) -> tuple[IntegerBlockLaplace, float] | None:
+    """A block law whose steps inside a block decay by ε/Δ exactly (``inner``) and whose
+    blocks fall by 2^-j, j = ⌊M·ε/(Δ ln 2)⌋ <= ε/Δ·M/ln 2 -- for large decays, where the
+    uniform decay j·ln2/M of :func:`calibrate_integer_block` is too coarse (j <= 48).
+
+    Tries M = 1..``max_block`` and returns the first (law, loss) whose exact loss for a
+    shift of Δ (plus 1e-12) is <= ε and for which ``accept(law)`` holds, else None.  The
+    inner decay starts 1e-9·ε below ε/Δ so that the 64-bit rounding of the weights (each
+    within ~2^-20 relative with j + log2 M <= 44) cannot lift the loss over ε.
+    """
+    for M in range(1, max_block + 1):
+        for slack in (1e-9, 1e-6, 1e-4):
+            inner = epsilon * (1.0 - slack) / sensitivity
+            j = math.floor(M * inner / LN2)
+            if j < 1 or j > MAX_J or j + math.log2(M) > MAX_SPAN_BITS:
+                break
+            law = IntegerBlockLaplace(j, M, inner)
+            loss = law.shift_loss(sensitivity)
+            if loss + ROUNDING_ALLOWANCE <= epsilon:
+                if accept(law):
+                    return law, loss
+                break
+    return None

@@ -43,6 +43,12 @@ def default_grid(sensitivity: float, epsilon: float, *, max_bits: int | None = N
 
 MAX_FAST_BLOCK = 1 << 18  # block tables up to 2^18 entries build in well under a second
 
+#: below this ε the table cap makes :func:`default_grid` coarser than 2^-6·(power of two <= Δ)
+#: (k = ⌊17 + log2(ε/0.7)⌋ < 6), so rounding the true value may cost more than the accuracy
+#: rule's 2.5 % when Δ is not a power of two: the documented exemption of the lattice Laplace
+#: laws (docs/accounting.md, "The 2.5 % accuracy rule")
+TABLE_LIMITED_EPSILON = 0.7 * 2.0**-11
+
 
 def check_block_length(epsilon: float, steps: int, grid: float) -> None:
     """Refuse (before building anything) a grid whose block length ceil(S·ln2/ε) would exceed

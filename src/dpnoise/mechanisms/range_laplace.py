@@ -103,10 +103,11 @@ __all__ = [
 
 def range_laplace_grid(sensitivity: float, scale: float, domain: Domain) -> float:
     """RangeLaplace's default grid (it depends on the scale and the domain, unlike the shared
-    lattice rule :func:`dpnoise.calibration.default_grid`).  Power-of-two step: ~Δ/1024,
-    coarse enough that M = scale·ln2/L stays <= ~2^15, fine enough that the smallest piece
-    holds >= 8 cells."""
-    step = max(sensitivity / 1024, scale * LN2 / 2**15)
+    lattice rule :func:`dpnoise.calibration.default_grid`).  Power-of-two step: ~Δ/1024, or
+    ~scale/64 when the scale is below Δ/16 (large ε: a grid coarse next to the scale would
+    add more than the accuracy rule's 2.5 % to E|noise|), coarse enough that
+    M = scale·ln2/L stays <= ~2^15, fine enough that the smallest piece holds >= 8 cells."""
+    step = max(min(sensitivity / 1024, scale / 64), scale * LN2 / 2**15)
     step = min(step, domain.min_piece_length / 8)
     return power_of_two_at_most(step)
 
