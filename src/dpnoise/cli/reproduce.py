@@ -1,4 +1,5 @@
-"""``dpnoise reproduce NAME``: regenerate a paper's tables and figures (CSV + PNG + markdown)."""
+"""``dpnoise reproduce NAME``: regenerate a paper's tables and figures (CSV + PNG + markdown);
+``dpnoise reproduce claims [NAME]``: run the claims register and print its verdicts."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import importlib
 from pathlib import Path
 
+from ..errors import ParameterError
 from .command import subcommand
 
 # name -> module under dpnoise.reproduce exposing run(out_dir: Path, quick: bool) -> list[Path]
@@ -19,14 +21,31 @@ REPRODUCTIONS: dict[str, str] = {
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", choices=sorted(REPRODUCTIONS) or ["(none yet)"],
-                   help="which paper's results to regenerate")
+    p.add_argument("name", choices=[*sorted(REPRODUCTIONS), "claims"],
+                   help="which paper's results to regenerate, or 'claims' (the register)")
+    p.add_argument("paper", nargs="?", choices=sorted(REPRODUCTIONS),
+                   help="with 'claims': one paper only (default: all five)")
     p.add_argument("--out", type=Path, default=Path("out"), help="output directory (default out/)")
     p.add_argument("--quick", action="store_true", help="smaller grids, for a fast check")
 
 
-@subcommand("reproduce", "regenerate a paper's tables and figures", _args)
+def _claims(args: argparse.Namespace) -> int:
+    from ..reproduce import claims
+
+    results = claims.run([args.paper] if args.paper else list(claims.PAPERS), quick=args.quick)
+    print(claims.summary(results), end="")
+    bad = claims.disagreements(results)
+    for line in bad:
+        print(f"DISAGREES: {line}")
+    return 1 if bad else 0
+
+
+@subcommand("reproduce", "regenerate a paper's tables and figures, or check its claims", _args)
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.name == "claims":
+        return _claims(args)
+    if args.paper is not None:
+        raise ParameterError("a second name is taken only by 'dpnoise reproduce claims'")
     module = importlib.import_module(f"dpnoise.reproduce.{REPRODUCTIONS[args.name]}")
     out_dir = args.out / args.name
     out_dir.mkdir(parents=True, exist_ok=True)
