@@ -51,3 +51,9 @@ def test_cli_prints_counts_and_corrections(capsys: pytest.CaptureFixture[str]) -
     assert main(["reproduce", "claims", "staircase", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "| staircase | " in out and "Theorem 13" in out
+
+
+def test_the_papers_page_shows_the_current_summary() -> None:
+    page = claims.register_dir().parent / "papers.md"
+    results = claims.run(list(claims.PAPERS), quick=True)
+    assert claims.with_summary(page.read_text(), results) == page.read_text()

@@ -27,6 +27,9 @@ def _args(p: argparse.ArgumentParser) -> None:
                    help="with 'claims': one paper only (default: all five)")
     p.add_argument("--out", type=Path, default=Path("out"), help="output directory (default out/)")
     p.add_argument("--quick", action="store_true", help="smaller grids, for a fast check")
+    p.add_argument("--write", type=Path, metavar="MARKDOWN",
+                   help="with 'claims': also rewrite the summary block of this file "
+                        "(docs/papers.md)")
 
 
 def _claims(args: argparse.Namespace) -> int:
@@ -34,6 +37,8 @@ def _claims(args: argparse.Namespace) -> int:
 
     results = claims.run([args.paper] if args.paper else list(claims.PAPERS), quick=args.quick)
     print(claims.summary(results), end="")
+    if args.write is not None:
+        args.write.write_text(claims.with_summary(args.write.read_text(), results))
     bad = claims.disagreements(results)
     for line in bad:
         print(f"DISAGREES: {line}")

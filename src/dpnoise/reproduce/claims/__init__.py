@@ -152,6 +152,19 @@ def summary(results: list[Result]) -> str:
     return "\n".join(lines) + "\n"
 
 
+BEGIN, END = "<!-- BEGIN claims:summary -->", "<!-- END claims:summary -->"
+
+
+def with_summary(text: str, results: list[Result]) -> str:
+    """``text`` (docs/papers.md) with its generated summary block replaced by
+    :func:`summary` of ``results``."""
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not (sep and sep2):
+        raise ParameterError(f"no {BEGIN} ... {END} block to write")
+    return f"{head}{BEGIN}\n{summary(results)}{END}{tail}"
+
+
 def disagreements(results: list[Result]) -> list[str]:
     """One line per claim whose check no longer agrees with its verdict."""
     return [f"{r.claim.paper}: {r.claim.id} ({r.claim.where}): recorded {r.claim.verdict}, "

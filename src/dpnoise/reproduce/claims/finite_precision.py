@@ -1,5 +1,5 @@
 """Checks of I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
-finite-precision semantics", Theoretical Computer Science 655, 2016 (QAPL 2013)
+finite-precision semantics", QAPL 2013, EPTCS 117, 2013
 (register: docs/claims/finite_precision.toml).  Each returns whether the statement holds as
 printed."""
 

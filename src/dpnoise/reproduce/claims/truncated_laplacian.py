@@ -1,5 +1,5 @@
 """Checks of Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and utility tradeoff in approximate
-differential privacy" (the truncated Laplacian mechanism; register:
+differential privacy", arXiv:1810.00877, 2018 (the truncated Laplacian mechanism; register:
 docs/claims/truncated_laplacian.toml).  Each returns whether the statement holds as printed."""
 
 from __future__ import annotations
