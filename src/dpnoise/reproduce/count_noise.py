@@ -27,6 +27,7 @@ import csv
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from ..exact.rational import exp_lower
 from ..laws import count_noise as cf
@@ -118,21 +119,32 @@ def figure1() -> list[dict]:
     return [{"quantity": q, "dpnoise": v, "paper": ref} for q, v, ref in rows]
 
 
-def run(out_dir: Path, quick: bool = False) -> list[Path]:
+Section = tuple[list[Path], list[str]]  # files written, markdown lines
+
+
+def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    md = ["# Sadeghi et al. 2020 (count-query noise), reproduced by dpnoise", ""]
+    return plt
 
+
+def _eps_grid(quick: bool) -> list[float]:
+    return [0.75, 1.0, 1.1, 1.5, 2.0, 3.0] if quick else [
+        0.5, 0.75, 1.0, 1.05, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0]
+
+
+def figure1_section(out_dir: Path, quick: bool) -> Section:
+    """Fig. 1's walkthrough (ε = 2.18, η = 0.8, D = 6) beside the paper's numbers."""
     f1 = figure1()
-    paths.append(_write(out_dir / "figure1.csv", f1))
-    md += ["## Figure 1 walkthrough (eps = 2.18, eta = 0.8, D = 6)", "", _md_table(f1), ""]
+    return ([_write(out_dir / "figure1.csv", f1)],
+            ["## Figure 1 walkthrough (eps = 2.18, eta = 0.8, D = 6)", "", _md_table(f1), ""])
 
-    # the reference grid, with the errata flags
+
+def grid_section(out_dir: Path, quick: bool) -> Section:
+    """The reference grid over (η, D, ε), with the errata flags of Theorem 3 and Remark 2."""
     grid = []
     cells = [(eta, D, eps) for eta in (0.1, 0.5, 0.9) for D in ((2, 6) if quick else
              (2, 4, 6, 8, 10)) for eps in (0.5, 1.1, 2.2)]
@@ -148,21 +160,21 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
                      "lp_optimal_exact_delta": lphs, "sigma2": p["variance"],
                      "dg_delta_scale_sigma2": dga.delta(p["variance"], eps),
                      "dg_delta_same_p0": dga.delta(dga.sigma2_for_zero_mass(eta), eps)})
-    paths.append(_write(out_dir / "grid.csv", grid))
-    md += ["## Reference grid", "", "flag `!`: Theorem 3 fails (the paper's alpha* is not optimal "
-           "and dpnoise refuses it); `!!`: even the paper's (2D+1)delta* DP claim is false.",
-           "", _md_table(grid, 6), ""]
+    return ([_write(out_dir / "grid.csv", grid)],
+            ["## Reference grid", "", "flag `!`: Theorem 3 fails (the paper's alpha* is not "
+             "optimal and dpnoise refuses it); `!!`: even the paper's (2D+1)delta* DP claim is "
+             "false.", "", _md_table(grid, 6), ""])
 
-    # Figure 2: vs eps, eta = .5
-    eps_grid = [0.75, 1.0, 1.1, 1.5, 2.0, 3.0] if quick else [
-        0.5, 0.75, 1.0, 1.05, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0]
+
+def figure2_section(out_dir: Path, quick: bool) -> Section:
+    """Fig. 2: (2D + 1)δ* and the exact δ against ε, η = 0.5, D = 2..10."""
     f2 = []
     for D in progress([2, 4, 6, 8, 10], total=5, desc="figure 2"):
-        for eps in eps_grid:
+        for eps in _eps_grid(quick):
             p = _paper(eps, 0.5, D)
             f2.append({"D": D, "epsilon": eps, "paper_dp": p["paper_dp"],
                        "exact_delta": p["exact_hs"]})
-    paths.append(_write(out_dir / "figure2.csv", f2))
+    plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     for D in [2, 4, 6, 8, 10]:
         r = [x for x in f2 if x["D"] == D]
@@ -173,10 +185,12 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_ylabel("δ")
     ax.set_title("Fig. 2: η = 0.5 (solid: paper, dashed: exact δ)")
     ax.legend(fontsize=7)
-    paths.append(save_figure(fig, out_dir / "figure2.png"))
-    md += ["## Figure 2 (eta = 0.5)", "", _md_table(f2, 4), ""]
+    return ([_write(out_dir / "figure2.csv", f2), save_figure(fig, out_dir / "figure2.png")],
+            ["## Figure 2 (eta = 0.5)", "", _md_table(f2, 4), ""])
 
-    # Figure 3: vs eta, eps = 1.1 / 2.2
+
+def figure3_section(out_dir: Path, quick: bool) -> Section:
+    """Fig. 3: (2D + 1)δ* and the exact δ against η at ε = 1.1 and 2.2, with the knee."""
     etas = [0.1, 0.3, 0.5, 0.6, 0.8, 0.9] if quick else [
         0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8, 0.82, 0.85, 0.9]
     f3 = []
@@ -187,7 +201,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
                 f3.append({"epsilon": eps, "D": D, "eta": eta, "paper_dp": p["paper_dp"],
                            "exact_delta_alpha_star": p["exact_hs"],
                            "theorem3_holds": p["thm3_holds"]})
-    paths.append(_write(out_dir / "figure3.csv", f3))
+    plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, eps in zip(axes, [1.1, 2.2], strict=True):
         for D in [4, 6, 8]:
@@ -200,16 +214,19 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
         ax.set_title(f"Fig. 3: ε = {eps}")
         ax.set_xlabel("η")
         ax.legend(fontsize=7)
-    paths.append(save_figure(fig, out_dir / "figure3.png"))
     knees = {eps: math.tanh(eps / 2) for eps in (1.1, 2.2)}
-    md += ["## Figure 3", "", "Knee at η = tanh(ε/2): " + ", ".join(
-        f"ε={e}: {k:.5f}" for e, k in knees.items()) + " (theorem3_holds = False rows are "
-        "points where the paper's α* is invalid; dpnoise refuses them).", "",
-        _md_table(f3, 4), ""]
+    return ([_write(out_dir / "figure3.csv", f3), save_figure(fig, out_dir / "figure3.png")],
+            ["## Figure 3", "", "Knee at η = tanh(ε/2): " + ", ".join(
+                f"ε={e}: {k:.5f}" for e, k in knees.items()) + " (theorem3_holds = False rows "
+             "are points where the paper's α* is invalid; dpnoise refuses them).", "",
+             _md_table(f3, 4), ""])
 
-    # Figure 4: eta = .5, D = 6, vs eps; DG with scale = variance
+
+def figure4_section(out_dir: Path, quick: bool) -> Section:
+    """Fig. 4: η = 0.5, D = 6 against ε, with the discrete Gaussian of the same variance."""
     f4 = []
-    for eps in progress(eps_grid, total=len(eps_grid), desc="figure 4"):
+    grid = _eps_grid(quick)
+    for eps in progress(grid, total=len(grid), desc="figure 4"):
         p = _paper(eps, 0.5, 6)
         E = exp_lower(eps)
         opt = cf.lp_alpha(E, Fraction(1, 2), 6)[0]
@@ -217,7 +234,7 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
                    "optimal_exact_delta": float(cf.hockey_delta(
                        cf.pmf_from_alpha(Fraction(1, 2), opt), E)),
                    "sigma2": p["variance"], "dg_delta": dga.delta(p["variance"], eps)})
-    paths.append(_write(out_dir / "figure4.csv", f4))
+    plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     xs = [x["epsilon"] for x in f4]
     for key, lab in [("paper_dp", "ours, paper metric (2D+1)δ*"),
@@ -229,10 +246,12 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_ylabel("δ")
     ax.set_title("Fig. 4: η = 0.5, D = 6")
     ax.legend(fontsize=7)
-    paths.append(save_figure(fig, out_dir / "figure4.png"))
-    md += ["## Figure 4 (eta = 0.5, D = 6)", "", _md_table(f4, 5), ""]
+    return ([_write(out_dir / "figure4.csv", f4), save_figure(fig, out_dir / "figure4.png")],
+            ["## Figure 4 (eta = 0.5, D = 6)", "", _md_table(f4, 5), ""])
 
-    # side by side: matched error probability and matched variance
+
+def side_by_side_section(out_dir: Path, quick: bool) -> Section:
+    """CountNoise against the discrete Gaussian at matched error probability and variance."""
     sbs = []
     cases = [(0.5, 6, 1.1), (0.5, 10, 2.2), (0.8, 6, 2.2)] if quick else [
         (eta, D, eps) for eta in (0.1, 0.5, 0.8) for D in (4, 6, 10) for eps in (0.5, 1.1, 2.2)]
@@ -255,11 +274,26 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
             "dg_variance_matched_error_prob": dga.moments(s_eta)[1],
             "dg_delta_matched_variance": dga.delta(s_var, eps),
         })
-    paths.append(_write(out_dir / "side_by_side.csv", sbs))
-    md += ["## CountNoise vs discrete Gaussian (exact delta at epsilon)", "",
-           "matched error probability: DG scale with P(Z=0) = eta; matched variance: DG with "
-           "Var = CountNoise (LP-optimal alpha) variance. NaN = paper alpha* invalid "
-           "(Theorem 3 fails).", "", _md_table(sbs, 4), ""]
+    return ([_write(out_dir / "side_by_side.csv", sbs)],
+            ["## CountNoise vs discrete Gaussian (exact delta at epsilon)", "",
+             "matched error probability: DG scale with P(Z=0) = eta; matched variance: DG with "
+             "Var = CountNoise (LP-optimal alpha) variance. NaN = paper alpha* invalid "
+             "(Theorem 3 fails).", "", _md_table(sbs, 4), ""])
+
+
+SECTIONS = (figure1_section, grid_section, figure2_section, figure3_section, figure4_section,
+            side_by_side_section)
+
+
+def run(out_dir: Path, quick: bool = False) -> list[Path]:
+    """Every section's files, and count_noise.md gathering their tables."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    md = ["# Sadeghi et al. 2020 (count-query noise), reproduced by dpnoise", ""]
+    for section in SECTIONS:
+        files, lines = section(out_dir, quick)
+        paths += files
+        md += lines
     (out_dir / "count_noise.md").write_text("\n".join(md))
     paths.append(out_dir / "count_noise.md")
     return paths

@@ -15,9 +15,7 @@
 * B2  exact enumeration of the rounded, truncated 1-D mechanism: empirical worst loss
       <= corrected ε' <= printed ε'.
 * C   the black-box auditor run on numpy, dpnoise, diffprivlib and OpenDP (when importable).
-
-One module (~540 lines) like the other reproductions: one paper, one file; the sections above
-are small independent functions sharing only the output helpers.
+Each is one function (``SECTIONS``) returning its files and markdown.
 
 References:
   * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
@@ -381,13 +379,14 @@ def _md_table(header: list[str], rows: list[list[Any]]) -> str:
     return md_table(header, rows, _fmt)
 
 
-def run(out_dir: Path, quick: bool) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+Section = tuple[list[Path], list[str]]  # files written, markdown lines
+
+
+def a1_section(out_dir: Path, quick: bool) -> Section:
+    """Example 1.1 and Fig. 1: fixed-point Laplace noise with disjoint supports."""
     plt = _plt()
     paths: list[Path] = []
-    md: list[str] = ["# Finite precision (Gazeau, Miller, Palamidessi 2013)", ""]
-
-    # A1 -------------------------------------------------------------------
+    md: list[str] = []
     a1 = fixed_point_example()
     win = np.abs(a1["z"]) <= 24
     rows = [[int(o1), o1 / 64, int(o2), o2 / 64, p] for o1, o2, p in
@@ -410,8 +409,13 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
            f"7/32 (= 3·2^-4 + 2^-5) -> {a1['res2']}, 1 + 2^-5 (= 66 units) -> {a1['res66']}",
            f"* common outputs of 0 and 7/32: {a1['common']} -> epsilon = inf "
            "(the last n = 2 bits of the output are those of the true answer)", ""]
+    return paths, md
 
-    # A2 -------------------------------------------------------------------
+
+def a2_section(out_dir: Path, quick: bool) -> Section:
+    """Section 2: q-bit uniforms through the inverse CDF share no output between neighbours."""
+    paths: list[Path] = []
+    md: list[str] = []
     qs = [12, 16, 20] if quick else [12, 16, 20, 24]
     a2 = [[q, *common_outputs(q)] for q in progress(qs, desc="A2")]
     paths.append(write_csv(out_dir / "a2_inverse_cdf.csv", ["q", "common_outputs",
@@ -419,8 +423,14 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     md += ["## A2. q-bit uniform through the inverse CDF (true answers 0 and 1, b = 1)", "",
            _md_table(["q", "|S1 ∩ S2|", "|S1|"], a2), "",
            "Reference R2: |S1 ∩ S2| = 0 for q = 12, 16, 20, 24.", ""]
+    return paths, md
 
-    # A2b ------------------------------------------------------------------
+
+def a2b_section(out_dir: Path, quick: bool) -> Section:
+    """Example 4.1 and Fig. 2: rounded probabilities turn an ideal ratio of 4/3 into 2."""
+    plt = _plt()
+    paths: list[Path] = []
+    md: list[str] = []
     f2 = figure2()
     rows = [[int(b), float(l_), i1, i2, int(c1), int(c2), float(r)] for b, l_, i1, i2, c1, c2, r in
             zip(f2["bins"], f2["left"], f2["ideal1"], f2["ideal2"], f2["c1"], f2["c2"],
@@ -445,8 +455,13 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
            f" {np.nanmax(f2['ratio'][finite]):.3g}",
            f"* at x0 = {f2['left'][i0]:.4g}: ideal count {f2['ideal1'][i0]:.3g}/N, observed "
            f"{int(f2['c1'][i0])}/N (reference: 1.69/N and 2/N)", ""]
+    return paths, md
 
-    # A3 -------------------------------------------------------------------
+
+def a3_section(out_dir: Path, quick: bool) -> Section:
+    """Section 1.1: numpy's Laplace sampler, attacked exactly, and after rounding."""
+    paths: list[Path] = []
+    md: list[str] = []
     n3 = 5000 if quick else 20000
     y, ok = numpy_attack(n3)
     imp = int(np.count_nonzero(~ok))
@@ -461,14 +476,25 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
            f"loc = 1: {100 * imp / n3:.1f}% (reference: 16,288 of 20,000, 81.4%)",
            f"* after rounding to L = 2^-10 within [-20, 20]: {imp_round} of {m_round} rounded "
            "outputs impossible (reference: 0 of 2,000)", ""]
+    return paths, md
 
-    # A4 -------------------------------------------------------------------
+
+def a4_section(out_dir: Path, quick: bool) -> Section:
+    """Section 6: the paper's planar sampler with 10-bit uniforms."""
+    paths: list[Path] = []
+    md: list[str] = []
     common4, total4 = naive_planar_common()
     md += ["## A4. The paper's planar sampler with 10-bit uniforms", "",
            f"* true points (0,0) and (1,0): {common4} common outputs of {total4} "
            f"(fraction {common4 / total4:.6f}; reference 0.000000)", ""]
+    return paths, md
 
-    # B1 -------------------------------------------------------------------
+
+def b1_section(out_dir: Path, quick: bool) -> Section:
+    """ε' tables (realistic settings, Mironov's grid, finest grid) and ε' against L."""
+    plt = _plt()
+    paths: list[Path] = []
+    md: list[str] = []
     b1 = spec_table()
     hdr = ["setting", "eps", "L", "dim", "sampler", "delta_t", "eps' corrected",
            "eps' - eps", "eps' printed", "ref delta_t", "ref corrected", "ref printed"]
@@ -514,8 +540,14 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
     ax.set_title("1-D, ε = 1, range [−5, 5]")
     ax.legend(fontsize=7)
     paths.append(save_figure(fig, out_dir / "eps_prime_vs_grid.png"))
+    return paths, md
 
-    # B2 -------------------------------------------------------------------
+
+def b2_b3_section(out_dir: Path, quick: bool) -> Section:
+    """Exact enumeration of the rounded, truncated mechanisms (1-D and planar) against the
+    bounds."""
+    paths: list[Path] = []
+    md: list[str] = []
     b2 = b2_rows(quick)
     hdr2 = ["q", "L", "m", "M", "delta_t", "empirical loss", "eps' corrected", "eps' printed",
             "loss without rounding"]
@@ -533,15 +565,35 @@ def run(out_dir: Path, quick: bool) -> list[Path]:
            _md_table(hdr3, b3), "",
            "Every (u1, u2) pair is enumerated; scipy's Lambert W is charged w_err = 1.5e-4.",
            ""]
+    return paths, md
 
-    # C --------------------------------------------------------------------
+
+def c_section(out_dir: Path, quick: bool) -> Section:
+    """The black-box auditor on the catalogue of samplers."""
+    paths: list[Path] = []
+    md: list[str] = []
     c_rows = audit_rows(2000 if quick else 20000)
     hdrc = ["target", "verdict", "claimed eps", "eps lower bound (99.9%)", "strongest event",
             "exact support: impossible", "sampler"]
     paths.append(write_csv(out_dir / "c_audit.csv", hdrc, c_rows))
     md += ["## C. Black-box auditor (x = 0 vs x' = 1, ε = 1, Δ = 1)", "",
            _md_table(hdrc, c_rows), ""]
+    return paths, md
 
+
+SECTIONS = (a1_section, a2_section, a2b_section, a3_section, a4_section, b1_section,
+            b2_b3_section, c_section)
+
+
+def run(out_dir: Path, quick: bool) -> list[Path]:
+    """Every section's files, and finite-precision.md gathering their tables."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    md: list[str] = ["# Finite precision (Gazeau, Miller, Palamidessi 2013)", ""]
+    for section in SECTIONS:
+        files, lines = section(out_dir, quick)
+        paths += files
+        md += lines
     md_path = out_dir / "finite-precision.md"
     md_path.write_text("\n".join(md) + "\n")
     paths.append(md_path)

@@ -128,9 +128,11 @@ def _heatmap(path: Path, eps: np.ndarray, dlt: np.ndarray, z: np.ndarray, title:
     save_figure(fig, path)
 
 
-def run(out_dir: Path, quick: bool = False) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
+Section = tuple[list[Path], list[str]]  # files written, markdown lines
+
+
+def figures2_3_section(out_dir: Path, quick: bool) -> Section:
+    """Figs. 2-3: amplitude and power ratios to the optimal Gaussian on a log grid."""
     n_eps, n_dlt = (21, 17) if quick else (61, 51)
     eps = np.logspace(-4, 1, n_eps)
     dlt = np.logspace(-6, -1, n_dlt)
@@ -148,13 +150,62 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
                 amp[i, j], pw[i, j] = a, b
                 w.writerow([f"{e:.6g}", f"{d:.6g}", repr(p.mean_abs), repr(p.second_moment),
                             repr(s), repr(a), repr(b)])
-    files.append(grid_csv)
+    files = [grid_csv]
     for name, z, title in (("fig2_amplitude_ratio.png", amp, "Fig. 2: E|X| ratio TLap / Gaussian"),
                            ("fig3_power_ratio.png", pw, "Fig. 3: E[X²] ratio TLap / Gaussian")):
         _heatmap(out_dir / name, eps, dlt, z, title)
         files.append(out_dir / name)
+    return files, [
+        f"Figures 2/3 grid: {n_eps} × {n_dlt} log grid, ε ∈ [1e-4, 10], δ ∈ [1e-6, 0.1].",
+        f"- amplitude ratio ∈ [{amp.min():.4f}, {amp.max():.4f}] (reference: [0.2316, 0.8986])",
+        f"- power ratio ∈ [{pw.min():.4f}, {pw.max():.4f}] (reference: [0.0683, 0.7680])",
+        f"- both < 1 on the whole grid: {bool(amp.max() < 1 and pw.max() < 1)} "
+        "(paper's claim confirmed on its grid)",
+        "",
+    ]
 
-    # ---- the 15 reference cases
+
+def crossover_section(out_dir: Path, quick: bool) -> Section:
+    """Beyond the paper's grid: the δ above which the Gaussian wins."""
+    eps_fine = np.logspace(-3, 1.5, 181 if quick else 451)
+    cross_amp = crossover(0, eps_fine)
+    cross_pow = crossover(1, eps_fine)
+    amp49, pow49, _ = ratios(1.585, 0.49)
+    deltas_c = np.linspace(0.30, 0.4999, 25 if quick else 60)
+    max_amp = [max_ratio_over_eps(float(d), 0, eps_fine)[0] for d in deltas_c]
+    max_pow = [max_ratio_over_eps(float(d), 1, eps_fine)[0] for d in deltas_c]
+    cross_csv = out_dir / "crossover.csv"
+    with cross_csv.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["delta", "max_eps_amplitude_ratio", "max_eps_power_ratio"])
+        for d, a, b in zip(deltas_c, max_amp, max_pow, strict=True):
+            w.writerow([f"{d:.6g}", repr(a), repr(b)])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(deltas_c, max_amp, label="max over ε of E|X| ratio")
+    ax.plot(deltas_c, max_pow, label="max over ε of E[X²] ratio")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xlabel("delta")
+    ax.set_ylabel("TLap / optimal Gaussian")
+    ax.set_title("Beyond the paper's grid: where the Gaussian wins")
+    ax.legend()
+    return [cross_csv, save_figure(fig, out_dir / "crossover.png")], [
+        "## Where the Gaussian wins (beyond the paper's grid)",
+        f"- max over ε of the amplitude ratio reaches 1 at δ ≈ {cross_amp:.4f} (reference ≈ 0.395)",
+        f"- max over ε of the power ratio reaches 1 at δ ≈ {cross_pow:.4f} (reference ≈ 0.402)",
+        f"- at ε = 1.585, δ = 0.49: amplitude ratio {amp49:.4f}, power ratio {pow49:.4f} "
+        "(reference 1.048 / 1.072)",
+        "- so \"TLap beats the Gaussian in all regimes\" holds for δ ≲ 0.39 only.",
+        "",
+    ]
+
+
+def reference_section(out_dir: Path, quick: bool) -> Section:
+    """The 15 reference cases against the 40-digit reference, the lattice δ verified."""
     table_csv = out_dir / "reference_table.csv"
     rows = []
     worst_dev = [0.0] * len(COLUMNS)
@@ -171,71 +222,21 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
             classic = classic_gaussian_sigma(e, d) if e < 1 else math.nan
             if (e, d) in verify_cases:
                 m = TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.0)
-                rep = verify(m, epsilons=[e])
-                vd = rep.delta_at(e)
+                vd = verify(m, epsilons=[e]).delta_at(e)
                 exact = m.exact_delta
             else:
                 vd = exact = math.nan
-            rows.append((e, d, vals, classic, max(devs), exact, vd))
+            rows.append((e, d, vals, max(devs), vd))
             w.writerow([e, d, *[f"{v:.10g}" for v in vals], f"{classic:.6g}",
                         f"{max(devs):.2e}", f"{exact:.10g}", f"{vd:.10g}", f"{vd / d:.10f}"])
-    files.append(table_csv)
-
-    # ---- where the Gaussian wins
-    eps_fine = np.logspace(-3, 1.5, 181 if quick else 451)
-    cross_amp = crossover(0, eps_fine)
-    cross_pow = crossover(1, eps_fine)
-    amp49, pow49, _ = ratios(1.585, 0.49)
-    deltas_c = np.linspace(0.30, 0.4999, 25 if quick else 60)
-    max_amp = [max_ratio_over_eps(float(d), 0, eps_fine)[0] for d in deltas_c]
-    max_pow = [max_ratio_over_eps(float(d), 1, eps_fine)[0] for d in deltas_c]
-    cross_csv = out_dir / "crossover.csv"
-    with cross_csv.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["delta", "max_eps_amplitude_ratio", "max_eps_power_ratio"])
-        for d, a, b in zip(deltas_c, max_amp, max_pow, strict=True):
-            w.writerow([f"{d:.6g}", repr(a), repr(b)])
-    files.append(cross_csv)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(deltas_c, max_amp, label="max over ε of E|X| ratio")
-    ax.plot(deltas_c, max_pow, label="max over ε of E[X²] ratio")
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xlabel("delta")
-    ax.set_ylabel("TLap / optimal Gaussian")
-    ax.set_title("Beyond the paper's grid: where the Gaussian wins")
-    ax.legend()
-    files.append(save_figure(fig, out_dir / "crossover.png"))
-
-    # ---- summary
-    md = out_dir / "summary.md"
     lines = [
-        "# Geng et al. 2018 (truncated Laplacian) reproduction",
-        "",
-        f"Figures 2/3 grid: {n_eps} × {n_dlt} log grid, ε ∈ [1e-4, 10], δ ∈ [1e-6, 0.1].",
-        f"- amplitude ratio ∈ [{amp.min():.4f}, {amp.max():.4f}] (reference: [0.2316, 0.8986])",
-        f"- power ratio ∈ [{pw.min():.4f}, {pw.max():.4f}] (reference: [0.0683, 0.7680])",
-        f"- both < 1 on the whole grid: {bool(amp.max() < 1 and pw.max() < 1)} "
-        "(paper's claim confirmed on its grid)",
-        "",
-        "## Where the Gaussian wins (beyond the paper's grid)",
-        f"- max over ε of the amplitude ratio reaches 1 at δ ≈ {cross_amp:.4f} (reference ≈ 0.395)",
-        f"- max over ε of the power ratio reaches 1 at δ ≈ {cross_pow:.4f} (reference ≈ 0.402)",
-        f"- at ε = 1.585, δ = 0.49: amplitude ratio {amp49:.4f}, power ratio {pow49:.4f} "
-        "(reference 1.048 / 1.072)",
-        "- so \"TLap beats the Gaussian in all regimes\" holds for δ ≲ 0.39 only.",
-        "",
         "## 15 reference cases (Δ = 1) vs the 40-digit reference",
         "",
         "| ε | δ | A | E\\|X\\| | E[X²] | V1low | V2low | V1low_r | V2low_r | σ* | amp | pow "
         "| max rel dev | lattice δ/δ (verified) |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for e, d, vals, _classic, dev, _exact, vd in rows:
+    for e, d, vals, dev, vd in rows:
         cells = " | ".join(f"{v:.6g}" for v in vals)
         ver = "–" if math.isnan(vd) else f"{vd / d:.6f}"
         lines.append(f"| {e:g} | {d:g} | {cells} | {dev:.1e} | {ver} |")
@@ -248,6 +249,22 @@ def run(out_dir: Path, quick: bool = False) -> list[Path]:
         "TruncatedLaplace samples (worst of both shift directions, recomputed by "
         "`dpnoise.verify`), divided by the target δ: <= 1 and within one grid cell of it.",
     ]
+    return [table_csv], lines
+
+
+SECTIONS = (figures2_3_section, crossover_section, reference_section)
+
+
+def run(out_dir: Path, quick: bool = False) -> list[Path]:
+    """Every section's files, and summary.md gathering their findings."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    lines = ["# Geng et al. 2018 (truncated Laplacian) reproduction", ""]
+    for section in SECTIONS:
+        written, text = section(out_dir, quick)
+        files += written
+        lines += text
+    md = out_dir / "summary.md"
     md.write_text("\n".join(lines) + "\n")
     files.append(md)
     return files
