@@ -244,6 +244,9 @@ class FoldedBlockGeometric:
         ((Q·M mod n) from a 128-entry table) + (R mod n), minus n once if >= n.
         Chunked, preallocated buffers, ``take(mode="wrap")`` gathers (all indices are in
         range by construction).
+
+        Long on purpose: the compiled kernel and its numpy reference share the chunk loop and its
+        preallocated buffers (one allocation per call, not per chunk).
         """
         table = self.block.table
         chunk = min(count, _CHUNK) if count > 0 else 1

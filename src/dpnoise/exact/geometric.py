@@ -128,6 +128,9 @@ class BlockGeometric:
         bits (Geometric(1/2)); word b gives the in-block index R through the alias
         table (column = top bits, threshold = low bits).  K = Q*M + R.  The work runs
         in cache-sized chunks with preallocated buffers (no per-chunk allocation).
+
+        Long on purpose: the compiled kernel and its numpy reference share the chunk loop and its
+        preallocated buffers (one allocation per call, not per chunk).
         """
         table = self.table
         chunk = min(n, _CHUNK) if n > 0 else 1

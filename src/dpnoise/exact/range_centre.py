@@ -39,6 +39,11 @@ class CentreSampler:
     """Exact sampler and exact pmf for one centre index c (see the module docstring)."""
 
     def __init__(self, gd: GridDomain, M: int, c: int) -> None:
+        """Build the segments' masses and the exact decision thresholds of centre ``c``.
+
+        Long on purpose: the thresholds and the pmf that :meth:`logpmf` reports are computed
+        in one pass from the same integers, so that they cannot drift apart.
+        """
         self.gd, self.M, self.c = gd, M, int(c)
         bw = block_weights(M)
         segs = gd.segments(self.c)

@@ -259,6 +259,9 @@ class LatticeStaircase:
         noise magnitude (K + 1/2)·L is assembled by exact float additions of multiples
         of L/2 (all < 2^53·L/2); the sign bit is OR-ed in; no masked ufuncs, a fixed
         number of words per draw (plus one with probability 2^-63, data-independent).
+
+        Long on purpose: the compiled kernel and its numpy reference share the chunk loop and its
+        preallocated buffers (one allocation per call, not per chunk).
         """
         out = np.empty(n, dtype=np.float64)
         if n and not float(np.max(np.abs(centre))) / grid < _MAX_INDEX:

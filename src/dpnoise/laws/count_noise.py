@@ -220,6 +220,9 @@ def _lp_float(E: float, eta: float, D: int, target: float | None = None) -> np.n
     Without ``target``: minimise δ_HS over α (variables γ_i = α_i E^{i−1}, i.e. columns
     scaled).  With ``target``: maximise η subject to δ_HS <= target
     over (η, β_i = p(i)) -- returns [η, β_1..β_D].
+
+    Long on purpose: the two linear programs share one constraint builder and differ only in
+    their objective and variables; splitting them would duplicate the builder.
     """
     from scipy.optimize import linprog
 
