@@ -23,6 +23,7 @@ from .errors import (
     PrecisionError,
 )
 from .verify import VerificationReport, verify
+from .views import set_loader as _set_view_loader
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
     from .domain import Domain, HalfLine, Interval, Union, as_domain
@@ -49,6 +50,14 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
     from .session import Budget, Session
 
 __version__ = "0.1.0"
+
+
+def _load_report_views() -> None:
+    """Register the notebook views (:mod:`dpnoise.views`) the first time one is shown."""
+    from . import report  # noqa: F401  (importing it registers the renderers)
+
+
+_set_view_loader(_load_report_views)
 
 #: public name -> the module (relative to this package) that defines it
 _LAZY: dict[str, str] = {

@@ -80,9 +80,9 @@ class Law:
 
     def _repr_html_(self) -> str:
         """Notebook display: a chart of the law (binned from its exact cdf) and moments."""
-        from ..report import fragment, law_html
+        from ..views import html_of
 
-        return fragment(law_html(self, type(self).__name__))
+        return html_of("law", self)
 
 
 class DiscreteLaw(Law):

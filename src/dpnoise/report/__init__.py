@@ -10,6 +10,12 @@ csv), ``numbers`` (precision from the error bar), ``laws`` (error laws at public
 ``svg`` (the charts).
 """
 
+from ..views import register
 from .page import CSP, fragment, law_html, ledger_html, ledger_report, release_html
+
+# the notebook views of objects below this layer (they ask dpnoise.views, never this module)
+register("law", lambda law: fragment(law_html(law, type(law).__name__)))
+register("ledger", lambda ledger: fragment(ledger_html(ledger)))
+register("release", lambda release: fragment(release_html(release)))
 
 __all__ = ["CSP", "fragment", "law_html", "ledger_html", "ledger_report", "release_html"]

@@ -903,9 +903,9 @@ class Ledger:
 
     def _repr_html_(self) -> str:
         """Notebook display: total, spent, remaining and the releases."""
-        from ..report import fragment, ledger_html
+        from ..views import html_of
 
-        return fragment(ledger_html(self))
+        return html_of("ledger", self)
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r}, budget={getattr(self, 'budget', None)})"

@@ -121,9 +121,9 @@ class Release:
 
     def _repr_html_(self) -> str:
         """Notebook display: the released table and the error law at a public point."""
-        from ..report import fragment, release_html
+        from ..views import html_of
 
-        return fragment(release_html(self))
+        return html_of("release", self)
 
     @property
     def value(self) -> Any:
