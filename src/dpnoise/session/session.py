@@ -530,8 +530,9 @@ class Session:
         mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
             else plans[0][1].name
         canonical = q.canonical()
-        key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
-                   float(eps).hex(), float(dl).hex(), self.row_bound() if with_rows else None)
+        key_parts = (self.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
+                     self.row_bound() if with_rows else None)
+        key = _key(canonical, self.engine.fingerprint, *key_parts)
         private = any(self.schema.column(g).private_keys for g in q.group_by)
         group_keys: tuple[Any, ...] = () if private else tuple(
             self.schema.column(g).keys() for g in q.group_by)
@@ -539,6 +540,9 @@ class Session:
         use_replay = (self.replay if replay is None else bool(replay)) and not private
         if use_replay:
             hit = self.ledger.find(key)
+            legacy = getattr(self.engine, "legacy_fingerprint", None)
+            if hit is None and legacy is not None:  # recorded before the size was dropped
+                hit = self.ledger.find(_key(canonical, legacy, *key_parts))
             if hit is not None and hit.answer is not None:
                 # error bars from the recorded answer and components, when recorded
                 replayed_iv: Any = None
@@ -560,6 +564,7 @@ class Session:
                 + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if dl else str(left))
                 + f" of the total {self.budget} remains"
             )
+        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
         rng = resolve_rng(self.rng)
         # reserve BEFORE anything data-dependent runs: from here on the charge is kept
         rid = self.ledger.reserve(
