@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -425,3 +426,68 @@ def test_ledger_cli_refuses_a_bad_confidence_and_an_absurd_total(
     for level in ("1.5", "0", "1", "-0.5", "nan"):
         assert main(["ledger", str(p), "--show", "1", "--confidence", level]) == 2
         assert "--confidence must be in (0, 1)" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("spark")
+@pytest.mark.xdist_group("spark")
+def test_spark_executor_output_is_written_after_the_complete_event(tmp_path: Path) -> None:
+    """A release noised and written by the Spark executors: when the write job starts, the
+    release's complete event is already in the main ledger file (read by a copy of it)."""
+    from tests.test_custodian_attacks import write
+
+    path = write(tmp_path, "parquet", ["x"], [[1.0], [2.0], [3.0]])
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "out"
+    seen: list[str] = []
+    with Session(str(path), Budget(1.0), ledger, create_ledger=True,
+                 schema={"columns": {"x": {"lower": 0, "upper": 5}}},
+                 engine="spark", engine_options={"noise": "executors"}) as s:
+        release_to = s.engine.release_to
+
+        def spy(*a: object, **kw: object) -> object:
+            copy = _copy_main_file_only(ledger, tmp_path / f"copy{len(seen)}")
+            seen.extend(e.status for e in Ledger(copy).entries())
+            assert not out.exists()
+            return release_to(*a, **kw)
+
+        s.engine.release_to = spy  # type: ignore[method-assign]
+        r = s.release("sum x", epsilon=0.5, output=str(out))
+    assert seen == ["released"] and out.is_dir() and r.details["written"]["output"] == str(out)
+
+
+def _legacy_anchor(p: Path, anchor: Path) -> None:
+    """An anchor file as dpnoise wrote it before anchors had ids."""
+    with Ledger(p) as led:
+        anchor.write_text(json.dumps({"format": "dpnoise-ledger-anchor", "ledger": led.chain_id,
+                                      "seq": led.head_seq, "head": led.head}))
+
+
+def test_older_anchors_are_checked_then_replaced_by_migrate_or_verify(tmp_path: Path) -> None:
+    kw = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
+              parameters={}, guarantee={})
+    p, a = tmp_path / "l.sqlite", tmp_path / "a.json"
+    with Ledger(p, budget=Budget(3.0), create=True) as led:
+        led.complete(led.reserve(epsilon=1.0, delta=0, **kw), np.array([1.0]))
+    _legacy_anchor(p, a)
+    con = sqlite3.connect(p, isolation_level=None)  # ... and the ledger made format 2
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    with pytest.warns(UserWarning, match="format version 2"):
+        Ledger(p, anchor=a).close()  # an older anchor is compared with a format-2 chain
+    assert main(["ledger", "migrate", str(p), "--anchor", str(a)]) == 0
+    new = json.loads(a.read_text())
+    assert len(new["anchor"]) == 32 and new["seq"] == 5  # init, 2 events, migrate, anchor
+    with Ledger(p, anchor=a) as led:
+        assert led.anchored and led.reserve(epsilon=1.0, delta=0, **kw) == 2
+    with Ledger(p) as led, pytest.raises(LedgerError, match="opened without its anchor"):
+        led.reserve(epsilon=1.0, delta=0, **kw)
+    # a format-3 ledger with an older anchor: anchored by verify, after checking it
+    q, b = tmp_path / "m.sqlite", tmp_path / "b.json"
+    Ledger(q, budget=Budget(3.0), create=True).close()
+    _legacy_anchor(q, b)
+    with pytest.raises(LedgerError, match="before anchors had ids"):
+        Ledger(q, anchor=b)
+    assert main(["ledger", "verify", str(q), "--write-anchor", str(b)]) == 0  # it matches
+    assert json.loads(b.read_text())["anchor"] is not None
+    with Ledger(q, anchor=b) as led:
+        assert led.reserve(epsilon=1.0, delta=0, **kw) == 1

@@ -12,12 +12,14 @@ sessions; nothing is recorded).
 
 1. **Reserve**, in one ``BEGIN IMMEDIATE`` transaction (SQLite's write lock, so reservations
    of concurrent processes are serialised): check that the file is still the one opened
-   (device and inode), that the events this object already verified are unchanged (a cheap
-   fingerprint: count, charges, lengths and the head hash), verify the events other
-   processes appended since (hash chain and rules, :mod:`~dpnoise.session.ledger_chain`),
-   refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would exceed the
-   total (nothing is written), else append a ``reserve`` event and commit
-   (``synchronous = FULL``, WAL journal).
+   (device and inode, a size no smaller than last seen), that the events this object
+   already verified are unchanged (a cheap fingerprint: count, charges, lengths and the
+   head hash), verify the events other processes appended since (hash chain and rules,
+   :mod:`~dpnoise.session.ledger_chain`), refuse an anchored ledger opened without its
+   anchor, refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would
+   exceed the total (nothing is written), else append a ``reserve`` event and commit: with
+   the rollback journal and ``synchronous = EXTRA`` the event is in the main database file
+   when the commit returns (:mod:`~dpnoise.session.ledger_store`).
 2. Only then is noise drawn.
 3. **Complete** appends a ``complete`` event with the answer's hash (the answer itself in
    ``blobs``) and, in its body, the release's ``record`` (:func:`encode_record`: the noisy
@@ -26,6 +28,8 @@ sessions; nothing is recorded).
    be recomputed), or **abort** appends an ``abort`` event with a fixed reason code
    (:data:`~dpnoise.session.ledger_chain.ABORT_REASONS`; never an exception text, which
    could quote data).  Nothing is ever updated in place.
+4. With an anchor file, the anchor is then advanced under the write lock (a second, empty
+   transaction), so two processes never move it backwards.
 
 A process killed at any point leaves either no event (killed before the reservation
 committed: nothing was drawn) or an open reservation, which stays charged forever because
@@ -40,14 +44,12 @@ SHA-256), so a tighter accountant can be added without a format change.
 The tables and the hash are defined in :mod:`~dpnoise.session.ledger_store` and
 :mod:`~dpnoise.session.ledger_chain`; the latter also states what the chain detects and what
 it does not (the last events truncated, or an older copy restored, is detected only with an
-anchor -- ``anchor=FILE`` -- or by a live session).  Ledgers of format 1 (table
-``releases``) open read-only until converted with ``dpnoise ledger migrate FILE``.
+anchor -- ``anchor=FILE`` -- or by a live session).  Anchoring is an event of the chain
+(:meth:`Ledger.write_anchor`, or ``create=True`` with ``anchor``), so an anchored ledger
+knows it needs its anchor.  Ledgers of format 1 (table ``releases``) and 2 (WAL journal)
+open read-only until converted with ``dpnoise ledger migrate FILE``.
 
-(This module is longer than most because the :class:`Ledger` class is one protocol whose
-transactions share their checks; the event format, the file and whole-file verification live
-in ``ledger_chain``, ``ledger_store`` and ``ledger_verify``.)
-
-Why this file is long (~950 lines): the ledger's transaction protocol (open, verify,
+Why this file is long (~1200 lines): the ledger's transaction protocol (open, verify,
 reserve under the accountant, complete, abort, anchors) must read as one piece; the chain,
 the SQLite store and whole-file verification already live in ``ledger_chain``,
 ``ledger_store`` and ``ledger_verify``.
@@ -316,9 +318,12 @@ class Ledger:
     needs ``budget``).  ``create=True`` creates a new file with total ``budget`` (an existing
     path is an error); otherwise the file must be an existing ledger, and ``budget``, if
     given, must equal its total.  ``anchor``: a file outside the ledger holding a head of its
-    chain -- compared when the ledger is opened (a ledger behind it or on another chain is an
-    error) and advanced after every event this object writes.  ``timeout``: seconds to wait
-    for another process's write lock.
+    chain and its anchor id -- created with the ledger (``create=True``: never an existing
+    file), compared when the ledger is opened (a ledger behind it, on another chain or with
+    another anchoring is an error) and advanced after every event this object writes.  An
+    anchored ledger opened without its anchor can be read (:attr:`rollback_checked` is
+    False) but reserves nothing.  ``timeout``: seconds to wait for another process's write
+    lock.
     """
 
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
