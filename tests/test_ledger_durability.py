@@ -491,3 +491,31 @@ def test_older_anchors_are_checked_then_replaced_by_migrate_or_verify(tmp_path: 
     assert json.loads(b.read_text())["anchor"] is not None
     with Ledger(q, anchor=b) as led:
         assert led.reserve(epsilon=1.0, delta=0, **kw) == 1
+
+
+ANCHORED_WORKER = """
+import sys
+from dpnoise import Session
+with Session(sys.argv[1], None, sys.argv[2], anchor=sys.argv[3], timeout=120) as s:
+    for _ in range(int(sys.argv[4])):
+        s.release("count", epsilon=0.125)
+"""
+
+
+def test_concurrent_writers_never_move_the_anchor_backwards(tmp_path: Path) -> None:
+    """Three processes release through the same anchor: it is advanced under the write
+    lock, so at the end it records the ledger's last event, whoever wrote it."""
+    data = _data(tmp_path)
+    ledger, anchor = tmp_path / "l.sqlite", tmp_path / "a.json"
+    Ledger(ledger, budget=Budget(10.0), create=True, anchor=anchor).close()
+    env = {**os.environ, "PYTHONPATH": SRC}
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(ANCHORED_WORKER),
+                               str(data), str(ledger), str(anchor), "8"], env=env, text=True,
+                              stderr=subprocess.PIPE) for _ in range(3)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    rep = verify_ledger(ledger, anchor=anchor)
+    assert rep.ok and rep.releases == 24 and rep.events == 49
+    assert json.loads(anchor.read_text())["seq"] == 49  # the head, not an earlier event
+    assert not list(tmp_path.glob(".a.json.*"))  # no temporary anchor files left
