@@ -1193,7 +1193,7 @@ def is_os_keyed(rng: Any) -> bool:
         return True
     if type(rng) is not CryptoRandom:
         return False
-    overridden = {"words", "fill", "ints", "_rekey"} & set(getattr(rng, "__dict__", {}))
+    overridden = {"words", "fill", "ints", "_rekey", "_ready"} & set(getattr(rng, "__dict__", {}))
     return not overridden
 
 
