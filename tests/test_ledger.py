@@ -169,12 +169,22 @@ def test_locked_ledger_is_a_clear_error(tmp_path: Path) -> None:
     p = tmp_path / "l.sqlite"
     led = Ledger(p, budget=Budget(1.0), create=True, timeout=0.2)
     other = sqlite3.connect(p, isolation_level=None)
-    other.execute("BEGIN EXCLUSIVE")
+    other.execute("BEGIN IMMEDIATE")  # the write lock, as a writer holds it
     try:
         with pytest.raises(LedgerError, match="locked by another process"):
             led.reserve(epsilon=0.1, delta=0, **KW)
-        # opening only reads (a WAL snapshot): it does not wait for the writer
+        # opening only reads (the committed file): it does not wait for the writer
         assert Ledger(p, timeout=0.2).spent().epsilon == 0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    other = sqlite3.connect(p, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # an exclusive lock (a commit): readers wait, clearly
+    try:
+        with pytest.raises(LedgerError, match="locked by another process"):
+            led.reserve(epsilon=0.1, delta=0, **KW)
+        with pytest.raises(LedgerError, match="locked by another process"):
+            Ledger(p, timeout=0.2)
     finally:
         other.execute("ROLLBACK")
         other.close()

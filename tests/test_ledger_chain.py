@@ -243,7 +243,9 @@ def test_anchor_detects_truncation_and_rollback(tmp_path: Path) -> None:
     led.complete(led.reserve(epsilon=0.5, delta=0, **KW), np.array([2]))
     head = led.head
     led.close()
-    assert json.loads(anchor.read_text()) == {
+    text = json.loads(anchor.read_text())
+    assert len(text.pop("anchor")) == 32  # the anchor id, which the init event names too
+    assert text == {
         "format": "dpnoise-ledger-anchor", "ledger": Ledger(p).chain_id, "seq": 5, "head": head}
     Ledger(p, anchor=anchor).close()  # the anchored ledger opens
     for f in tmp_path.glob("l.sqlite-*"):
@@ -266,13 +268,19 @@ def test_anchor_detects_truncation_and_rollback(tmp_path: Path) -> None:
 def test_anchor_behind_is_fine_and_other_ledgers_are_refused(tmp_path: Path) -> None:
     p, q, anchor = tmp_path / "l.sqlite", tmp_path / "m.sqlite", tmp_path / "a.json"
     _ledger(p, 1)
-    Ledger(p).write_anchor(anchor)  # at event 3
-    with Ledger(p) as led:  # releases made without the anchor: the anchor is behind
-        led.complete(led.reserve(epsilon=0.5, delta=0, **KW), np.array([1]))
+    Ledger(p).write_anchor(anchor)  # anchoring: event 4
+    with Ledger(p) as led:  # an anchored ledger releases only with its anchor
+        with pytest.raises(LedgerError, match="opened without its anchor"):
+            led.reserve(epsilon=0.5, delta=0, **KW)
+        assert led.head_seq == 4 and led.spent().epsilon == 0.5
+    shutil.copy(anchor, old := tmp_path / "old.json")
     with Ledger(p, anchor=anchor) as led:
-        assert led.head_seq == 5
         led.complete(led.reserve(epsilon=0.5, delta=0, **KW), np.array([1]))
-    assert json.loads(anchor.read_text())["seq"] == 7  # advanced after each write
+    with Ledger(p, anchor=old) as led:  # an older copy of the anchor is behind: fine
+        assert led.head_seq == 6
+        led.complete(led.reserve(epsilon=0.5, delta=0, **KW), np.array([1]))
+    assert json.loads(old.read_text())["seq"] == 8  # advanced after each write
+    assert json.loads(anchor.read_text())["seq"] == 6
     _ledger(q, 5)  # another ledger, further ahead
     with pytest.raises(LedgerError, match="not the ledger recorded"):
         Ledger(q, anchor=anchor)
@@ -383,7 +391,7 @@ def test_format_1_opens_read_only_and_migrates(tmp_path: Path,
     bak = tmp_path / "old.sqlite.v1.bak"
     assert sqlite3.connect(bak).execute("SELECT count(*) FROM releases").fetchone()[0] == 4
     led = Ledger(p)
-    assert not led.read_only and led.version == "2"
+    assert not led.read_only and led.version == "3"
     after = [(e.id, e.status, e.epsilon, None if e.answer is None else e.answer.tolist())
              for e in led.entries()]
     assert after == before and led.spent().epsilon == 1.375
@@ -392,8 +400,9 @@ def test_format_1_opens_read_only_and_migrates(tmp_path: Path,
     assert rid == 5 and verify_ledger(p).ok
     led.close()
     assert b"secret-v1-text" not in p.read_bytes()  # the exception text is not carried over
-    with pytest.raises(LedgerError, match="already exists"):
+    with pytest.raises(LedgerError, match="nothing to migrate"):  # (the backup is kept)
         migrate(p)
+    assert bak.exists()
     bak.unlink()
     with pytest.raises(LedgerError, match="nothing to migrate"):
         migrate(p)
@@ -471,17 +480,33 @@ def test_cli_lifecycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     head = out["ledger_head"]
     assert head["event"] == 3 and len(head["hash"]) == 64 and out["recorded"]
     assert json.loads(Path("a.json").read_text())["head"] == head["hash"]
-    assert main([*base, "--ledger", "l.sqlite", "--budget", "1,1e-6"]) == 0
+    # created with an anchor: releases and views need it
+    assert main([*base, "--ledger", "l.sqlite", "--budget", "1,1e-6"]) == 2
+    assert "opened without its anchor" in capsys.readouterr().err
+    assert main([*base, "--ledger", "l.sqlite", "--anchor", "a.json"]) == 0
     text = capsys.readouterr().out
     assert "head:       event 5 " in text and "release 2" in text
-    assert main(["ledger", "l.sqlite"]) == 0
+    assert main(["ledger", "l.sqlite"]) == 2
+    assert "--no-anchor" in capsys.readouterr().err
+    assert main(["ledger", "l.sqlite", "--no-anchor"]) == 1
+    text = capsys.readouterr().out
+    assert "head:      event 5" in text and "rollback not checked" in text
+    assert main(["ledger", "l.sqlite", "--anchor", "a.json"]) == 0
     text = capsys.readouterr().out
     assert "head:      event 5" in text and "hash-chained" in text
+    assert "rollback not checked" not in text
     assert main(["ledger", "verify", "l.sqlite", "--anchor", "a.json"]) == 0
     assert "result:   OK" in capsys.readouterr().out
-    assert main(["ledger", "verify", "l.sqlite", "--write-anchor", "b.json"]) == 0
+    assert main(["ledger", "verify", "l.sqlite"]) == 2
+    assert main(["ledger", "verify", "l.sqlite", "--no-anchor"]) == 1
+    assert "rollback not checked" in capsys.readouterr().out
+    assert main(["ledger", "verify", "l.sqlite", "--no-anchor", "--write-anchor", "b.json"]) == 2
+    assert main(["ledger", "verify", "l.sqlite", "--anchor", "a.json",
+                 "--write-anchor", "b.json"]) == 0
     capsys.readouterr()
     assert json.loads(Path("b.json").read_text())["seq"] == 5
+    assert json.loads(Path("b.json").read_text())["anchor"] == \
+        json.loads(Path("a.json").read_text())["anchor"]  # a copy of the same anchor
     assert main(["ledger", "l.sqlite", "--budget", "1"]) == 2
     assert main(["ledger", "frobnicate", "l.sqlite"]) == 2
     assert main(["ledger", "verify", "missing.sqlite"]) == 1

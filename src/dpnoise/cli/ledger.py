@@ -2,16 +2,21 @@
 
     dpnoise ledger init FILE --budget EPS[,DELTA] [--accountant basic|pld|zcdp] [--anchor A]
     dpnoise ledger init FILE --rho RHO                           a zCDP total (accountant zcdp)
-    dpnoise ledger FILE [--anchor A] [--json]                    total, spent, releases, head
-    dpnoise ledger verify FILE [--anchor A] [--write-anchor A]   check the whole hash chain
-    dpnoise ledger migrate FILE                                  format 1 -> 2 (FILE.v1.bak kept)
+    dpnoise ledger FILE [--anchor A | --no-anchor] [--json]      total, spent, releases, head
+    dpnoise ledger verify FILE [--anchor A | --no-anchor] [--write-anchor A]
+                                                                 check the whole hash chain
+    dpnoise ledger migrate FILE [--anchor A]                     format 1 or 2 -> 3
 
+An anchored ledger (``init --anchor``, or anchored by the first ``verify --write-anchor``)
+is shown or verified with its anchor, or with ``--no-anchor``: then the output says
+"rollback not checked" and the status is 1.
 (A ledger file literally named ``init``, ``verify`` or ``migrate`` is written ``./init``.)
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -33,7 +38,11 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rho", type=float, default=None,
                    help="init: a zCDP total instead of --budget (accountant zcdp)")
     p.add_argument("--anchor", metavar="FILE", default=None,
-                   help="anchor file outside the ledger: init writes it; show/verify compare")
+                   help="anchor file outside the ledger: init creates it (never an existing "
+                        "file); show/verify/migrate compare it")
+    p.add_argument("--no-anchor", action="store_true",
+                   help="show or verify an anchored ledger without its anchor: a restored "
+                        "older copy is not detected (prints 'rollback not checked', status 1)")
     p.add_argument("--write-anchor", metavar="FILE", default=None,
                    help="verify: after a successful check, record the head in FILE")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -63,8 +72,40 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                              "init FILE ...` (a ledger's total never changes)")
     if args.write_anchor is not None and action != "verify":
         raise ParameterError("--write-anchor is only for `dpnoise ledger verify`")
+    if args.no_anchor and (args.anchor is not None or action in ("init", "migrate")
+                           or args.write_anchor is not None):
+        raise ParameterError("--no-anchor is for viewing or verifying without the anchor: "
+                             "not with --anchor, --write-anchor, init or migrate")
+    if args.confidence != 0.95 or args.show is not None:
+        check_confidence(args.confidence)
     return {"init": _init, "show": _show, "verify": _verify, "migrate": _migrate}[action](
         path, args)
+
+
+def check_confidence(level: float) -> float:
+    """``--confidence`` in (0, 1), as ``release`` requires."""
+    from ..errors import ParameterError
+
+    if not 0 < level < 1:
+        raise ParameterError(f"--confidence must be in (0, 1), got {level!r}")
+    return level
+
+
+NOT_CHECKED = ("rollback not checked: the ledger is anchored and was read without its anchor "
+               "(--no-anchor), so a restored older copy would not be detected")
+
+
+def anchor_required(led: Any, path: str, args: argparse.Namespace) -> bool:
+    """For a read-only view: True when the ledger is anchored but was read without the
+    anchor (allowed only with --no-anchor; then the view ends with status 1)."""
+    from ..errors import LedgerError
+
+    if not led.anchored or args.anchor is not None:
+        return False
+    if not args.no_anchor:
+        raise LedgerError(f"ledger {path!r} is anchored: give its anchor (--anchor FILE), or "
+                          "--no-anchor to read it without detecting a restored older copy")
+    return True
 
 
 def _init(path: str, args: argparse.Namespace) -> int:
@@ -110,55 +151,65 @@ def _show(path: str, args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # the read-only note is printed below instead
         led = Ledger(path, anchor=args.anchor)
     with led:
-        rows = led.entries()
-        spent, left, basic = led.spent(), led.remaining(), led.spent_basic()
-        if getattr(args, "show", None) is not None:
-            return _show_release(rows, args)
-        if args.json:
-            emit_json({
-                "format": led.version, "read_only": led.read_only,
-                "accountant": led.accountant,
-                "total": _total_json(led.budget),
-                "spent": _total_json(spent),
-                "remaining": _total_json(left),
-                "basic": {"spent": {"epsilon": basic.epsilon, "delta": basic.delta}},
-                "head": {"event": led.head_seq, "hash": led.head},
-                "releases": [_entry_json(e) for e in rows],
-            })
-            return 0
-        print(f"ledger:    {path}")
-        if led.read_only:
-            print(f"format:    {led.version} -- {led.read_only_message()}")
-        else:
-            print(f"format:    {led.version} (hash-chained, verified on open), accountant "
-                  f"{led.accountant}")
-            print(f"head:      event {led.head_seq} {led.head}")
-        print(f"total:     {led.budget}")
-        if led.accountant == "basic" or led.read_only:
-            print(f"spent:     {spent}  ({len(rows)} releases, basic sequential composition)")
-            print(f"remaining: {left}\n")
-        else:
-            how = "rho adds up" if led.accountant == "zcdp" else \
-                "composed privacy-loss distributions"
-            at = "" if led.budget.rho is not None else \
-                f"  (epsilon at delta={led.budget.delta:.3g}" + (
-                    f"; delta at epsilon={led.budget.epsilon:.6g})" if led.budget.delta
-                    else ")")
-            print(f"spent:     {spent}{at}  ({len(rows)} releases, {led.accountant}: {how})")
-            print(f"remaining: {left}")
-            b_left = max(0.0, (led.budget.epsilon or 0.0) - basic.epsilon) \
-                if led.budget.rho is None else None
-            print(f"basic:     would have charged {basic}" + (
-                f", leaving epsilon={b_left:.6g}" if b_left is not None else "") + "\n")
-        for e in rows:
-            ans = "" if e.answer is None else np.array2string(
-                e.answer.ravel()[:6], precision=6, separator=", ")
-            status = e.status if e.reason is None else f"{e.status} ({e.reason})"
-            comp = "" if led.accountant == "basic" or e.composed_epsilon is None else (
-                f" rho_total={e.composed_rho:<8.4g}" if led.budget.rho is not None else
-                f" eps_total={e.composed_epsilon:<8.4g}")
-            print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g}{comp} "
-                  f"{e.query}  ->  {ans}")
+        unchecked = anchor_required(led, path, args)
+        status = _show_ledger(led, path, args)
+    if unchecked:
+        print(NOT_CHECKED, file=sys.stderr if args.json else sys.stdout)
+        return 1
+    return status
+
+
+def _show_ledger(led: Any, path: str, args: argparse.Namespace) -> int:
+    rows = led.entries()
+    spent, left, basic = led.spent(), led.remaining(), led.spent_basic()
+    if getattr(args, "show", None) is not None:
+        return _show_release(rows, args)
+    if args.json:
+        emit_json({
+            "format": led.version, "read_only": led.read_only,
+            "accountant": led.accountant,
+            "total": _total_json(led.budget),
+            "spent": _total_json(spent),
+            "remaining": _total_json(left),
+            "basic": {"spent": {"epsilon": basic.epsilon, "delta": basic.delta}},
+            "head": {"event": led.head_seq, "hash": led.head},
+            "anchored": led.anchored, "rollback_checked": led.rollback_checked,
+            "releases": [_entry_json(e) for e in rows],
+        })
+        return 0
+    print(f"ledger:    {path}")
+    if led.read_only:
+        print(f"format:    {led.version} -- {led.read_only_message()}")
+    else:
+        print(f"format:    {led.version} (hash-chained, verified on open), accountant "
+              f"{led.accountant}")
+        print(f"head:      event {led.head_seq} {led.head}")
+    print(f"total:     {led.budget}")
+    if led.accountant == "basic" or led.version == "1":
+        print(f"spent:     {spent}  ({len(rows)} releases, basic sequential composition)")
+        print(f"remaining: {left}\n")
+    else:
+        how = "rho adds up" if led.accountant == "zcdp" else \
+            "composed privacy-loss distributions"
+        at = "" if led.budget.rho is not None else \
+            f"  (epsilon at delta={led.budget.delta:.3g}" + (
+                f"; delta at epsilon={led.budget.epsilon:.6g})" if led.budget.delta
+                else ")")
+        print(f"spent:     {spent}{at}  ({len(rows)} releases, {led.accountant}: {how})")
+        print(f"remaining: {left}")
+        b_left = max(0.0, (led.budget.epsilon or 0.0) - basic.epsilon) \
+            if led.budget.rho is None else None
+        print(f"basic:     would have charged {basic}" + (
+            f", leaving epsilon={b_left:.6g}" if b_left is not None else "") + "\n")
+    for e in rows:
+        ans = "" if e.answer is None else np.array2string(
+            e.answer.ravel()[:6], precision=6, separator=", ")
+        status = e.status if e.reason is None else f"{e.status} ({e.reason})"
+        comp = "" if led.accountant == "basic" or e.composed_epsilon is None else (
+            f" rho_total={e.composed_rho:<8.4g}" if led.budget.rho is not None else
+            f" eps_total={e.composed_epsilon:<8.4g}")
+        print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g}{comp} "
+              f"{e.query}  ->  {ans}")
     return 0
 
 
@@ -252,18 +303,29 @@ def _entry_json(e: Any) -> dict[str, Any]:
 
 
 def _verify(path: str, args: argparse.Namespace) -> int:
-    from ..session.ledger import Anchor, verify_ledger, write_anchor
+    from ..errors import LedgerError
+    from ..session.ledger import verify_ledger
 
     rep = verify_ledger(path, anchor=args.anchor)
-    if rep.ok and args.write_anchor:
-        assert rep.chain_id is not None and rep.head is not None
-        write_anchor(args.write_anchor, Anchor(rep.chain_id, rep.events, rep.head))
+    unchecked = bool(rep.anchored_at) and args.anchor is None
+    if unchecked and args.write_anchor:
+        raise LedgerError(f"ledger {path!r} is anchored (event {rep.anchored_at}): its anchor "
+                          "is copied only after checking it (--anchor A --write-anchor B)")
+    if unchecked and not args.no_anchor:
+        raise LedgerError(f"ledger {path!r} is anchored: give its anchor (--anchor FILE), or "
+                          "--no-anchor to verify it without detecting a restored older copy")
+    written = _write_anchor(path, rep, args) if rep.ok and args.write_anchor else None
     if args.json:
         emit_json({"ledger": rep.path, "ok": rep.ok, "format": rep.version,
                    "events": rep.events, "releases": rep.releases, "head": rep.head,
                    "chain": rep.chain_id, "problem": rep.problem, "event": rep.seq,
-                   "anchor": rep.anchor})
-        return 0 if rep.ok else 1
+                   "anchor": rep.anchor, "anchored": bool(rep.anchored_at or written),
+                   "rollback_checked": rep.ok and rep.anchor is not None,
+                   "anchor_written": None if written is None else
+                   {"file": args.write_anchor, "event": written[0], "hash": written[1]}})
+        if unchecked:
+            print(NOT_CHECKED, file=sys.stderr)
+        return 0 if rep.ok and not unchecked else 1
     print(f"ledger:   {path}")
     if rep.version:
         print(f"format:   {rep.version}")
@@ -273,15 +335,31 @@ def _verify(path: str, args: argparse.Namespace) -> int:
         print(f"head:     event {rep.events} {rep.head}")
         if rep.anchor:
             print(f"anchor:   {rep.anchor}: the chain reaches the anchored head")
-        if args.write_anchor:
-            print(f"anchor written: {args.write_anchor}")
+        if written is not None:
+            print(f"anchor written: {args.write_anchor} (head event {written[0]} "
+                  f"{written[1]}); releases from this ledger now need it")
+        if unchecked:
+            print(NOT_CHECKED)
+            return 1
         print("result:   OK")
         return 0
     where = f" at event {rep.seq}" if rep.seq is not None else ""
     print(f"verified: events 1..{rep.events} are intact" if rep.events else
           "verified: nothing")
     print(f"result:   BROKEN{where}: {rep.problem}")
+    if unchecked:
+        print(NOT_CHECKED)
     return 1
+
+
+def _write_anchor(path: str, rep: Any, args: argparse.Namespace) -> tuple[int, str]:
+    """Anchor the verified ledger in ``args.write_anchor`` (the first time: an anchoring
+    event is appended) or copy its checked anchor there; returns the head recorded."""
+    from ..session.ledger import Ledger
+
+    with Ledger(path, anchor=args.anchor if rep.anchored_at else None) as led:
+        led.write_anchor(args.write_anchor)
+        return led.head_seq, str(led.head)
 
 
 def _migrate(path: str, args: argparse.Namespace) -> int:
@@ -289,12 +367,20 @@ def _migrate(path: str, args: argparse.Namespace) -> int:
 
     backup = migrate(path)
     with Ledger(path) as led:
+        if args.anchor is not None:  # a new anchor file, or this ledger's older anchor
+            led.write_anchor(args.anchor)
         n = len(led.entries())
         if args.json:
-            emit_json({"ledger": path, "backup": str(backup), "releases": n,
-                       "head": {"event": led.head_seq, "hash": led.head}})
+            emit_json({"ledger": path, "backup": None if backup is None else str(backup),
+                       "releases": n, "head": {"event": led.head_seq, "hash": led.head},
+                       "anchor": args.anchor})
             return 0
-        print(f"migrated ledger {path} to format {led.version}: {n} releases chained in order")
-        print(f"backup:    {backup} (format 1, untouched)")
+        print(f"migrated ledger {path} to format {led.version}: {n} releases"
+              + (" chained in order" if backup is not None else
+                 ", rollback journal (every commit in the main file)"))
+        if backup is not None:
+            print(f"backup:    {backup} (format 1, untouched)")
         print(f"head:      event {led.head_seq} {led.head}")
+        if args.anchor is not None:
+            print(f"anchor:    {args.anchor} (releases from this ledger now need it)")
     return 0

@@ -229,6 +229,7 @@ class DuckDBEngine:
             self.con.close()
             raise
         self.fingerprint = self._source.fingerprint
+        self.legacy_fingerprint = self._source.legacy_fingerprint
 
     def sql(self, q: Query) -> tuple[str, dict[str, Any]]:
         """The one SQL statement for ``q`` (validated against the schema) and its

@@ -12,12 +12,14 @@ sessions; nothing is recorded).
 
 1. **Reserve**, in one ``BEGIN IMMEDIATE`` transaction (SQLite's write lock, so reservations
    of concurrent processes are serialised): check that the file is still the one opened
-   (device and inode), that the events this object already verified are unchanged (a cheap
-   fingerprint: count, charges, lengths and the head hash), verify the events other
-   processes appended since (hash chain and rules, :mod:`~dpnoise.session.ledger_chain`),
-   refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would exceed the
-   total (nothing is written), else append a ``reserve`` event and commit
-   (``synchronous = FULL``, WAL journal).
+   (device and inode, a size no smaller than last seen), that the events this object
+   already verified are unchanged (a cheap fingerprint: count, charges, lengths and the
+   head hash), verify the events other processes appended since (hash chain and rules,
+   :mod:`~dpnoise.session.ledger_chain`), refuse an anchored ledger opened without its
+   anchor, refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would
+   exceed the total (nothing is written), else append a ``reserve`` event and commit: with
+   the rollback journal and ``synchronous = EXTRA`` the event is in the main database file
+   when the commit returns (:mod:`~dpnoise.session.ledger_store`).
 2. Only then is noise drawn.
 3. **Complete** appends a ``complete`` event with the answer's hash (the answer itself in
    ``blobs``) and, in its body, the release's ``record`` (:func:`encode_record`: the noisy
@@ -26,6 +28,8 @@ sessions; nothing is recorded).
    be recomputed), or **abort** appends an ``abort`` event with a fixed reason code
    (:data:`~dpnoise.session.ledger_chain.ABORT_REASONS`; never an exception text, which
    could quote data).  Nothing is ever updated in place.
+4. With an anchor file, the anchor is then advanced under the write lock (a second, empty
+   transaction), so two processes never move it backwards.
 
 A process killed at any point leaves either no event (killed before the reservation
 committed: nothing was drawn) or an open reservation, which stays charged forever because
@@ -40,14 +44,12 @@ SHA-256), so a tighter accountant can be added without a format change.
 The tables and the hash are defined in :mod:`~dpnoise.session.ledger_store` and
 :mod:`~dpnoise.session.ledger_chain`; the latter also states what the chain detects and what
 it does not (the last events truncated, or an older copy restored, is detected only with an
-anchor -- ``anchor=FILE`` -- or by a live session).  Ledgers of format 1 (table
-``releases``) open read-only until converted with ``dpnoise ledger migrate FILE``.
+anchor -- ``anchor=FILE`` -- or by a live session).  Anchoring is an event of the chain
+(:meth:`Ledger.write_anchor`, or ``create=True`` with ``anchor``), so an anchored ledger
+knows it needs its anchor.  Ledgers of format 1 (table ``releases``) and 2 (WAL journal)
+open read-only until converted with ``dpnoise ledger migrate FILE``.
 
-(This module is longer than most because the :class:`Ledger` class is one protocol whose
-transactions share their checks; the event format, the file and whole-file verification live
-in ``ledger_chain``, ``ledger_store`` and ``ledger_verify``.)
-
-Why this file is long (~950 lines): the ledger's transaction protocol (open, verify,
+Why this file is long (~1200 lines): the ledger's transaction protocol (open, verify,
 reserve under the accountant, complete, abort, anchors) must read as one piece; the chain,
 the SQLite store and whole-file verification already live in ``ledger_chain``,
 ``ledger_store`` and ``ledger_verify``.
@@ -84,6 +86,7 @@ from .ledger_chain import (
     ChainError,
     ChainState,
     check_anchor,
+    new_anchor_id,
     read_anchor,
     sha256_hex,
     verify_rows,
@@ -94,6 +97,7 @@ from .ledger_store import (
     V1,
     V1_COLS,
     V1_FROM,
+    V2,
     VERSION,
     append_event,
     basic_state,
@@ -102,6 +106,7 @@ from .ledger_store import (
     fingerprint,
     header_body,
     migrate,
+    use_rollback_journal,
     v1_charged,
     v1_check,
 )
@@ -313,9 +318,12 @@ class Ledger:
     needs ``budget``).  ``create=True`` creates a new file with total ``budget`` (an existing
     path is an error); otherwise the file must be an existing ledger, and ``budget``, if
     given, must equal its total.  ``anchor``: a file outside the ledger holding a head of its
-    chain -- compared when the ledger is opened (a ledger behind it or on another chain is an
-    error) and advanced after every event this object writes.  ``timeout``: seconds to wait
-    for another process's write lock.
+    chain and its anchor id -- created with the ledger (``create=True``: never an existing
+    file), compared when the ledger is opened (a ledger behind it, on another chain or with
+    another anchoring is an error) and advanced after every event this object writes.  An
+    anchored ledger opened without its anchor can be read (:attr:`rollback_checked` is
+    False) but reserves nothing.  ``timeout``: seconds to wait for another process's write
+    lock.
     """
 
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
@@ -333,6 +341,7 @@ class Ledger:
         self._acc_state: tuple[str | None, Any] | None = None  # (hash, composed State)
         self._state = ChainState(self.path)
         self._fp: tuple[Any, ...] = ()
+        self._size = 0  # the file's size when last seen: it never shrinks under a session
         if not self.durable:
             if budget is None:
                 raise LedgerError("an in-memory ledger needs its total: give a total budget "
@@ -343,8 +352,7 @@ class Ledger:
             if budget is None:
                 raise ParameterError(f"create=True needs budget=Budget(...): the total of ledger "
                                      f"{self.path!r} is fixed when it is created")
-            create_file(Path(self.path), header_body(budget.epsilon, budget.delta, budget.rho,
-                                                     budget.accountant), _now())
+            self._create(budget)
         else:
             self._check_path()
         if self.durable:
@@ -359,10 +367,37 @@ class Ledger:
         except BaseException:
             self.close()
             raise
-        if create and self.anchor is not None:
-            self.write_anchor()
 
     # ----------------------------------------------------------- opening
+    def _create(self, budget: Budget) -> None:
+        """Create the file; with an anchor, the init event names a fresh anchor id and the
+        anchor file (which must not exist: it could be another ledger's) is written
+        before the ledger appears under its name."""
+        _check_new_total(budget)
+        init = header_body(budget.epsilon, budget.delta, budget.rho, budget.accountant)
+        written: list[Path] = []
+
+        def anchor_it(ledger_id: str) -> None:
+            assert self.anchor is not None
+            write_anchor(self.anchor, Anchor(ledger_id, 1, ledger_id, init["anchor_id"]),
+                         new=True)
+            written.append(Path(self.anchor))
+
+        if self.anchor is not None:
+            if Path(self.anchor).exists() or Path(self.anchor).is_symlink():
+                raise LedgerError(f"anchor file {self.anchor!r} already exists: it may be "
+                                  "another ledger's anchor and is never overwritten (choose "
+                                  "a new file)")
+            init["anchor_id"] = new_anchor_id()
+        try:
+            create_file(Path(self.path), init, _now(),
+                        before_link=anchor_it if self.anchor is not None else None)
+        except BaseException:
+            for f in written:  # the ledger was not created: neither is its anchor
+                with contextlib.suppress(OSError):
+                    f.unlink()
+            raise
+
     def _check_path(self) -> None:
         p = Path(self.path)
         if not p.exists():
@@ -386,10 +421,8 @@ class Ledger:
                         f"ledger {self.path!r} is corrupted (quick_check: {row and row[0]!r}); "
                         "restore it from a backup -- it is never reset automatically"
                     )
-            if self.durable:
-                self._con.execute("PRAGMA journal_mode=WAL")
-            self._con.execute("PRAGMA synchronous=FULL")
             if not self.durable:
+                self._con.execute("PRAGMA synchronous=FULL")
                 with self._write("initialisation") as con:
                     assert budget is not None
                     create_tables(con)
@@ -397,11 +430,15 @@ class Ledger:
                         budget.epsilon, budget.delta, budget.rho, budget.accountant))
             with self._read("open") as con:
                 version = ledger_version(con, self.path)
+            if version == VERSION and self.durable:
+                use_rollback_journal(self._con, self.path)  # (format 2 is left as it is)
+            with self._read("open") as con:
                 if version == V1:
                     self._open_v1(con, budget)
                     return
                 self._state = verify_all(con, self.path, hash_answers=False)
                 self._fp = fingerprint(con, self._state.seq)
+                self._size = self._file_size()
                 self.budget = _budget_of(self._state)
                 if budget is not None and budget != self.budget:
                     raise LedgerError(
@@ -409,18 +446,29 @@ class Ledger:
                         f"not {budget}; a ledger's total cannot change (omit the budget to "
                         "use the stored one)"
                     )
-                if self.anchor is None or not compare_anchor:
-                    return
-                if Path(self.anchor).exists():
-                    a = read_anchor(self.anchor)
-                    at = con.execute("SELECT hash FROM events WHERE seq = ?",
-                                     (a.seq,)).fetchone()
-                    check_anchor(self.path, a, self.anchor, at and at[0], self._state)
-                else:
-                    raise LedgerError(
-                        f"anchor file {self.anchor!r} does not exist; it is written when a "
-                        "ledger is created with an anchor, or by `dpnoise ledger verify "
-                        f"{self.path} --write-anchor {self.anchor}`")
+                if version == V2:
+                    self.version, self.read_only = V2, True
+                if self.anchor is not None and compare_anchor:
+                    self._compare_anchor(con)
+            if self.read_only:
+                warnings.warn(self.read_only_message(), stacklevel=3)
+
+    def _compare_anchor(self, con: sqlite3.Connection) -> None:
+        """At open: the chain reaches the anchor's head, with the anchor's id."""
+        assert self.anchor is not None
+        if not Path(self.anchor).exists():
+            raise LedgerError(
+                f"anchor file {self.anchor!r} does not exist; it is written when a ledger is "
+                "created with an anchor, or by `dpnoise ledger verify "
+                f"{self.path} --write-anchor {self.anchor}`")
+        a = read_anchor(self.anchor)
+        at = con.execute("SELECT hash FROM events WHERE seq = ?", (a.seq,)).fetchone()
+        check_anchor(self.path, a, self.anchor, at and at[0], self._state)
+        if a.anchor_id is None and not self.read_only:
+            raise LedgerError(
+                f"anchor file {self.anchor!r} was written before anchors had ids: anchor the "
+                f"ledger with `dpnoise ledger verify {self.path} --anchor {self.anchor} "
+                f"--write-anchor {self.anchor}` (it checks the old anchor first)")
 
     def _open_v1(self, con: sqlite3.Connection, budget: Budget | None) -> None:
         head = v1_check(con, self.path)
@@ -429,13 +477,25 @@ class Ledger:
         if budget is not None and budget != self.budget:
             raise LedgerError(f"ledger {self.path!r} was created with total budget "
                               f"{self.budget}, not {budget}; a ledger's total cannot change")
+        if self.anchor is not None:
+            raise LedgerError(f"ledger {self.path!r} has format version {V1}: it has no chain "
+                              "to compare with an anchor")
         warnings.warn(self.read_only_message(), stacklevel=3)
 
+    @property
+    def _v1(self) -> bool:
+        return self.version == V1
+
     def read_only_message(self) -> str:
-        return (f"ledger {self.path!r} has format version {V1} (no hash chain): it is open "
-                f"read-only -- entries, spent and remaining can be read, but reservations "
-                f"are refused; run `dpnoise ledger migrate {self.path}` to convert it "
-                f"(a backup {self.path}.v1.bak is kept)")
+        if self._v1:
+            return (f"ledger {self.path!r} has format version {V1} (no hash chain): it is open "
+                    f"read-only -- entries, spent and remaining can be read, but reservations "
+                    f"are refused; run `dpnoise ledger migrate {self.path}` to convert it "
+                    f"(a backup {self.path}.v1.bak is kept)")
+        return (f"ledger {self.path!r} has format version {V2} (its events could live only in "
+                f"the write-ahead log): it is open read-only -- its chain is verified and can "
+                f"be read, but reservations are refused; run `dpnoise ledger migrate "
+                f"{self.path}` to convert it (with every other process closed)")
 
     # ----------------------------------------------------------- machinery
     @property
@@ -498,6 +558,32 @@ class Ledger:
             raise LedgerError(
                 f"ledger {self.path!r} was replaced by another file while in use (its "
                 "device/inode changed): nothing more is released; open it again to verify it")
+        size = self._file_size()
+        if size < self._size:
+            raise LedgerError(
+                f"ledger {self.path!r} shrank while in use ({self._size} -> {size} bytes: "
+                "truncated, or rolled back to an older copy written in place): nothing more "
+                f"is released -- run `dpnoise ledger verify {self.path}`")
+
+    def _file_size(self) -> int:
+        try:
+            return os.stat(self.path).st_size if self.durable else 0
+        except FileNotFoundError:
+            raise LedgerError(
+                f"ledger {self.path!r} was deleted while in use: nothing more is released "
+                "or recorded; restore the file and open it again") from None
+
+    def _sync_for_reservation(self, con: sqlite3.Connection) -> ChainState:
+        """``_sync``, then: an anchored ledger reserves only with its anchor (it was
+        compared when this object opened; without it, a restored older copy would hand
+        spent budget back)."""
+        st = self._sync(con)
+        if st.anchor_id is not None and self.anchor is None:
+            raise LedgerError(
+                f"release refused, nothing spent: ledger {self.path!r} is anchored (event "
+                f"{st.anchor_seq}) and was opened without its anchor file -- give it "
+                "(--anchor FILE / anchor=...) so that a restored older copy is detected")
+        return st
 
     def _sync(self, con: sqlite3.Connection) -> ChainState:
         """Inside a transaction: the verified state including every event appended since
@@ -529,15 +615,22 @@ class Ledger:
         return self._state
 
     def _after_write(self, st: ChainState, fp: tuple[Any, ...]) -> None:
+        """After a commit (the event is in the main file): remember what was verified,
+        and advance the anchor -- under the write lock again, to the head as it is then,
+        so that two processes never move the anchor backwards."""
         self._state, self._fp = st, fp
+        self._size = max(self._size, self._file_size())
         if self.anchor is not None:
-            self.write_anchor()
+            with self._write("anchor update") as con:
+                st = self._sync(con)
+                self._state, self._fp = st, fingerprint(con, st.seq)
+                write_anchor(self.anchor, Anchor(st.ledger_id, st.seq, st.head, st.anchor_id))
 
     # --------------------------------------------------------------- API
     @property
     def head(self) -> str | None:
         """The hash of the last event this object has verified or written (None: format 1)."""
-        return None if self.read_only else self._state.head
+        return None if self._v1 else self._state.head
 
     @property
     def head_seq(self) -> int:
@@ -547,25 +640,77 @@ class Ledger:
     @property
     def chain_id(self) -> str | None:
         """The hash of the init event: identifies this ledger (None: format 1)."""
-        return None if self.read_only else self._state.ledger_id
+        return None if self._v1 else self._state.ledger_id
 
     @property
     def accountant(self) -> str:
         return self.budget.accountant
 
+    @property
+    def anchored(self) -> bool:
+        """Whether the chain carries its anchoring (then reservations need the anchor)."""
+        return self._state.anchor_id is not None
+
+    @property
+    def rollback_checked(self) -> bool:
+        """Whether this object compared the chain with its anchor file when it opened."""
+        return self.anchor is not None and self.anchored
+
     def write_anchor(self, path: str | Path | None = None) -> Path:
-        """Record the current head in ``path`` (default: this ledger's anchor file)."""
+        """Anchor the ledger, or copy its anchor, to ``path`` (default: this ledger's anchor
+        file), under the write lock.
+
+        Not yet anchored: appends the anchoring event with a fresh random anchor id and
+        writes the anchor file (a new file, or an anchor of this ledger written before
+        anchors had ids, checked first); from then on reservations need it.  Anchored: a
+        copy of the anchor at the current head -- only by an object opened with the anchor
+        (else a restored older copy could be given a matching anchor)."""
         target = path if path is not None else self.anchor
         if target is None:
             raise ParameterError("write_anchor needs a path (this ledger has no anchor file)")
         if not self.durable or self.read_only:
-            raise LedgerError(f"ledger {self.path!r} has no chain to anchor (in memory or "
-                              "format 1)")
-        write_anchor(target, Anchor(self._state.ledger_id, self._state.seq, self._state.head))
+            raise LedgerError(f"ledger {self.path!r} has no chain to anchor (in memory, or "
+                              f"format {self.version}: run `dpnoise ledger migrate` first)")
+        with self._write("anchoring") as con:
+            st = self._sync(con)
+            old = self._anchor_to_replace(con, st, Path(target))
+            if st.anchor_id is None:
+                row = append_event(con, st, kind="anchor", at=_now(),
+                                   body={"anchor_id": new_anchor_id()})
+                st = verify_rows(st, [row])
+                # the file first: if the commit then fails, the anchor names an event the
+                # ledger lacks and is refused (delete it and anchor again) -- never an
+                # anchored ledger without its anchor file
+                write_anchor(target, Anchor(st.ledger_id, st.seq, st.head, st.anchor_id),
+                             new=old is None)
+            elif self.anchor is None:
+                raise LedgerError(
+                    f"ledger {self.path!r} is anchored (event {st.anchor_seq}): its anchor is "
+                    "copied only by a ledger opened with it (anchor=... / --anchor FILE)")
+            else:
+                write_anchor(target, Anchor(st.ledger_id, st.seq, st.head, st.anchor_id),
+                             new=old is None)
+            fp = fingerprint(con, st.seq)
+        self._state, self._fp = st, fp
+        self._size = max(self._size, self._file_size())
         return Path(target)
 
+    def _anchor_to_replace(self, con: sqlite3.Connection, st: ChainState,
+                           target: Path) -> Anchor | None:
+        """An existing ``target`` may be replaced only if it is an anchor of this ledger
+        (same chain, same anchor id or none yet) that the chain satisfies."""
+        if not (target.exists() or target.is_symlink()):
+            return None
+        old = read_anchor(target)
+        if old.anchor_id != st.anchor_id:
+            raise LedgerError(f"anchor file {str(target)!r} already exists and is not an "
+                              "anchor of this ledger's anchoring: it is never overwritten")
+        at = con.execute("SELECT hash FROM events WHERE seq = ?", (old.seq,)).fetchone()
+        check_anchor(self.path, old, target, at and at[0], st)
+        return old
+
     def _spent_fractions(self) -> tuple[Fraction, Fraction]:
-        if self.read_only:
+        if self._v1:
             with self._read("reading") as con:
                 return v1_charged(con, self.path)
         st = self._refresh()
@@ -576,7 +721,7 @@ class Ledger:
         ledger's accountant: ``basic``: the sums; ``pld``/``zcdp``: the composed epsilon at
         the total's delta and the composed delta at the total's epsilon (or the composed
         rho for a rho total).  :meth:`spent_basic` gives what basic composition charges."""
-        if self.accountant == "basic" or self.read_only:
+        if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             return Budget(_float_up(eps), min(1.0, _float_up(dl)))
         c = self._composed_summary()
@@ -594,7 +739,7 @@ class Ledger:
         """The total minus :meth:`spent` (rounded down).  Under ``pld``/``zcdp`` it is an
         indication, not additive: whether a release fits is decided by composing it
         (:meth:`reserve`, ``Session.plan``)."""
-        if self.accountant == "basic" or self.read_only:
+        if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             r_eps = Fraction(self.budget.epsilon) - eps  # type: ignore[arg-type]
             r_dl = Fraction(self.budget.delta) - dl
@@ -628,9 +773,9 @@ class Ledger:
         ``basic`` a state holding the sums rounded up."""
         from ..accounting import State
 
-        if self.accountant == "basic" or self.read_only:
+        if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
-            n = len(self.entries()) if self.read_only else self._state.releases
+            n = len(self.entries()) if self._v1 else self._state.releases
             return State("basic", n, _float_up(eps), min(1.0, _float_up(dl)))
         st = self._refresh()
         with self._read("reading") as con:
@@ -765,7 +910,7 @@ class Ledger:
         charge_bytes = charge.to_bytes()
         acc, total = self.accountant_object(), self.budget
         with self._write("reservation") as con:
-            st = self._sync(con)
+            st = self._sync_for_reservation(con)
             state = self._composed_state(con, st)
             new = acc.compose(state, charge)
             c = self._summary(new)
@@ -794,7 +939,7 @@ class Ledger:
                        **fields: Any) -> int:
         total = self.budget
         with self._write("reservation") as con:
-            st = self._sync(con)
+            st = self._sync_for_reservation(con)
             new_eps, new_dl = st.eps + Fraction(epsilon), st.delta + Fraction(delta)
             if new_eps > Fraction(total.epsilon) or new_dl > Fraction(total.delta):  # type: ignore[arg-type]
                 left = Budget(_float_down(Fraction(total.epsilon) - st.eps),  # type: ignore[arg-type]
@@ -853,7 +998,7 @@ class Ledger:
 
     def find(self, query_key: str) -> Entry | None:
         """The most recent completed release with this key (for opt-in replay)."""
-        if self.read_only:
+        if self._v1:
             with self._read("lookup") as con:
                 row = con.execute(
                     f"SELECT {V1_COLS} FROM {V1_FROM} WHERE r.query_key = ? AND "
@@ -872,7 +1017,7 @@ class Ledger:
 
     def entries(self) -> list[Entry]:
         """Every release, in order of reservation."""
-        if self.read_only:
+        if self._v1:
             with self._read("reading") as con:
                 rows = con.execute(f"SELECT {V1_COLS} FROM {V1_FROM} ORDER BY r.id").fetchall()
             out, e, d = [], Fraction(0), Fraction(0)
@@ -912,6 +1057,22 @@ class Ledger:
 
 
 # ------------------------------------------------------------------ helpers
+#: the totals a new ledger file accepts (besides 0): a total below a billionth -- or a
+#: subnormal double -- is a typo, not a budget (no release could fit in it)
+TOTAL_RANGE = {"epsilon": (1e-9, 1e9), "delta": (1e-100, 1.0), "rho": (1e-18, 1e18)}
+
+
+def _check_new_total(budget: Budget) -> None:
+    """A new ledger's total: each part 0 or inside :data:`TOTAL_RANGE` (delta below 1)."""
+    parts = {"rho": budget.rho} if budget.rho is not None else \
+        {"epsilon": budget.epsilon, "delta": budget.delta}
+    for name, value in parts.items():
+        lo, hi = TOTAL_RANGE[name]
+        if value and not lo <= value <= hi:  # type: ignore[operator]
+            raise ParameterError(f"budget {name} (the ledger's total) must be 0 or in "
+                                 f"[{lo:g}, {hi:g}], got {value!r}")
+
+
 def _budget_of(st: ChainState) -> Budget:
     assert st.header is not None
     h = st.header
@@ -1021,18 +1182,34 @@ def _float_down(x: Fraction) -> float:
 
 
 # ----------------------------------------------------------------- randomness rule
-def check_rng_for_ledger(rng: Any, durable: bool, where: str) -> None:
-    """Seeded randomness never touches a real budget: with a ledger FILE only the OS-keyed
-    CSPRNG (``rng=None`` or a :class:`~dpnoise.randomness.CryptoRandom`) is accepted; a
-    seed (``SeededRandom``), a numpy generator or any other source is refused.  Without a
-    ledger file (in memory) every source is allowed, for tests and reproductions."""
+def is_os_keyed(rng: Any) -> bool:
+    """Whether ``rng`` is dpnoise's own OS-keyed source: ``None`` (a fresh one per
+    release) or an instance of exactly :class:`~dpnoise.randomness.CryptoRandom` whose
+    methods are the class's own.  A subclass (which could seed its words), a keyed or
+    seeded source, a numpy generator or anything else is not."""
     from ..randomness import CryptoRandom
 
-    if not durable or rng is None or isinstance(rng, CryptoRandom):
+    if rng is None:
+        return True
+    if type(rng) is not CryptoRandom:
+        return False
+    overridden = {"words", "fill", "ints", "_rekey", "_ready"} & set(getattr(rng, "__dict__", {}))
+    return not overridden
+
+
+def check_rng_for_ledger(rng: Any, durable: bool, where: str) -> None:
+    """Seeded randomness never touches a real budget: with a ledger FILE only dpnoise's
+    OS-keyed CSPRNG is accepted (:func:`is_os_keyed`: ``rng=None`` or exactly a
+    :class:`~dpnoise.randomness.CryptoRandom`); a seed (``SeededRandom``), a key
+    (``KeyedRandom``), a subclass, a numpy generator or any other source is refused.
+    Without a ledger file (in memory) every source is allowed, for tests and
+    reproductions."""
+    if not durable or is_os_keyed(rng):
         return
     raise ParameterError(
-        f"rng={rng!r} is reproducible (seeded) randomness and {where} is a real budget: "
+        f"rng={rng!r} is not dpnoise's OS-keyed randomness and {where} is a real budget: "
         "seeded randomness is for tests and reproductions only and is never charged to a "
         "ledger file -- use it with an in-memory ledger (ledger=None / --ledger :memory:), "
-        "or drop the seed (rng=None: the OS-keyed CSPRNG)"
+        "or drop it (rng=None: the OS-keyed CSPRNG); subclasses, keyed and seeded sources "
+        "and numpy generators are refused"
     )

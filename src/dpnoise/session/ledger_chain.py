@@ -5,13 +5,18 @@ A ledger (format version 2) is an append-only sequence of **events**, numbered
 
 ``init``      (always event 1) the header: format, version, accountant, total
               ``epsilon``/``delta``/``rho``;
-``migrate``   (event 2 of a ledger converted from format 1) the source version and row count;
+``migrate``   the source format of a converted ledger: event 2 of one converted from format 1
+              (with its row count), or any later event of one converted from format 2;
 ``reserve``   a release's charge, written before any noise is drawn (query, data set,
               mechanism, parameters, guarantee, charge, optional accounting object, hash of
               the composed state after it);
 ``complete``  the answer of an open reservation (its SHA-256; the blob sits in ``blobs``)
               and its record of noisy components and released keys (in the body);
-``abort``     an open reservation whose release failed, with a fixed reason code.
+``abort``     an open reservation whose release failed, with a fixed reason code;
+``anchor``    (format 3) the ledger is anchored from here on: the body names the anchor by a
+              random ``anchor_id`` that the anchor file also records.  A ledger created
+              with an anchor carries the id in its init event instead.  There is at most
+              one anchoring; once the chain has it, reservations need the anchor file.
 
 An event is never updated or deleted: completing a release appends an event.
 
@@ -47,6 +52,7 @@ covered).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -61,7 +67,7 @@ from ..errors import LedgerError
 
 GENESIS = "0" * 64
 EVENT_DOMAIN = b"dpnoise-ledger-event/2\n"
-KINDS = ("init", "migrate", "reserve", "complete", "abort")
+KINDS = ("init", "migrate", "reserve", "complete", "abort", "anchor")
 ACCOUNTANTS = ("basic", "pld", "zcdp")  # one format (2) for all three
 ABORT_REASONS = frozenset({"noise_failed", "interrupted", "release_failed"})
 
@@ -151,12 +157,16 @@ class ChainState:
     state_sha256: str | None = None  # composed state after the last reserve
     state_seq: int = 0
     composed: dict[str, Any] | None = None  # pld/zcdp: the composed guarantee after it
+    anchor_id: str | None = None  # the anchoring event's (or init's) anchor id
+    anchor_seq: int = 0  # the event that anchored the chain (1: created anchored)
+    migrated_from: tuple[str, ...] = ()  # the formats named by migrate events
 
     def copy(self) -> ChainState:
         return ChainState(self.path, self.seq, self.head, self.ledger_id, self.header,
                           self.eps, self.delta, self.releases, set(self.open),
                           set(self.closed), self.state_sha256, self.state_seq,
-                          self.composed)
+                          self.composed, self.anchor_id, self.anchor_seq,
+                          self.migrated_from)
 
     def _fail(self, seq: int | None, what: str) -> ChainError:
         return ChainError(self.path, seq, what)
@@ -215,10 +225,29 @@ class ChainState:
         elif not (math.isfinite(eps) and eps >= 0 and 0 <= dl < 1):
             raise self._fail(seq, f"the total (epsilon={eps!r}, delta={dl!r}) is invalid")
         self.header = Header(acc, eps, dl, rho, row["at"])
+        if body.get("anchor_id") is not None:
+            self._set_anchor(seq, body["anchor_id"])
+
+    def _set_anchor(self, seq: int, anchor_id: Any) -> None:
+        if self.anchor_id is not None:
+            raise self._fail(seq, f"a second anchoring (the chain was anchored at event "
+                                  f"{self.anchor_seq})")
+        if not (isinstance(anchor_id, str) and len(anchor_id) == 32
+                and all(c in "0123456789abcdef" for c in anchor_id)):
+            raise self._fail(seq, f"anchor id {anchor_id!r} is not 32 hex digits")
+        self.anchor_id, self.anchor_seq = anchor_id, seq
+
+    def _apply_anchor(self, seq: int, row: dict[str, Any], body: dict[str, Any]) -> None:
+        self._set_anchor(seq, body.get("anchor_id"))
 
     def _apply_migrate(self, seq: int, row: dict[str, Any], body: dict[str, Any]) -> None:
-        if seq != 2:
-            raise self._fail(seq, "a migrate event can only follow the init event")
+        source = str(body.get("from_version"))
+        if source in self.migrated_from or source not in ("1", "2"):
+            raise self._fail(seq, f"a migrate event from format {source!r} (again)")
+        if source == "1" and seq != 2:
+            raise self._fail(seq, "a migrate event from format 1 can only follow the init "
+                                  "event")
+        self.migrated_from += (source,)
 
     def _apply_reserve(self, seq: int, row: dict[str, Any], body: dict[str, Any]) -> None:
         assert self.header is not None
@@ -301,53 +330,97 @@ def verify_rows(state: ChainState, rows: Iterable[tuple[Any, ...]]) -> ChainStat
 # ----------------------------------------------------------------------- anchors
 @dataclass(frozen=True)
 class Anchor:
-    """A head of the chain recorded outside the ledger file."""
+    """A head of the chain recorded outside the ledger file, and the random id of the
+    anchoring event (``None`` in an anchor file written before format 3)."""
 
     ledger: str  # the init event's hash: which ledger
     seq: int
     head: str
+    anchor_id: str | None = None
+
+
+def new_anchor_id() -> str:
+    """A random 128-bit anchor id (32 hex digits)."""
+    import secrets
+
+    return secrets.token_hex(16)
 
 
 def read_anchor(path: str | Path) -> Anchor:
     try:
         obj = json.loads(Path(path).read_text())
-        return Anchor(str(obj["ledger"]), int(obj["seq"]), str(obj["head"]))
+        aid = obj.get("anchor")
+        return Anchor(str(obj["ledger"]), int(obj["seq"]), str(obj["head"]),
+                      None if aid is None else str(aid))
     except FileNotFoundError as exc:
         raise LedgerError(f"anchor file {str(path)!r} does not exist (write one with "
                           "`dpnoise ledger verify LEDGER --write-anchor FILE`)") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LedgerError(f"anchor file {str(path)!r} is not a dpnoise anchor: {exc}") from exc
 
 
-def write_anchor(path: str | Path, anchor: Anchor) -> None:
-    """Atomically replace ``path`` (never moving it backwards on the same chain)."""
+def write_anchor(path: str | Path, anchor: Anchor, *, new: bool = False) -> None:
+    """Atomically replace ``path`` (never moving it backwards on the same chain), then
+    fsync its directory.  ``new``: the file must not exist (it is created, never
+    overwritten: it could be another ledger's anchor).  The caller holds the ledger's
+    write lock, so two writers cannot interleave."""
     p = Path(path)
-    try:
-        old = read_anchor(p) if p.exists() else None
-    except LedgerError:
-        old = None
-    if old is not None and old.ledger == anchor.ledger and old.seq > anchor.seq:
-        return  # a concurrent writer already recorded a later head
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    if new and (p.exists() or p.is_symlink()):
+        raise LedgerError(f"anchor file {str(p)!r} already exists: it may be another "
+                          "ledger's anchor and is never overwritten (choose a new file)")
+    if not new:
+        try:
+            old = read_anchor(p) if p.exists() else None
+        except LedgerError:
+            old = None
+        if old is not None and old.ledger == anchor.ledger and old.seq > anchor.seq:
+            return  # a later head is recorded already
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.{new_anchor_id()[:8]}.tmp")
     text = json.dumps({"format": "dpnoise-ledger-anchor", "ledger": anchor.ledger,
-                       "seq": anchor.seq, "head": anchor.head}, indent=1) + "\n"
+                       "anchor": anchor.anchor_id, "seq": anchor.seq, "head": anchor.head},
+                      indent=1) + "\n"
     try:
-        with open(tmp, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
+        try:
+            with open(tmp, "x") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if new:
+                os.link(tmp, p)  # atomic, and fails if the path appeared meanwhile
+            else:
+                os.replace(tmp, p)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        fsync_dir(p.parent)
+    except FileExistsError as exc:
+        raise LedgerError(f"anchor file {str(p)!r} already exists: it is never "
+                          "overwritten") from exc
     except OSError as exc:
         raise LedgerError(f"cannot write anchor file {str(p)!r}: {exc}") from exc
 
 
+def fsync_dir(d: Path) -> None:
+    """fsync a directory (a created, renamed or removed entry becomes durable)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def check_anchor(path: str, anchor: Anchor, anchor_path: str | Path,
                  hash_at_anchor: str | None, state: ChainState) -> None:
-    """Refuse a ledger whose chain is behind the anchor or is not the anchored chain."""
+    """Refuse a ledger whose chain is behind the anchor, is not the anchored chain, or
+    does not carry the anchoring event the anchor names."""
     where = f"anchor {str(anchor_path)!r}"
     if anchor.ledger != state.ledger_id:
         raise LedgerError(f"ledger {path!r} is not the ledger recorded in {where} (another "
                           "ledger, or one re-created from scratch)")
+    if state.anchor_id is not None and anchor.anchor_id != state.anchor_id:
+        raise LedgerError(f"{where} is not this ledger's anchor: the ledger was anchored "
+                          f"(event {state.anchor_seq}) with another anchor id")
     if state.seq < anchor.seq:
         raise LedgerError(
             f"ledger {path!r} ends at event {state.seq} but {where} records event "
@@ -356,3 +429,6 @@ def check_anchor(path: str, anchor: Anchor, anchor_path: str | Path,
     if hash_at_anchor != anchor.head:
         raise LedgerError(f"ledger {path!r} has a different event {anchor.seq} than {where}: "
                           "it is on a different chain (history was rewritten)")
+    if state.anchor_id is None and anchor.anchor_id is not None:
+        raise LedgerError(f"ledger {path!r} has no anchoring event but {where} names one: a "
+                          "copy older than the anchoring was restored")

@@ -1,9 +1,9 @@
 """The ledger's SQLite file: tables, atomic creation, reading format 1, and migration.
 
-Format 2 (current) tables:
+Format 3 (current) tables -- the same as format 2's:
 
 ``meta(key, value)``
-    ``format = 'dpnoise-ledger'``, ``version = '2'`` (recognition only; the authoritative
+    ``format = 'dpnoise-ledger'``, ``version = '3'`` (recognition only; the authoritative
     header is the hashed init event).
 ``events(seq, kind, release, at, query_key, epsilon, delta, body, accounting_sha256,
 answer_sha256, state_sha256, prev, hash)``
@@ -24,8 +24,18 @@ answer_sha256, state_sha256, prev, hash)``
 Triggers make ``events`` and ``blobs`` refuse UPDATE and DELETE, so a naive edit with an
 SQLite client fails loudly; the chain detects the edits of someone who drops them.
 
-Format 1 (``releases`` + ``answers`` tables, rows updated in place) is read by
-:class:`V1Reader` and converted by :func:`migrate`.
+**Durability.**  Format 3 runs SQLite with a rollback journal (``journal_mode=DELETE``)
+and ``synchronous=EXTRA``: when a transaction's COMMIT returns, its events are in the main
+database file, fsynced, and the journal's removal is fsynced too.  Format 2 ran in WAL
+mode, where a committed event could live only in the ``-wal`` file (lost with it, or when
+only the main file is copied) and a checkpoint from a process that missed a deleted WAL
+could overwrite another's events; format 3 is the same chain with the journal switched
+and a ``migrate`` event, and an older dpnoise (which would switch it back to WAL) refuses
+it by its version.
+
+Format 1 (``releases`` + ``answers`` tables, rows updated in place) is read by the
+ledger read-only and converted by :func:`migrate`; format 2 is read (and verified)
+read-only and converted by :func:`migrate`.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import math
 import os
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -48,12 +59,15 @@ from .ledger_chain import (
     basic_state,
     canonical_json,
     event_hash,
+    fsync_dir,
     sha256_hex,
 )
 
 FORMAT = "dpnoise-ledger"
-VERSION = "2"
+VERSION = "3"
+V2 = "2"
 V1 = "1"
+JOURNAL_MODE = "delete"  # a rollback journal: a commit is in the main file when it returns
 V1_REASON = "release_failed"  # what a format-1 'aborted' row becomes (its text is dropped)
 
 DDL = """
@@ -101,6 +115,19 @@ def create_tables(con: sqlite3.Connection) -> None:
         if stmt.strip():
             con.execute(stmt)
     con.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)])
+
+
+def use_rollback_journal(con: sqlite3.Connection, path: str) -> None:
+    """Outside a transaction: switch ``con``'s database to the rollback journal (from WAL:
+    SQLite checkpoints the WAL into the main file and removes it, which needs every other
+    connection closed) and make every commit durable in the main file."""
+    mode = str(con.execute(f"PRAGMA journal_mode={JOURNAL_MODE}").fetchone()[0]).lower()
+    if mode != JOURNAL_MODE:
+        raise LedgerError(
+            f"ledger {path!r} is in journal mode {mode!r} and cannot be switched to "
+            f"{JOURNAL_MODE!r} while another process has it open (an older dpnoise or an "
+            "SQLite client): close it and try again")
+    con.execute("PRAGMA synchronous=EXTRA")
 
 
 def append_event(con: sqlite3.Connection, state: ChainState, *, kind: str, at: str,
@@ -152,8 +179,11 @@ def fingerprint(con: sqlite3.Connection, upto: int) -> tuple[Any, ...]:
     return (*agg, None if last is None else last[0])
 
 
-def create_file(path: Path, init: dict[str, Any], at: str) -> None:
-    """Create a new ledger at ``path`` atomically; never touches an existing path."""
+def create_file(path: Path, init: dict[str, Any], at: str,
+                before_link: Callable[[str], None] | None = None) -> None:
+    """Create a new ledger at ``path`` atomically; never touches an existing path.
+    ``before_link(ledger_id)`` runs once the file is complete, before it appears under its
+    name (an exception there leaves nothing behind)."""
     if path.exists() or path.is_symlink():
         raise LedgerError(f"ledger {str(path)!r} already exists: a ledger is never re-created "
                           "or reset (open it without create, or choose a new file)")
@@ -164,36 +194,29 @@ def create_file(path: Path, init: dict[str, Any], at: str) -> None:
     try:
         con = sqlite3.connect(tmp, isolation_level=None)
         try:
+            use_rollback_journal(con, str(path))
             con.execute("BEGIN IMMEDIATE")
             create_tables(con)
-            append_event(con, ChainState(str(path)), kind="init", at=at, body=init)
+            row = append_event(con, ChainState(str(path)), kind="init", at=at, body=init)
             con.execute("COMMIT")
-            con.execute("PRAGMA journal_mode=WAL")
         finally:
             con.close()
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        if before_link is not None:
+            before_link(str(row[EVENT_COLUMNS.index("hash")]))
         try:
             os.link(tmp, path)  # atomic, and fails if the path appeared meanwhile
         except FileExistsError as exc:
             raise LedgerError(f"ledger {str(path)!r} already exists: a ledger is never "
                               "re-created or reset") from exc
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except (OSError, sqlite3.Error) as exc:
         raise LedgerError(f"cannot create ledger {str(path)!r}: {exc}") from exc
     finally:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{tmp}{suffix}")
-
-
-def _fsync_dir(d: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 # ------------------------------------------------------------------ format 1
@@ -245,23 +268,23 @@ def v1_check(con: sqlite3.Connection, path: str) -> V1Header:
     return head
 
 
-def migrate(path: str | Path, *, timeout: float = 30.0) -> Path:
-    """Convert a format-1 ledger to format 2 in place, in one transaction; returns the path
-    of the untouched backup copy ``FILE.v1.bak`` made first (under the write lock).
+def migrate(path: str | Path, *, timeout: float = 30.0) -> Path | None:
+    """Convert a format-1 or format-2 ledger to format 3 in place; returns the path of the
+    backup of a format-1 ledger (``FILE.v1.bak``, made first under the write lock), or
+    ``None`` for a format-2 ledger (its events are kept as they are: nothing is rewritten).
 
-    Each format-1 row becomes a ``reserve`` event (its id kept as the release number)
+    Format 1: each row becomes a ``reserve`` event (its id kept as the release number)
     followed by ``complete`` (with its answer) or ``abort`` (reason ``release_failed``: the
     exception text format 1 stored is not carried over; it stays in the backup only), in id
     order, after an ``init`` event with the stored total and a ``migrate`` event.
+    Format 2: the WAL is checkpointed into the main file and the journal switched (which
+    needs every other connection to the file closed), the whole chain is verified, and a
+    ``migrate`` event is appended; the version changes in the same transaction.
     """
     p = Path(path)
     name = str(p)
-    backup = p.with_name(p.name + ".v1.bak")
     if not p.is_file() or p.stat().st_size == 0:
         raise LedgerError(f"ledger {name!r} does not exist or is empty: nothing to migrate")
-    if backup.exists():
-        raise LedgerError(f"backup {str(backup)!r} already exists: move it away first (it is "
-                          "never overwritten)")
     con = sqlite3.connect(name, timeout=timeout, isolation_level=None)
     try:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -269,38 +292,70 @@ def migrate(path: str | Path, *, timeout: float = 30.0) -> Path:
             if "meta" in tables else {}
         if meta.get("format") != FORMAT:
             raise LedgerError(f"{name!r} is not a dpnoise ledger: nothing to migrate")
-        if meta.get("version") != V1 or not {"releases", "answers"} <= tables:
-            raise LedgerError(f"ledger {name!r} has format version {meta.get('version')!r}, "
-                              f"not {V1!r}: nothing to migrate")
-        con.execute("PRAGMA secure_delete=ON")  # the dropped format-1 rows are zeroed
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            head = v1_check(con, name)
-            # copy what is committed through a second connection (a reader: WAL lets it
-            # read while this one holds the write lock, so nothing can change meanwhile)
-            reader = sqlite3.connect(name, timeout=timeout)
-            bak = sqlite3.connect(str(backup))
-            try:
-                reader.backup(bak)
-            finally:
-                bak.close()
-                reader.close()
-            with open(backup, "rb+") as fh:
-                os.fsync(fh.fileno())
-            _convert(con, name, head)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        # the old rows' pages were zeroed (secure_delete) in the WAL: rebuild the file and
-        # move everything into it now, so no format-1 text (e.g. an old exception message)
-        # survives in the main file or in a WAL frame waiting for a later checkpoint
-        con.execute("VACUUM")
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        version = meta.get("version")
+        if version == V2 and {"events", "blobs", "composed"} <= tables:
+            _migrate_v2(con, name)
+            return None
+        if version != V1 or not {"releases", "answers"} <= tables:
+            raise LedgerError(f"ledger {name!r} has format version {version!r}, not "
+                              f"{V1!r} or {V2!r}: nothing to migrate")
+        return _migrate_v1(con, p, timeout)
     except sqlite3.Error as exc:
         raise LedgerError(f"cannot migrate ledger {name!r}: {exc}") from exc
     finally:
         con.close()
+
+
+def _migrate_v2(con: sqlite3.Connection, name: str) -> None:
+    import time
+
+    from .ledger_chain import verify_rows
+    from .ledger_verify import verify_all
+
+    use_rollback_journal(con, name)  # the WAL's events into the main file, first
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        st = verify_all(con, name, hash_answers=True)
+        con.execute("UPDATE meta SET value = ? WHERE key = 'version'", (VERSION,))
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f" ({time.time():.6f})"
+        verify_rows(st, [append_event(con, st, kind="migrate", at=at,
+                                      body={"from_version": V2})])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _migrate_v1(con: sqlite3.Connection, p: Path, timeout: float) -> Path:
+    name = str(p)
+    backup = p.with_name(p.name + ".v1.bak")
+    if backup.exists():
+        raise LedgerError(f"backup {str(backup)!r} already exists: move it away first (it is "
+                          "never overwritten)")
+    use_rollback_journal(con, name)
+    con.execute("PRAGMA secure_delete=ON")  # the dropped format-1 rows are zeroed
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        head = v1_check(con, name)
+        # copy what is committed through a second connection (a reader: the write lock
+        # still lets it read, and nothing can change meanwhile)
+        reader = sqlite3.connect(name, timeout=timeout)
+        bak = sqlite3.connect(str(backup))
+        try:
+            reader.backup(bak)
+        finally:
+            bak.close()
+            reader.close()
+        with open(backup, "rb+") as fh:
+            os.fsync(fh.fileno())
+        _convert(con, name, head)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    # the old rows' pages were zeroed (secure_delete): rebuild the file so that no
+    # format-1 text (e.g. an old exception message) survives in a free page
+    con.execute("VACUUM")
     return backup
 
 

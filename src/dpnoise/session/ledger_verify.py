@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import LedgerError
 from .ledger_chain import ChainError, ChainState, check_anchor, read_anchor, sha256_hex, verify_rows
-from .ledger_store import FORMAT, SELECT_EVENTS, V1, VERSION, v1_check
+from .ledger_store import FORMAT, SELECT_EVENTS, V1, V2, VERSION, v1_check
 
 
 def ledger_version(con: sqlite3.Connection, path: str) -> str:
@@ -23,11 +23,11 @@ def ledger_version(con: sqlite3.Connection, path: str) -> str:
     if meta.get("format") != FORMAT:
         raise LedgerError(f"{path!r} is an SQLite file but not a dpnoise ledger")
     version = meta.get("version")
-    need = {V1: {"releases", "answers"}, VERSION: {"events", "blobs", "composed"}}.get(
-        str(version))
+    chained = {"events", "blobs", "composed"}
+    need = {V1: {"releases", "answers"}, V2: chained, VERSION: chained}.get(str(version))
     if need is None:
         raise LedgerError(f"ledger {path!r} has unsupported version {version!r} (this dpnoise "
-                          f"reads {VERSION}, and {V1} read-only)")
+                          f"reads {VERSION}, and {V1} and {V2} read-only)")
     if not need <= tables:
         raise LedgerError(f"ledger {path!r} (version {version}) lacks its tables "
                           f"{', '.join(sorted(need - tables))}: it is damaged")
@@ -96,6 +96,8 @@ class VerifyReport:
     problem: str | None = None
     seq: int | None = None  # the event where the chain breaks, when known
     anchor: str | None = None  # the anchor file that was compared, if any
+    #: the event that anchored the chain (1: created with an anchor; 0: not anchored)
+    anchored_at: int = 0
 
 
 def recompose_states(con: sqlite3.Connection, path: str, accountant: str) -> None:
@@ -147,6 +149,7 @@ def verify_ledger(path: str | Path, *, anchor: str | Path | None = None,
             return VerifyReport(name, False, V1, 0, 0, None, None,
                                 f"format version 1 has no hash chain to verify; convert it "
                                 f"with `dpnoise ledger migrate {name}`")
+        # (a format-2 chain verifies as it is; it is refused for releases until migrated)
         for r in con.execute(f"{SELECT_EVENTS} ORDER BY seq"):
             partial = verify_rows(partial, [r])
         st = verify_all(con, name, hash_answers=True)
@@ -157,16 +160,18 @@ def verify_ledger(path: str | Path, *, anchor: str | Path | None = None,
             at = con.execute("SELECT hash FROM events WHERE seq = ?", (a.seq,)).fetchone()
             check_anchor(name, a, anchor, at and at[0], st)
         return VerifyReport(name, True, version, st.seq, st.releases, st.head, st.ledger_id,
-                            anchor=None if anchor is None else str(anchor))
+                            anchor=None if anchor is None else str(anchor),
+                            anchored_at=st.anchor_seq)
     except ChainError as exc:
         good = partial.seq if exc.seq is None else min(partial.seq, exc.seq - 1)
         return VerifyReport(name, False, version, good, partial.releases,
                             partial.head if partial.seq else None,
                             partial.ledger_id or None, exc.what, exc.seq,
-                            None if anchor is None else str(anchor))
+                            None if anchor is None else str(anchor), partial.anchor_seq)
     except (LedgerError, sqlite3.Error) as exc:
         return VerifyReport(name, False, version, partial.seq, partial.releases,
                             partial.head if partial.seq else None, partial.ledger_id or None,
-                            str(exc), None, None if anchor is None else str(anchor))
+                            str(exc), None, None if anchor is None else str(anchor),
+                            partial.anchor_seq)
     finally:
         con.close()

@@ -22,7 +22,9 @@ before 4; after 4 the charge is kept whatever happens):
    fixed-point sums), draw the noise (vectorised over all cells) and post-process into
    the valid range; a failure here aborts the reservation with the fixed reason code
    ``release_failed`` (the charge stays) and raises a fixed, data-free message;
-6. record the answer in the ledger.
+6. record the answer in the ledger (durable in its main file) -- only then is it returned
+   or written; a release noised on the Spark executors is written after its complete
+   event.
 
 Statistics, for add/remove-one-individual neighbours with at most k rows each, values
 clamped into the declared ``[lo, hi]`` and an optional public row bound N:
@@ -530,8 +532,9 @@ class Session:
         mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
             else plans[0][1].name
         canonical = q.canonical()
-        key = _key(canonical, self.engine.fingerprint, self.schema.fingerprint(), mech_name,
-                   float(eps).hex(), float(dl).hex(), self.row_bound() if with_rows else None)
+        key_parts = (self.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
+                     self.row_bound() if with_rows else None)
+        key = _key(canonical, self.engine.fingerprint, *key_parts)
         private = any(self.schema.column(g).private_keys for g in q.group_by)
         group_keys: tuple[Any, ...] = () if private else tuple(
             self.schema.column(g).keys() for g in q.group_by)
@@ -539,6 +542,9 @@ class Session:
         use_replay = (self.replay if replay is None else bool(replay)) and not private
         if use_replay:
             hit = self.ledger.find(key)
+            legacy = getattr(self.engine, "legacy_fingerprint", None)
+            if hit is None and legacy is not None:  # recorded before the size was dropped
+                hit = self.ledger.find(_key(canonical, legacy, *key_parts))
             if hit is not None and hit.answer is not None:
                 # error bars from the recorded answer and components, when recorded
                 replayed_iv: Any = None
@@ -560,6 +566,7 @@ class Session:
                 + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if dl else str(left))
                 + f" of the total {self.budget} remains"
             )
+        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
         rng = resolve_rng(self.rng)
         # reserve BEFORE anything data-dependent runs: from here on the charge is kept
         rid = self.ledger.reserve(
@@ -578,9 +585,8 @@ class Session:
             accounting=charge,
         )
         try:
-            if executors:
-                written = self._release_on_executors(q, plans, output, rng,  # type: ignore[arg-type]
-                                                     confidence)
+            if executors:  # the noise key now; the executors draw after complete
+                driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
                 answer = np.zeros(0)
             else:
                 agg = self.engine.aggregate(q)
@@ -619,6 +625,9 @@ class Session:
             record = encode_record(_recorded_components(q, plans, noisy),
                                    group_keys if private else None, int(answer.size))
         head = self.ledger.complete(rid, answer, preview, record=record)
+        if executors:  # only now, with the complete event in the ledger file
+            written = self._release_on_executors(rid, q, plans, output,  # type: ignore[arg-type]
+                                                 driver_key, confidence)
         details: dict[str, Any] = {role: p.parameters() for role, p in plans}
         if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
             details["noise"] = "executors" if executors else "driver"
@@ -661,12 +670,23 @@ class Session:
                     f"{' or '.join(TABLE_FORMATS)} (name the file with that suffix)")
         return executors
 
-    def _release_on_executors(self, q: Query, plans: list[tuple[str, Plan]], output: str,
-                              rng: Any, confidence: float = 0.95) -> dict[str, Any]:
-        # a fresh 256-bit driver key from the release's random source (a SeededRandom
-        # makes it reproducible, for tests); it travels only in the noise closure
-        driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
-        return self.engine.release_to(q, dict(plans), str(output), driver_key, confidence)
+    def _release_on_executors(self, rid: int, q: Query, plans: list[tuple[str, Plan]],
+                              output: str, driver_key: bytes,
+                              confidence: float = 0.95) -> dict[str, Any]:
+        """Noise and write on the executors, after the release's complete event is durable
+        (so no output exists that the ledger does not record).  ``driver_key``: 256 bits
+        from the release's random source, drawn after the reservation (a SeededRandom makes
+        it reproducible, for tests); it travels only in the noise closure.  A failure here
+        keeps the charge (the release is recorded) and raises a fixed message."""
+        try:
+            return self.engine.release_to(q, dict(plans), str(output), driver_key,
+                                          confidence)
+        except Exception:
+            raise DpnoiseError(
+                f"release {rid} is recorded in the ledger (its charge is kept) but writing it "
+                f"on the executors to {str(output)!r} failed; the cause is withheld because "
+                "it could depend on the data"
+            ) from None
 
     def close(self) -> None:
         if self.engine is not None:

@@ -168,7 +168,11 @@ def _withheld(path: Path, fmt: str) -> ParameterError:
 
 
 class Source:
-    """Opens ``data`` into ``con`` as the typed view; ``fingerprint`` names what was read."""
+    """Opens ``data`` into ``con`` as the typed view; ``fingerprint`` names what was read
+    (``legacy_fingerprint``: a file's fingerprint as ledgers stored it before, with the
+    file's size; only looked up, for replay, never stored)."""
+
+    legacy_fingerprint: str | None = None
 
     def __init__(self, con: Any, data: Any, schema: Schema) -> None:
         import duckdb
@@ -380,7 +384,10 @@ class Source:
                 self.fd = fd
             else:
                 os.close(fd)
-        return f"{fmt}:{digest[:32]}:{before.st_size}"
+        # the fingerprint stored in the ledger is the hash alone (the byte size would
+        # roughly give the row count); the older form is kept to find older releases
+        self.legacy_fingerprint = f"{fmt}:{digest[:32]}:{before.st_size}"
+        return f"{fmt}:{digest[:32]}"
 
     def _csv(self, fd: int, fd_path: str, path: Path, gz: bool, tsv: bool) -> None:
         delim = "\t" if tsv else ","
