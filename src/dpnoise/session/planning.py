@@ -85,7 +85,7 @@ def expected_error(p: Plan) -> dict[str, Any]:
         # points): use the unclamped law, an upper bound at every true value in the range
         law = inner.noise()
         return {"mean_abs": float(law.mean_abs()),
-                "rmse": math.sqrt(float(law.var())),
+                "rmse": float(law.std()),
                 "at": f"unclamped noise law: an upper bound at every point of [{t.lower:g}, "
                       f"{t.upper:g}] (clamping towards a true value inside the range only "
                       "shrinks the error)"}
@@ -94,13 +94,13 @@ def expected_error(p: Plan) -> dict[str, Any]:
         for x in np.linspace(t.lower, t.upper, ERROR_POINTS).tolist():
             law = m.noise(x)
             worst_abs = max(worst_abs, float(law.mean_abs(about=x)))
-            worst_rmse = max(worst_rmse, math.sqrt(float(law.var()) + (float(law.mean()) - x) ** 2))
+            worst_rmse = max(worst_rmse, math.hypot(float(law.std()), float(law.mean()) - x))
         return {"mean_abs": worst_abs, "rmse": worst_rmse,
                 "at": f"worst of {ERROR_POINTS} points of [{t.lower:g}, {t.upper:g}]"}
     law = m.noise()
     mean = float(law.mean())
     return {"mean_abs": float(law.mean_abs()) + abs(mean),
-            "rmse": math.sqrt(float(law.var()) + mean * mean),
+            "rmse": math.hypot(float(law.std()), mean),
             "at": "noise law (any true value; clamping into the range only reduces it)"}
 
 

@@ -73,7 +73,7 @@ from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
-from .table import TABLE_FORMATS, write_table
+from .table import TABLE_FORMATS, positive_zero, write_table
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,8 @@ class Release:
                                  "ledger entry whose components were not recorded, or "
                                  "written by the executors)")
         conf = self.confidence if confidence is None else check_level(confidence)
-        return self._intervals(conf)  # type: ignore[no-any-return]
+        lo, hi = self._intervals(conf)
+        return positive_zero(lo), positive_zero(hi)
 
     def _repr_html_(self) -> str:
         """Notebook display: the released table and the error law at a public point."""

@@ -89,6 +89,8 @@ NUMBER_REGEX = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 _WS = "chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"
 _MISSING_IDS = ("", "nan", "+nan", "-nan")
 _HEADER_BYTES = 1 << 20
+#: the serial csv scanner's record limit: 1 TiB (DuckDB allocates by content, not by it)
+CSV_MAX_RECORD = 1 << 40
 VIEW = "__dp_view"
 UID = "__dp_uid"
 
@@ -160,6 +162,41 @@ def _typed_sql(col: Column, text: str, number: str) -> str:
     return number
 
 
+def absent_message(missing: list[str], where: str) -> str:
+    """Declared headers absent from the data.  The names the data does have are never
+    listed: in a csv without a header line they are its first row, i.e. data."""
+    return (f"column(s) {missing} are declared in the schema but absent from {where} (the "
+            "names it has are not shown: without a header line they would be data; the "
+            "first line of a csv must name the columns)")
+
+
+def open_regular(path: str | Path, what: str) -> int:
+    """A read-only descriptor of ``path``, refused unless it is a regular file.
+
+    ``os.stat`` first, so a FIFO, a device or a socket is never opened (opening a FIFO
+    blocks until a writer appears); then ``O_NONBLOCK`` and ``fstat`` on the descriptor,
+    so a name swapped for one between the two calls cannot block either."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"{what} {str(path)!r} cannot be opened: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ParameterError(f"{what} {str(path)!r} is not a regular file (a directory, "
+                             "FIFO, device or socket is never read)")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ParameterError(f"{what} {str(path)!r} cannot be opened: {exc.strerror}") \
+            from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ParameterError(f"{what} {str(path)!r} is not a regular file (a directory, "
+                             "FIFO, device or socket is never read)")
+    return fd
+
+
 def _withheld(path: Path, fmt: str) -> ParameterError:
     return ParameterError(
         f"data file {str(path)!r} could not be read as {fmt} (the reader's message is "
@@ -219,10 +256,7 @@ class Source:
         """Map each needed header to its position name ``c<i>``; refuse absent/duplicates."""
         missing = [h for h in self.needed if h not in headers]
         if missing:
-            raise ParameterError(
-                f"column(s) {missing} are declared in the schema but absent from {where} "
-                f"(it has {sorted(headers)})"
-            )
+            raise ParameterError(absent_message(missing, where))
         dup = sorted({h for h in self.needed if headers.count(h) > 1})
         if dup:
             raise ParameterError(f"column(s) {dup} appear more than once in {where}")
@@ -333,16 +367,10 @@ class Source:
                 f"data file {str(path)!r}: unknown type {path.suffix!r} (use .csv, .tsv, "
                 ".csv.gz, .parquet or .duckdb)"
             )
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            raise ParameterError(
-                f"data file {str(path)!r} cannot be opened: {exc.strerror}") from None
+        fd = open_regular(path, "data file")
         ok = False
         try:
             before = os.fstat(fd)
-            if not stat.S_ISREG(before.st_mode):
-                raise ParameterError(f"data file {str(path)!r} is not a regular file")
             digest = _sha256_fd(fd)
             fd_path = f"/dev/fd/{fd}"
             if not os.path.exists(fd_path):  # pragma: no cover - every supported OS has it
@@ -388,14 +416,25 @@ class Source:
         names = self._check_headers(headers, f"the header of {str(path)!r}")
         columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(headers))) + "}"
         pick = ", ".join(names[h] for h in self.needed) or "1 AS c_one"
-        reader = (f"read_csv({sql_string(fd_path)}, header = true, auto_detect = false, "
+        common = (f"{sql_string(fd_path)}, header = true, auto_detect = false, "
                   f"delim = {sql_string(delim)}, quote = '\"', escape = '\"', "
                   f"columns = {columns}, null_padding = true, strict_mode = false, "
-                  f"compression = {sql_string('gzip' if gz else 'none')})")
-        try:
-            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {reader}")
-        except self._error:
-            raise _withheld(path, "CSV") from None
+                  f"compression = {sql_string('gzip' if gz else 'none')}")
+        # DuckDB's parallel scanner refuses quoted newlines together with null_padding,
+        # and every scanner refuses a record longer than max_line_size (2 MiB by
+        # default): a file either scans in parallel, or is read again by the serial
+        # scanner with no practical record limit.  Which one succeeds depends on the whole
+        # file only; both give the same rows, and a file neither reads is refused now.
+        attempts = (f"read_csv({common})",
+                    f"read_csv({common}, parallel = false, max_line_size = {CSV_MAX_RECORD})")
+        for reader in attempts:
+            try:
+                self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {reader}")
+                break
+            except self._error:
+                continue
+        else:
+            raise _withheld(path, "CSV")
         self._raw_names = names
 
     def _parquet(self, fd_path: str, path: Path) -> None:
@@ -422,13 +461,14 @@ class Source:
             base = sorted(n for n, t in kinds.items() if t == "BASE TABLE")
             if len(base) != 1:
                 raise ParameterError(
-                    "the .duckdb file holds several tables (or none): name one with "
-                    f"table = \"...\" in the schema's [dataset] (found {base})"
+                    f"the .duckdb file holds {len(base)} base tables: name one with "
+                    "table = \"...\" in the schema's [dataset] (names read from the file "
+                    "are not shown)"
                 )
             table = base[0]
         if table not in kinds:
-            raise ParameterError(f"the .duckdb file has no table {table!r} (tables: "
-                                 f"{sorted(kinds)})")
+            raise ParameterError(f"the .duckdb file has no table {table!r} (names read "
+                                 "from the file are not shown)")
         if kinds[table] != "BASE TABLE":
             raise ParameterError(
                 f"{table!r} in the .duckdb file is a {kinds[table].lower()}, not a base "

@@ -19,6 +19,13 @@ from numpy.typing import NDArray
 TABLE_FORMATS = (".csv", ".parquet")
 
 
+def positive_zero(a: Any) -> Any:
+    """``a`` with every -0.0 made +0.0 (``x + 0.0`` is ``x`` except that it maps -0.0 to
+    +0.0, IEEE 754 round-to-nearest): a printed ``-0.0`` bound reads as a sign of the data."""
+    arr = np.asarray(a)
+    return arr + 0.0 if arr.dtype.kind == "f" else a
+
+
 def release_columns(release: Any, intervals: bool = True) -> dict[str, NDArray[Any]]:
     """The columns of ``release.columns(intervals)`` as arrays aligned with
     ``release.values.ravel()``: row ``i`` of these columns, element by element through
@@ -26,9 +33,9 @@ def release_columns(release: Any, intervals: bool = True) -> dict[str, NDArray[A
     names = release.columns(intervals)
     keys = release.key_arrays()
     cols: list[NDArray[Any]] = [np.asarray(keys[g]) for g in release.group_by]
-    cols.append(np.asarray(release.values).ravel())
+    cols.append(positive_zero(np.asarray(release.values).ravel()))
     if len(names) > len(cols):  # the release carries error bars
-        cols.extend(np.asarray(a).ravel() for a in release.interval())
+        cols.extend(positive_zero(np.asarray(a).ravel()) for a in release.interval())
     return dict(zip(names, cols, strict=True))
 
 
