@@ -73,7 +73,7 @@ from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
-from .table import TABLE_FORMATS, positive_zero, write_table
+from .table import TABLE_FORMATS, check_new_file, duckdb_error, positive_zero, write_table
 
 
 @dataclass(frozen=True)
@@ -639,7 +639,14 @@ class Session:
                        ledger_head=head, confidence=confidence, _intervals=intervals,
                        declared=declared_rules(self.schema, q))
         if output is not None and not executors:
-            write_table(release, str(output))
+            try:
+                write_table(release, str(output))
+            except (OSError, duckdb_error()) as exc:
+                raise DpnoiseError(
+                    f"release {rid} is recorded in the ledger (replay it at no cost with "
+                    f"replay=True / --replay) but output {str(output)!r} could not be "
+                    f"written: {getattr(exc, 'strerror', None) or type(exc).__name__}"
+                ) from None
             release.details["output"] = str(output)
         return release
 
@@ -654,8 +661,8 @@ class Session:
         if output is not None:
             if not isinstance(output, (str, Path)) or not str(output):
                 raise ParameterError(f"output must be a path, got {output!r}")
-            if "://" not in str(output) and os.path.exists(output):
-                raise ParameterError(f"output {str(output)!r} exists already: give a new path")
+            if "://" not in str(output):
+                check_new_file(str(output), "output")
             if not executors and Path(str(output)).suffix.lower() not in TABLE_FORMATS:
                 raise ParameterError(
                     f"output {str(output)!r}: the released table is written as "

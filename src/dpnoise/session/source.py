@@ -434,7 +434,7 @@ class Source:
             except self._error:
                 continue
         else:
-            raise _withheld(path, "CSV")
+            raise _withheld(path, "CSV") from None
         self._raw_names = names
 
     def _parquet(self, fd_path: str, path: Path) -> None:
