@@ -316,7 +316,7 @@ def test_count_lower_error_bar_is_never_negative_zero(
             "--ledger", ":memory:", "--budget", "100")
     zeros = 0
     for seed in range(4):
-        go = run if seed == 0 else (lambda *a, cwd: cli(capsys, *a))  # noqa: E731
+        go = run if seed == 0 else (lambda *a, cwd: cli(capsys, *a))
         p = go(*base, "--seed", str(seed), "--json", cwd=tmp_path)
         assert p.returncode == 0 and "-0.0" not in p.stdout, p.stdout
         lows = [r[2] for r in json.loads(p.stdout)["rows"]]

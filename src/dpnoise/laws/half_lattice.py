@@ -14,10 +14,9 @@ with mean c, E|Y − c| = L·E[K + 1/2] and Var Y = L²·E[(K + 1/2)²].
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Protocol
-
-import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

@@ -51,7 +51,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
