@@ -499,27 +499,19 @@ def _read_schema_text(p: Path) -> str:
     """The schema file's text: a regular file (never a FIFO or device: opening a FIFO
     blocks), at most MAX_SCHEMA_BYTES, UTF-8."""
     import os
-    import stat
 
+    from .files import open_regular
+
+    if not os.path.lexists(p):
+        raise ParameterError(f"schema file {str(p)!r} does not exist")
+    fd = open_regular(p, "schema file")
     try:
-        st = os.stat(p)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise ParameterError(f"schema file {str(p)!r} does not exist") from None
-        raise ParameterError(f"schema file {str(p)!r} cannot be read: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ParameterError(f"schema file {str(p)!r} is not a regular file")
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise ParameterError(f"schema file {str(p)!r} cannot be read: {exc.strerror}") \
-            from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ParameterError(f"schema file {str(p)!r} is not a regular file")
-        raw = os.read(fd, MAX_SCHEMA_BYTES + 1)
+        raw = b""
+        while len(raw) <= MAX_SCHEMA_BYTES:
+            chunk = os.read(fd, MAX_SCHEMA_BYTES + 1 - len(raw))
+            if not chunk:
+                break
+            raw += chunk
     finally:
         os.close(fd)
     if len(raw) > MAX_SCHEMA_BYTES:

@@ -67,15 +67,11 @@ goes through the same lock-down and typed-view code, which must be read as one p
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import math
 import os
-import stat
 import sys
 import tempfile
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -83,12 +79,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from .files import absent_message, copy_fd, csv_header, open_regular, withheld
+from .files import sha256_fd as _sha256_fd  # a module global: tests replace it
 from .schema import Column, Schema, quote_identifier
 
 NUMBER_REGEX = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 _WS = "chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"
 _MISSING_IDS = ("", "nan", "+nan", "-nan")
-_HEADER_BYTES = 1 << 20
 #: the serial csv scanner's record limit: 1 TiB (DuckDB allocates by content, not by it)
 CSV_MAX_RECORD = 1 << 40
 VIEW = "__dp_view"
@@ -160,48 +157,6 @@ def _typed_sql(col: Column, text: str, number: str) -> str:
                 f"CAST({col.lower!r} AS DOUBLE) AND CAST({col.upper!r} AS DOUBLE) "
                 f"THEN {number} END)")
     return number
-
-
-def absent_message(missing: list[str], where: str) -> str:
-    """Declared headers absent from the data.  The names the data does have are never
-    listed: in a csv without a header line they are its first row, i.e. data."""
-    return (f"column(s) {missing} are declared in the schema but absent from {where} (the "
-            "names it has are not shown: without a header line they would be data; the "
-            "first line of a csv must name the columns)")
-
-
-def open_regular(path: str | Path, what: str) -> int:
-    """A read-only descriptor of ``path``, refused unless it is a regular file.
-
-    ``os.stat`` first, so a FIFO, a device or a socket is never opened (opening a FIFO
-    blocks until a writer appears); then ``O_NONBLOCK`` and ``fstat`` on the descriptor,
-    so a name swapped for one between the two calls cannot block either."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError) as exc:
-        raise ParameterError(f"{what} {str(path)!r} cannot be opened: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ParameterError(f"{what} {str(path)!r} is not a regular file (a directory, "
-                             "FIFO, device or socket is never read)")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ParameterError(f"{what} {str(path)!r} cannot be opened: {exc.strerror}") \
-            from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ParameterError(f"{what} {str(path)!r} is not a regular file (a directory, "
-                             "FIFO, device or socket is never read)")
-    return fd
-
-
-def _withheld(path: Path, fmt: str) -> ParameterError:
-    return ParameterError(
-        f"data file {str(path)!r} could not be read as {fmt} (the reader's message is "
-        "withheld because it may quote the data)"
-    )
 
 
 class Source:
@@ -386,7 +341,7 @@ class Source:
                 # mangling '?'), so it is given a private copy of the descriptor's bytes
                 with tempfile.TemporaryDirectory(prefix="dpnoise-") as tmp:
                     copy = os.path.join(tmp, "data.duckdb")
-                    _copy_fd(fd, copy)
+                    copy_fd(fd, copy)
                     con.execute("SET allowed_paths = [" + ", ".join(
                         map(sql_string, (copy, copy + ".wal"))) + "]")
                     con.execute("SET enable_external_access = false")
@@ -412,7 +367,7 @@ class Source:
 
     def _csv(self, fd: int, fd_path: str, path: Path, gz: bool, tsv: bool) -> None:
         delim = "\t" if tsv else ","
-        headers = _csv_header(fd, gz, delim, path)
+        headers = csv_header(fd, gz, delim, path)
         names = self._check_headers(headers, f"the header of {str(path)!r}")
         columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(headers))) + "}"
         pick = ", ".join(names[h] for h in self.needed) or "1 AS c_one"
@@ -434,7 +389,7 @@ class Source:
             except self._error:
                 continue
         else:
-            raise _withheld(path, "CSV") from None
+            raise withheld(path, "CSV") from None
         self._raw_names = names
 
     def _parquet(self, fd_path: str, path: Path) -> None:
@@ -443,7 +398,7 @@ class Source:
             headers = [r[0] for r in self.con.execute(
                 f"DESCRIBE SELECT * FROM {reader}").fetchall()]
         except self._error:
-            raise _withheld(path, "parquet") from None
+            raise withheld(path, "parquet") from None
         self._select_raw(headers, reader, path, "parquet")
 
     def _duckdb(self, fd_path: str, path: Path) -> None:
@@ -454,7 +409,7 @@ class Source:
                 "SELECT table_name, table_type FROM information_schema.tables "
                 "WHERE table_catalog = '__dp_src' AND table_schema = 'main'").fetchall()
         except self._error:
-            raise _withheld(path, "a DuckDB database") from None
+            raise withheld(path, "a DuckDB database") from None
         kinds = {str(n): str(t) for n, t in rows}
         table = self.schema.table
         if table is None:
@@ -480,7 +435,7 @@ class Source:
                 " = '__dp_src' AND schema_name = 'main' AND table_name = $t "
                 "ORDER BY column_index", {"t": table}).fetchall()
         except self._error:
-            raise _withheld(path, "a DuckDB database") from None
+            raise withheld(path, "a DuckDB database") from None
         if any(bool(g) for _, g in cols):
             raise ParameterError(f"table {table!r} has generated columns: only stored "
                                  "columns are read")
@@ -495,7 +450,7 @@ class Source:
         try:
             self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {relation}")
         except self._error:
-            raise _withheld(path, fmt) from None
+            raise withheld(path, fmt) from None
         self._raw_names = names
 
     # ------------------------------------------------------------- typed view
@@ -587,53 +542,3 @@ def _text_array(a: np.ndarray) -> np.ndarray:
         return str(v)
 
     return np.array([text(v) for v in a.tolist()], dtype=object)
-
-
-def _sha256_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    off = 0
-    while True:
-        chunk = os.pread(fd, 1 << 22, off)
-        if not chunk:
-            return h.hexdigest()
-        h.update(chunk)
-        off += len(chunk)
-
-
-def _copy_fd(fd: int, dest: str) -> None:
-    """Copy the descriptor's bytes into a new private file (mode 0600)."""
-    out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        off = 0
-        while True:
-            chunk = os.pread(fd, 1 << 22, off)
-            if not chunk:
-                return
-            os.write(out, chunk)
-            off += len(chunk)
-    finally:
-        os.close(out)
-
-
-def _csv_header(fd: int, gz: bool, delim: str, path: Path) -> list[str]:
-    """The header record, parsed with the same dialect DuckDB is given (RFC 4180)."""
-    raw = os.pread(fd, _HEADER_BYTES, 0)
-    if gz:
-        try:  # a prefix of the stream decompresses to a prefix of the text
-            raw = zlib.decompressobj(wbits=31).decompress(raw, _HEADER_BYTES)
-        except zlib.error:
-            raise _withheld(path, "gzip-compressed CSV") from None
-    try:
-        text = raw.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as exc:  # possibly a multi-byte char cut at the boundary
-        text = raw[: exc.start].decode("utf-8-sig") if exc.start > 0 else ""
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"',
-                      doublequote=True, strict=False)
-    try:
-        header = next(rows)
-    except (StopIteration, csv.Error):
-        header = []
-    if not header or ("\n" not in text and len(raw) >= _HEADER_BYTES):
-        raise ParameterError(f"data file {str(path)!r} has no header line (the first line "
-                             "must name the columns, within 1 MiB)")
-    return header

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError
+from .files import absent_message, csv_header, open_regular
 from .plan import (
     ENCODING_TAG,
     GROUP_TAG,
@@ -88,10 +89,7 @@ from .source import (
     CSV_SUFFIXES,
     NUMBER_REGEX,
     PARQUET_SUFFIXES,
-    _csv_header,
-    absent_message,
     frame_kind,
-    open_regular,
 )
 
 #: characters Hadoop's path globbing interprets (and its escape character)
@@ -398,7 +396,7 @@ class SparkEngine:
                 "dpnoise); convert remote data to parquet or pass a DataFrame")
         fd = open_regular(path, "data file")
         try:
-            headers = _csv_header(fd, gz, delim, Path(path))
+            headers = csv_header(fd, gz, delim, Path(path))
         finally:
             os.close(fd)
         schema = StructType([StructField(f"c{i}", StringType(), True)
