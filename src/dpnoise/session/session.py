@@ -143,7 +143,7 @@ class Release:
 
     def rows(self, limit: int | None = None, intervals: bool = False
              ) -> list[tuple[Any, ...]]:
-        flat = self.values.ravel()
+        flat = positive_zero(self.values.ravel())
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
         lo = hi = None

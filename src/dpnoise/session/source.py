@@ -11,7 +11,11 @@ message, and every query runs on columns of known types.
 (DuckDB prints a DOUBLE with the shortest decimal that round-trips, an integer or DECIMAL
 exactly; a value with no text form is NULL), then stripped of ASCII whitespace (space,
 ``\\t``, ``\\n``, ``\\v``, ``\\f``, ``\\r``) at both ends.  CSV files are read with every
-column as VARCHAR, so the text is the cell as written.
+column as VARCHAR, so the text is the cell as written: RFC 4180 (IETF, "Common Format and
+MIME Type for Comma-Separated Values (CSV) Files", 2005) -- quoted fields holding the
+delimiter, doubled quotes or line breaks in any column, LF or CRLF, a UTF-8 byte-order mark
+ignored, cells of any size (DuckDB's serial scanner is used when the parallel one refuses
+the file).
 
 **Text -> number** (defined once here; another engine must implement the same): the
 stripped text must fully match ``[+-]?(D+.?D*|.D+)([eE][+-]?D+)?`` (D an ASCII digit; no
