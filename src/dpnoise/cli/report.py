@@ -37,13 +37,35 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise ParameterError("give --anchor FILE or --no-anchor, not both")
     if not Path(args.ledger).is_file():
         raise LedgerError(f"ledger {args.ledger!r} does not exist")
+    out = Path(args.out)
+    _check_out(args.out)
     with Ledger(args.ledger, anchor=args.anchor) as led:
         unchecked = anchor_required(led, args.ledger, args)
         html = ledger_report(led, name=args.name)
-    out = Path(args.out)
-    out.write_text(html, encoding="utf-8")
+    try:
+        out.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError(f"--out {args.out!r} could not be written: {exc.strerror}") \
+            from None
     print(f"report written to {out.resolve()}")
     if unchecked:
         print(NOT_CHECKED)
         return 1
     return 0
+
+
+def _check_out(path: str) -> None:
+    """--out must name a file (it may be replaced) in a directory that exists."""
+    import os
+    from pathlib import Path
+
+    from ..errors import ParameterError
+
+    if not path or "\x00" in path or path.endswith(("/", os.sep)) or \
+            Path(path).name in ("", ".", ".."):
+        raise ParameterError(f"--out {path!r} must name a file, not a directory")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ParameterError(f"--out {path!r} exists and is not a regular file")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise ParameterError(f"--out {path!r}: directory {str(parent)!r} does not exist")

@@ -14,6 +14,7 @@ with mean c, E|Y − c| = L·E[K + 1/2] and Var Y = L²·E[(K + 1/2)²].
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Protocol
 
@@ -93,7 +94,11 @@ class HalfLatticeLaw(LatticeLaw):
         return self.center
 
     def var(self) -> float:
-        return self.grid**2 * self.magnitude.half_moments()[1]
+        return self.grid * self.grid * self.magnitude.half_moments()[1]  # inf past 2^1024
+
+    def std(self) -> float:
+        """L·sqrt(E[(K + 1/2)^2]): finite whenever the scale is, even where var is not."""
+        return self.grid * math.sqrt(self.magnitude.half_moments()[1])
 
     def mean_abs(self) -> float:
         """E|Y − c| = L·E[K + 1/2]."""

@@ -214,9 +214,10 @@ def sigma_std(pieces: Pieces, sensitivity: float, epsilon: float) -> float:
         if d >= W:  # effective sensitivity W; the loss is exactly W/s (Z(a) = Z(b))
             s = W / eps
             return _round_up(s, W / s, eps, lambda t: W / t)
-        if 2 * d == W:  # closed form
-            q = (-1 + math.sqrt(1 + 8 * math.exp(-eps))) / 2
-            s = -d / math.log(q)
+        if 2 * d == W:  # closed form: e^(-Δ/s) = q = (sqrt(1 + 8e^-ε) - 1)/2, i.e.
+            # -ln q = ε + ln(1 + sqrt(1 + 8e^-ε)) - ln 4 -- written so that no term
+            # cancels or underflows (at ε >= 37 the difference form gives q = 0)
+            s = d / (eps + math.log1p(math.sqrt(1 + 8 * math.exp(-eps))) - 2 * LN2)
         else:
             f = lambda t: phi_interval(t, W, d) - eps  # noqa: E731
             a, b = d / eps, 2 * d / eps

@@ -39,6 +39,28 @@ MAX_LAW_CELLS = 2**20  # wider clamped ranges: the unclamped law's error (an upp
 SHRINK = 1e-9  # the plan aims this far (relatively) inside the total: the ledger is strict
 
 
+@dataclass(frozen=True)
+class WholeRelease:
+    """A component known only by its (epsilon, delta) for the whole release (the report
+    noisy max of a quantile, DP partition selection): accountants charge it by that
+    guarantee -- basic composition as is, the PLD accountant by the randomized-response
+    pair that dominates every (epsilon, delta)-DP mechanism (Kairouz, Oh and Viswanath,
+    "The composition theorem for differential privacy", ICML 2015, Thm. 2.1), zCDP
+    (pure only) as rho = epsilon^2 / 2."""
+
+    name: str
+    epsilon: float
+    delta: float
+
+    @property
+    def guarantee(self) -> Any:
+        from ..mechanisms.base import Guarantee
+
+        notion = "approximate" if self.delta > 0 else "pure"
+        return Guarantee(float(self.epsilon), float(self.delta), notion,
+                         f"{self.name}: charged by its (epsilon, delta)")
+
+
 def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -> Any:
     """The ledger charge of one release: the composition over its roles of
 
@@ -62,6 +84,10 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
 
     specs = []
     for role, p in plans:
+        if not hasattr(p, "target"):  # a quantile's rank, partition selection: no additive
+            # law, charged by the (epsilon, delta) the plan guarantees for the whole release
+            specs.append(ReleaseSpec.cells(WholeRelease(p.name, p.epsilon, p.delta), 1, role))
+            continue
         t, m = p.target, p.mechanism
         k = int(t.rows)
         if not t.cells:
@@ -85,7 +111,7 @@ def expected_error(p: Plan) -> dict[str, Any]:
         # points): use the unclamped law, an upper bound at every true value in the range
         law = inner.noise()
         return {"mean_abs": float(law.mean_abs()),
-                "rmse": math.sqrt(float(law.var())),
+                "rmse": float(law.std()),
                 "at": f"unclamped noise law: an upper bound at every point of [{t.lower:g}, "
                       f"{t.upper:g}] (clamping towards a true value inside the range only "
                       "shrinks the error)"}
@@ -94,13 +120,13 @@ def expected_error(p: Plan) -> dict[str, Any]:
         for x in np.linspace(t.lower, t.upper, ERROR_POINTS).tolist():
             law = m.noise(x)
             worst_abs = max(worst_abs, float(law.mean_abs(about=x)))
-            worst_rmse = max(worst_rmse, math.sqrt(float(law.var()) + (float(law.mean()) - x) ** 2))
+            worst_rmse = max(worst_rmse, math.hypot(float(law.std()), float(law.mean()) - x))
         return {"mean_abs": worst_abs, "rmse": worst_rmse,
                 "at": f"worst of {ERROR_POINTS} points of [{t.lower:g}, {t.upper:g}]"}
     law = m.noise()
     mean = float(law.mean())
     return {"mean_abs": float(law.mean_abs()) + abs(mean),
-            "rmse": math.sqrt(float(law.var()) + mean * mean),
+            "rmse": math.hypot(float(law.std()), mean),
             "at": "noise law (any true value; clamping into the range only reduces it)"}
 
 
@@ -132,8 +158,10 @@ class ReleasePlan:
                          "per release")
         for role, c in self.components.items():
             e = c["error"]
-            lines.append(f"  {role}: {c['repr']}  E|err| = {e['mean_abs']:.4g}, RMSE = "
-                         f"{e['rmse']:.4g} per cell ({e['at']})")
+            lines.append(f"  {role}: {c['repr']}  " + (
+                "(no additive noise law: its error shows in the release's error bars)"
+                if e is None else f"E|err| = {e['mean_abs']:.4g}, RMSE = {e['rmse']:.4g} "
+                f"per cell ({e['at']})"))
         ca = self.composed_after
         if ca:
             lines.append("composed after all: " + ", ".join(
@@ -279,7 +307,10 @@ def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | 
     if total.rho is None:
         spent_basic = ledger.spent_basic()
         basic = max(0.0, (float(total.epsilon) - spent_basic.epsilon) / n)
-    comps = {role: {**p.parameters(), "error": expected_error(p)} for role, p in plans}
+    comps = {role: {"repr": f"{p.name}(epsilon={p.epsilon:.6g}"
+                    + (f", delta={p.delta:.3g})" if p.delta else ")"), **p.parameters(),
+                    "error": expected_error(p) if hasattr(p, "target") else None}
+             for role, p in plans}
     mech = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
         else plans[0][1].name
     return ReleasePlan(q.canonical(), acc.name, int(reserve_for), float(epsilon), float(delta),

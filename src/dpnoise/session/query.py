@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParameterError
-from .schema import MAX_CELLS, Schema, check_identifier
+from .schema import MAX_CELLS, MAX_POWER_BOUND, Schema, check_identifier
 
 Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile"]
 #: statistics of a bounded numeric column
@@ -268,7 +268,14 @@ class Query:
         if self.stat in NUMERIC_STATS:
             if self.column is None:
                 raise ParameterError(f"{self.stat.upper()} needs a column, e.g. {self.stat} age")
-            schema.numeric(self.column)
+            col = schema.numeric(self.column)
+            if self.stat in ("variance", "stddev") and \
+                    max(abs(col.lower), abs(col.upper)) > MAX_POWER_BOUND:  # type: ignore[arg-type]
+                raise ParameterError(
+                    f"{self.stat} of column {self.column!r}: its bounds [{col.lower:g}, "
+                    f"{col.upper:g}] exceed 2^480 (about 3.1e144) in absolute value, where "
+                    "the sum of squares of 2^53 values stops being a finite double; declare "
+                    "tighter bounds")
         if self.stat == "quantile":
             q = self.quantile
             if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:

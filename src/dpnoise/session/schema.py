@@ -66,6 +66,13 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 MAX_CELLS = 50_000_000
 #: largest |bound|: 2^53 values at the bound sum to at most 2^1023, a finite double
 MAX_BOUND = 2.0**970
+#: largest |bound| of a column whose variance or standard deviation is asked: the sum of
+#: squares of 2^53 values at the bound, and its sensitivity, stay finite doubles
+MAX_POWER_BOUND = 2.0**480
+#: largest schema file read (a schema is a few kilobytes)
+MAX_SCHEMA_BYTES = 1 << 24
+#: deepest nesting of TOML arrays / tables accepted (Python's parser recurses)
+MAX_SCHEMA_NESTING = 64
 #: smallest nonzero max(|lower|, |upper|): keeps the fixed-point resolution a normal double
 MIN_SCALE = 2.0**-960
 #: integer keys are exact doubles
@@ -310,6 +317,15 @@ class Schema:
     # ------------------------------------------------------------- construction
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Schema:
+        if not isinstance(doc, Mapping):
+            raise ParameterError(f"schema must be a table with [dataset] and [columns.NAME], "
+                                 f"got {type(doc).__name__}")
+        for section in ("dataset", "columns"):
+            if not isinstance(doc.get(section, {}), Mapping):
+                raise ParameterError(
+                    f"schema {section} must be a table ([{section}]"
+                    + ("" if section == "dataset" else " with [columns.NAME] under it")
+                    + f"), got {type(doc[section]).__name__}")
         unknown = set(doc) - {"dataset", "columns"}
         if unknown:
             raise ParameterError(f"schema: unknown sections {sorted(unknown)}; use [dataset] "
@@ -359,12 +375,16 @@ class Schema:
     @classmethod
     def from_toml(cls, path: str | Path) -> Schema:
         p = Path(path)
+        text = _read_schema_text(p)
+        if _nesting(text) > MAX_SCHEMA_NESTING:
+            raise ParameterError(f"schema file {str(p)!r} nests arrays or tables more than "
+                                 f"{MAX_SCHEMA_NESTING} deep")
         try:
-            doc = tomllib.loads(p.read_text())
-        except FileNotFoundError as exc:
-            raise ParameterError(f"schema file {str(p)!r} does not exist") from exc
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ParameterError(f"schema file {str(p)!r} is not valid TOML: {exc}") from exc
+            raise ParameterError(f"schema file {str(p)!r} is not valid TOML: {exc}") from None
+        except RecursionError:  # pragma: no cover - the nesting check comes first
+            raise ParameterError(f"schema file {str(p)!r} nests too deep") from None
         return cls.from_dict(doc)
 
     @classmethod
@@ -473,6 +493,48 @@ class Schema:
         """SHA-256 of the canonical schema (the ledger keys replays on it)."""
         blob = json.dumps(self.as_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _read_schema_text(p: Path) -> str:
+    """The schema file's text: a regular file (never a FIFO or device: opening a FIFO
+    blocks), at most MAX_SCHEMA_BYTES, UTF-8."""
+    import os
+
+    from .files import open_regular
+
+    if not os.path.lexists(p):
+        raise ParameterError(f"schema file {str(p)!r} does not exist")
+    fd = open_regular(p, "schema file")
+    try:
+        raw = b""
+        while len(raw) <= MAX_SCHEMA_BYTES:
+            chunk = os.read(fd, MAX_SCHEMA_BYTES + 1 - len(raw))
+            if not chunk:
+                break
+            raw += chunk
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SCHEMA_BYTES:
+        raise ParameterError(f"schema file {str(p)!r} is larger than {MAX_SCHEMA_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"schema file {str(p)!r} is not UTF-8 text (byte {exc.start})") \
+            from None
+
+
+def _nesting(text: str) -> int:
+    """An upper bound on the depth of TOML arrays and inline tables: brackets and braces
+    outside strings are counted (a bracket inside a string or comment only over-counts,
+    which no real schema comes near)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _split_range(spec: str, flag: str) -> tuple[str, float, float]:

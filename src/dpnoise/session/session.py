@@ -53,7 +53,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,7 +74,7 @@ from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
-from .table import TABLE_FORMATS, write_table
+from .table import TABLE_FORMATS, check_new_file, duckdb_error, positive_zero, write_table
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,8 @@ class Release:
                                  "ledger entry whose components were not recorded, or "
                                  "written by the executors)")
         conf = self.confidence if confidence is None else check_level(confidence)
-        return self._intervals(conf)  # type: ignore[no-any-return]
+        lo, hi = self._intervals(conf)
+        return positive_zero(lo), positive_zero(hi)
 
     def _repr_html_(self) -> str:
         """Notebook display: the released table and the error law at a public point."""
@@ -145,7 +145,7 @@ class Release:
 
     def rows(self, limit: int | None = None, intervals: bool = False
              ) -> list[tuple[Any, ...]]:
-        flat = self.values.ravel()
+        flat = positive_zero(self.values.ravel())
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
         lo = hi = None
@@ -647,7 +647,14 @@ class Session:
                        ledger_head=head, confidence=confidence, _intervals=intervals,
                        declared=declared_rules(self.schema, q))
         if output is not None and not executors:
-            write_table(release, str(output))
+            try:
+                write_table(release, str(output))
+            except (OSError, duckdb_error()) as exc:
+                raise DpnoiseError(
+                    f"release {rid} is recorded in the ledger (replay it at no cost with "
+                    f"replay=True / --replay) but output {str(output)!r} could not be "
+                    f"written: {getattr(exc, 'strerror', None) or type(exc).__name__}"
+                ) from None
             release.details["output"] = str(output)
         return release
 
@@ -662,8 +669,8 @@ class Session:
         if output is not None:
             if not isinstance(output, (str, Path)) or not str(output):
                 raise ParameterError(f"output must be a path, got {output!r}")
-            if "://" not in str(output) and os.path.exists(output):
-                raise ParameterError(f"output {str(output)!r} exists already: give a new path")
+            if "://" not in str(output):
+                check_new_file(str(output), "output")
             if not executors and Path(str(output)).suffix.lower() not in TABLE_FORMATS:
                 raise ParameterError(
                     f"output {str(output)!r}: the released table is written as "

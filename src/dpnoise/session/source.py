@@ -11,7 +11,11 @@ message, and every query runs on columns of known types.
 (DuckDB prints a DOUBLE with the shortest decimal that round-trips, an integer or DECIMAL
 exactly; a value with no text form is NULL), then stripped of ASCII whitespace (space,
 ``\\t``, ``\\n``, ``\\v``, ``\\f``, ``\\r``) at both ends.  CSV files are read with every
-column as VARCHAR, so the text is the cell as written.
+column as VARCHAR, so the text is the cell as written: RFC 4180 (IETF, "Common Format and
+MIME Type for Comma-Separated Values (CSV) Files", 2005) -- quoted fields holding the
+delimiter, doubled quotes or line breaks in any column, LF or CRLF, a UTF-8 byte-order mark
+ignored, cells of any size (DuckDB's serial scanner is used when the parallel one refuses
+the file).
 
 **Text -> number** (defined once here; another engine must implement the same): the
 stripped text must fully match ``[+-]?(D+.?D*|.D+)([eE][+-]?D+)?`` (D an ASCII digit; no
@@ -67,15 +71,11 @@ goes through the same lock-down and typed-view code, which must be read as one p
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import math
 import os
-import stat
 import sys
 import tempfile
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -83,12 +83,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from .files import absent_message, copy_fd, csv_header, open_regular, withheld
+from .files import sha256_fd as _sha256_fd  # a module global: tests replace it
 from .schema import Column, Schema, quote_identifier
 
 NUMBER_REGEX = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 _WS = "chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"
 _MISSING_IDS = ("", "nan", "+nan", "-nan")
-_HEADER_BYTES = 1 << 20
+#: the serial csv scanner's record limit: 1 TiB (DuckDB allocates by content, not by it)
+CSV_MAX_RECORD = 1 << 40
 VIEW = "__dp_view"
 UID = "__dp_uid"
 
@@ -160,13 +163,6 @@ def _typed_sql(col: Column, text: str, number: str) -> str:
     return number
 
 
-def _withheld(path: Path, fmt: str) -> ParameterError:
-    return ParameterError(
-        f"data file {str(path)!r} could not be read as {fmt} (the reader's message is "
-        "withheld because it may quote the data)"
-    )
-
-
 class Source:
     """Opens ``data`` into ``con`` as the typed view; ``fingerprint`` names what was read
     (``legacy_fingerprint``: a file's fingerprint as ledgers stored it before, with the
@@ -223,10 +219,7 @@ class Source:
         """Map each needed header to its position name ``c<i>``; refuse absent/duplicates."""
         missing = [h for h in self.needed if h not in headers]
         if missing:
-            raise ParameterError(
-                f"column(s) {missing} are declared in the schema but absent from {where} "
-                f"(it has {sorted(headers)})"
-            )
+            raise ParameterError(absent_message(missing, where))
         dup = sorted({h for h in self.needed if headers.count(h) > 1})
         if dup:
             raise ParameterError(f"column(s) {dup} appear more than once in {where}")
@@ -337,16 +330,10 @@ class Source:
                 f"data file {str(path)!r}: unknown type {path.suffix!r} (use .csv, .tsv, "
                 ".csv.gz, .parquet or .duckdb)"
             )
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            raise ParameterError(
-                f"data file {str(path)!r} cannot be opened: {exc.strerror}") from None
+        fd = open_regular(path, "data file")
         ok = False
         try:
             before = os.fstat(fd)
-            if not stat.S_ISREG(before.st_mode):
-                raise ParameterError(f"data file {str(path)!r} is not a regular file")
             digest = _sha256_fd(fd)
             fd_path = f"/dev/fd/{fd}"
             if not os.path.exists(fd_path):  # pragma: no cover - every supported OS has it
@@ -362,7 +349,7 @@ class Source:
                 # mangling '?'), so it is given a private copy of the descriptor's bytes
                 with tempfile.TemporaryDirectory(prefix="dpnoise-") as tmp:
                     copy = os.path.join(tmp, "data.duckdb")
-                    _copy_fd(fd, copy)
+                    copy_fd(fd, copy)
                     con.execute("SET allowed_paths = [" + ", ".join(
                         map(sql_string, (copy, copy + ".wal"))) + "]")
                     con.execute("SET enable_external_access = false")
@@ -391,18 +378,29 @@ class Source:
 
     def _csv(self, fd: int, fd_path: str, path: Path, gz: bool, tsv: bool) -> None:
         delim = "\t" if tsv else ","
-        headers = _csv_header(fd, gz, delim, path)
+        headers = csv_header(fd, gz, delim, path)
         names = self._check_headers(headers, f"the header of {str(path)!r}")
         columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(headers))) + "}"
         pick = ", ".join(names[h] for h in self.needed) or "1 AS c_one"
-        reader = (f"read_csv({sql_string(fd_path)}, header = true, auto_detect = false, "
+        common = (f"{sql_string(fd_path)}, header = true, auto_detect = false, "
                   f"delim = {sql_string(delim)}, quote = '\"', escape = '\"', "
                   f"columns = {columns}, null_padding = true, strict_mode = false, "
-                  f"compression = {sql_string('gzip' if gz else 'none')})")
-        try:
-            self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {reader}")
-        except self._error:
-            raise _withheld(path, "CSV") from None
+                  f"compression = {sql_string('gzip' if gz else 'none')}")
+        # DuckDB's parallel scanner refuses quoted newlines together with null_padding,
+        # and every scanner refuses a record longer than max_line_size (2 MiB by
+        # default): a file either scans in parallel, or is read again by the serial
+        # scanner with no practical record limit.  Which one succeeds depends on the whole
+        # file only; both give the same rows, and a file neither reads is refused now.
+        attempts = (f"read_csv({common})",
+                    f"read_csv({common}, parallel = false, max_line_size = {CSV_MAX_RECORD})")
+        for reader in attempts:
+            try:
+                self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {reader}")
+                break
+            except self._error:
+                continue
+        else:
+            raise withheld(path, "CSV") from None
         self._raw_names = names
 
     def _parquet(self, fd_path: str, path: Path) -> None:
@@ -411,7 +409,7 @@ class Source:
             headers = [r[0] for r in self.con.execute(
                 f"DESCRIBE SELECT * FROM {reader}").fetchall()]
         except self._error:
-            raise _withheld(path, "parquet") from None
+            raise withheld(path, "parquet") from None
         self._select_raw(headers, reader, path, "parquet")
 
     def _duckdb(self, fd_path: str, path: Path) -> None:
@@ -422,20 +420,21 @@ class Source:
                 "SELECT table_name, table_type FROM information_schema.tables "
                 "WHERE table_catalog = '__dp_src' AND table_schema = 'main'").fetchall()
         except self._error:
-            raise _withheld(path, "a DuckDB database") from None
+            raise withheld(path, "a DuckDB database") from None
         kinds = {str(n): str(t) for n, t in rows}
         table = self.schema.table
         if table is None:
             base = sorted(n for n, t in kinds.items() if t == "BASE TABLE")
             if len(base) != 1:
                 raise ParameterError(
-                    "the .duckdb file holds several tables (or none): name one with "
-                    f"table = \"...\" in the schema's [dataset] (found {base})"
+                    f"the .duckdb file holds {len(base)} base tables: name one with "
+                    "table = \"...\" in the schema's [dataset] (names read from the file "
+                    "are not shown)"
                 )
             table = base[0]
         if table not in kinds:
-            raise ParameterError(f"the .duckdb file has no table {table!r} (tables: "
-                                 f"{sorted(kinds)})")
+            raise ParameterError(f"the .duckdb file has no table {table!r} (names read "
+                                 "from the file are not shown)")
         if kinds[table] != "BASE TABLE":
             raise ParameterError(
                 f"{table!r} in the .duckdb file is a {kinds[table].lower()}, not a base "
@@ -447,7 +446,7 @@ class Source:
                 " = '__dp_src' AND schema_name = 'main' AND table_name = $t "
                 "ORDER BY column_index", {"t": table}).fetchall()
         except self._error:
-            raise _withheld(path, "a DuckDB database") from None
+            raise withheld(path, "a DuckDB database") from None
         if any(bool(g) for _, g in cols):
             raise ParameterError(f"table {table!r} has generated columns: only stored "
                                  "columns are read")
@@ -462,7 +461,7 @@ class Source:
         try:
             self.con.execute(f"CREATE TEMP TABLE __dp_raw AS SELECT {pick} FROM {relation}")
         except self._error:
-            raise _withheld(path, fmt) from None
+            raise withheld(path, fmt) from None
         self._raw_names = names
 
     # ------------------------------------------------------------- typed view
@@ -554,53 +553,3 @@ def _text_array(a: np.ndarray) -> np.ndarray:
         return str(v)
 
     return np.array([text(v) for v in a.tolist()], dtype=object)
-
-
-def _sha256_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    off = 0
-    while True:
-        chunk = os.pread(fd, 1 << 22, off)
-        if not chunk:
-            return h.hexdigest()
-        h.update(chunk)
-        off += len(chunk)
-
-
-def _copy_fd(fd: int, dest: str) -> None:
-    """Copy the descriptor's bytes into a new private file (mode 0600)."""
-    out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        off = 0
-        while True:
-            chunk = os.pread(fd, 1 << 22, off)
-            if not chunk:
-                return
-            os.write(out, chunk)
-            off += len(chunk)
-    finally:
-        os.close(out)
-
-
-def _csv_header(fd: int, gz: bool, delim: str, path: Path) -> list[str]:
-    """The header record, parsed with the same dialect DuckDB is given (RFC 4180)."""
-    raw = os.pread(fd, _HEADER_BYTES, 0)
-    if gz:
-        try:  # a prefix of the stream decompresses to a prefix of the text
-            raw = zlib.decompressobj(wbits=31).decompress(raw, _HEADER_BYTES)
-        except zlib.error:
-            raise _withheld(path, "gzip-compressed CSV") from None
-    try:
-        text = raw.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as exc:  # possibly a multi-byte char cut at the boundary
-        text = raw[: exc.start].decode("utf-8-sig") if exc.start > 0 else ""
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"',
-                      doublequote=True, strict=False)
-    try:
-        header = next(rows)
-    except (StopIteration, csv.Error):
-        header = []
-    if not header or ("\n" not in text and len(raw) >= _HEADER_BYTES):
-        raise ParameterError(f"data file {str(path)!r} has no header line (the first line "
-                             "must name the columns, within 1 MiB)")
-    return header

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError
+from .files import absent_message, csv_header, open_regular
 from .plan import (
     ENCODING_TAG,
     GROUP_TAG,
@@ -88,7 +89,6 @@ from .source import (
     CSV_SUFFIXES,
     NUMBER_REGEX,
     PARQUET_SUFFIXES,
-    _csv_header,
     frame_kind,
 )
 
@@ -362,6 +362,9 @@ class SparkEngine:
                     "partitioned parquet directory as one data set")
             if local and not os.path.exists(path):
                 raise ParameterError(f"data file {path!r} does not exist")
+            if local and not (os.path.isdir(path) or os.path.isfile(path)):
+                raise ParameterError(f"data file {path!r} is not a regular file (a FIFO, "
+                                     "device or socket is never read)")
             if local and os.path.isfile(path) and partitioned:
                 raise ParameterError(f"partitioned=True needs a directory, {path!r} is a file")
             try:
@@ -391,15 +394,9 @@ class SparkEngine:
             raise ParameterError(
                 "engine=\"spark\" reads csv from a local path only (its header is parsed by "
                 "dpnoise); convert remote data to parquet or pass a DataFrame")
+        fd = open_regular(path, "data file")
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            raise ParameterError(f"data file {path!r} cannot be opened: {exc.strerror}") \
-                from None
-        try:
-            if not os.path.isfile(path):
-                raise ParameterError(f"data file {path!r} is not a regular file")
-            headers = _csv_header(fd, gz, delim, Path(path))
+            headers = csv_header(fd, gz, delim, Path(path))
         finally:
             os.close(fd)
         schema = StructType([StructField(f"c{i}", StringType(), True)
@@ -429,9 +426,7 @@ class SparkEngine:
         headers = list(raw.columns)
         missing = [h for h in self.needed if h not in headers]
         if missing:
-            raise ParameterError(
-                f"column(s) {missing} are declared in the schema but absent from the data "
-                f"(it has {sorted(headers)})")
+            raise ParameterError(absent_message(missing, "the data"))
         dup = sorted({h for h in self.needed if headers.count(h) > 1})
         if dup:
             raise ParameterError(f"column(s) {dup} appear more than once in the data")

@@ -19,6 +19,39 @@ from numpy.typing import NDArray
 TABLE_FORMATS = (".csv", ".parquet")
 
 
+def check_new_file(path: str, what: str) -> None:
+    """Refuse, before anything is spent or written, a path that cannot become a new file:
+    one that exists (or is a dangling link), ends in a path separator, or whose directory
+    does not exist or is not writable."""
+    from ..errors import ParameterError
+
+    if not path or "\x00" in path:
+        raise ParameterError(f"{what} must be a non-empty path without NUL, got {path!r}")
+    if path.endswith(("/", os.sep)) or Path(path).name in ("", ".", ".."):
+        raise ParameterError(f"{what} {path!r} names a directory: give a file name")
+    if os.path.lexists(path):
+        raise ParameterError(f"{what} {path!r} exists already: give a new path")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise ParameterError(f"{what} {path!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"{what} {path!r}: directory {str(parent)!r} is not writable")
+
+
+def duckdb_error() -> type[BaseException]:
+    """DuckDB's error class (imported lazily: writing a table is the only use here)."""
+    import duckdb
+
+    return duckdb.Error  # type: ignore[no-any-return]
+
+
+def positive_zero(a: Any) -> Any:
+    """``a`` with every -0.0 made +0.0 (``x + 0.0`` is ``x`` except that it maps -0.0 to
+    +0.0, IEEE 754 round-to-nearest): a printed ``-0.0`` bound reads as a sign of the data."""
+    arr = np.asarray(a)
+    return arr + 0.0 if arr.dtype.kind == "f" else a
+
+
 def release_columns(release: Any, intervals: bool = True) -> dict[str, NDArray[Any]]:
     """The columns of ``release.columns(intervals)`` as arrays aligned with
     ``release.values.ravel()``: row ``i`` of these columns, element by element through
@@ -26,9 +59,9 @@ def release_columns(release: Any, intervals: bool = True) -> dict[str, NDArray[A
     names = release.columns(intervals)
     keys = release.key_arrays()
     cols: list[NDArray[Any]] = [np.asarray(keys[g]) for g in release.group_by]
-    cols.append(np.asarray(release.values).ravel())
+    cols.append(positive_zero(np.asarray(release.values).ravel()))
     if len(names) > len(cols):  # the release carries error bars
-        cols.extend(np.asarray(a).ravel() for a in release.interval())
+        cols.extend(positive_zero(np.asarray(a).ravel()) for a in release.interval())
     return dict(zip(names, cols, strict=True))
 
 
