@@ -309,10 +309,15 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
         return result
     _check_total(session, todo)
     rng = resolve_rng(session.rng)
-    if paths:
-        Path(output).mkdir(exist_ok=True)  # type: ignore[arg-type]
-    # ONE transaction for the whole workload, before anything data-dependent runs
-    rids = session.ledger.reserve_all([p.reservation for _, p in todo])
+    made = bool(paths) and not Path(output).exists()  # type: ignore[arg-type]
+    if made:
+        Path(output).mkdir()  # type: ignore[arg-type]
+    try:  # ONE transaction for the whole workload, before anything data-dependent runs
+        rids = session.ledger.reserve_all([p.reservation for _, p in todo])
+    except BaseException:
+        if made:
+            Path(output).rmdir()  # type: ignore[arg-type]
+        raise
     for i, ((q, p), rid) in enumerate(zip(todo, rids, strict=True)):
         try:
             r = session._execute(p, rid, rng)
