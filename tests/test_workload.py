@@ -97,6 +97,20 @@ def test_bad_workloads_are_refused_before_anything(bad: dict[str, Any], needle: 
         assert s.history() == [] and not (tmp_path / "out").exists()
 
 
+def test_a_bad_query_is_named_and_nothing_is_spent(tmp_path: Path) -> None:
+    led = _ledger(tmp_path, Budget(5.0, 1e-5))
+    wl = {"queries": {"fine": {"query": "count", "epsilon": 0.1},
+                      "typo": {"query": "mean nosuch", "epsilon": 0.1},
+                      "no_delta": {"query": "count by city", "epsilon": 0.1}}}
+    with Session(_data(), None, led, schema=SCHEMA) as s:
+        with pytest.raises(ParameterError, match="workload query 'typo'"):
+            s.run_workload(wl)
+        del wl["queries"]["typo"]
+        with pytest.raises(ParameterError, match="workload query 'no_delta'"):
+            s.run_workload(wl)
+        assert s.history() == []
+
+
 def test_bad_toml_file(tmp_path: Path) -> None:
     p = tmp_path / "w.toml"
     p.write_text("[workload\n")

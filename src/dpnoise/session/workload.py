@@ -293,9 +293,14 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
         raise ParameterError("this session has no data (data=None: planning only)")
     paths = _output_paths(wl, output)
     _row_bound_first(session, wl)
-    pending = [session._prepare(session.parse(q.query), q.epsilon, q.delta, q.mechanism,
-                                True, paths.get(q.name), wl.confidence)
-               for q in wl.queries]
+    pending = []
+    for q in wl.queries:
+        try:
+            pending.append(session._prepare(session.parse(q.query), q.epsilon, q.delta,
+                                            q.mechanism, True, paths.get(q.name),
+                                            wl.confidence))
+        except ParameterError as exc:  # public facts only: name the query
+            raise ParameterError(f"workload query {q.name!r}: {exc}") from None
     result = WorkloadResult(wl)
     use_replay = session.replay if replay is None else bool(replay)
     todo = []
