@@ -143,3 +143,17 @@ def test_public_names_import_from_dpnoise() -> None:
     for name in ("Ledger", "Release", "Schema", "TrueAnswer", "Workload", "WorkloadResult"):
         assert name in dpnoise.__all__
     assert Release and TrueAnswer and Workload and WorkloadResult
+
+
+def test_a_release_that_selected_no_group_is_an_empty_table() -> None:
+    """Every group below the selection threshold (one tiny city): zero rows, the columns
+    and the metadata still there."""
+    data = {"x": np.array([1.0, 2.0]), "g": np.array(["a", "b"]), "k": np.array([1.0, 2.0]),
+            "city": np.array(["tiny", "tiny"])}
+    with Session(data, Budget(5.0, 1e-3), schema=SCHEMA, rng=SeededRandom(1)) as s:
+        r = s.release("mean x by city", epsilon=0.5, delta=1e-6)
+        assert r.values.size == 0 and r.group_keys == ((),)
+        df = r.to_pandas()
+        assert list(df.columns) == ["city", "mean", "low", "high"] and len(df) == 0
+        assert r.to_arrow().num_rows == 0 and r.to_polars().height == 0
+        assert df.attrs["guarantee"] == r.guarantee

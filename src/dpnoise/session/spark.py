@@ -40,6 +40,15 @@ noised there by exactly the embedded engine's code; beyond that (or with
 ``noise="executors"``) every public cell is generated in Spark and noised on the
 executors, the release is written to ``output`` and nothing is collected.
 
+**Spark Connect** (``spark_remote="sc://host:port"``, ``"local[N]"``, or a DataFrame of
+a Connect session): the same plan, built with the Connect client's own ``functions`` and
+``Window`` (PySpark chooses between classic and Connect per process from an environment
+variable; dpnoise chooses per session, so one process may hold both).  The noise is then
+ALWAYS added on the client, from the collected aggregates, whatever the number of cells:
+``noise="executors"`` is refused, because the executors' key would travel in the task
+closure over the client-server channel, which is not encrypted unless the URL asks for
+TLS.
+
 Timing is not claimed here either: Spark's running time depends on the data.
 """
 
