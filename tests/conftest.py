@@ -79,6 +79,12 @@ def spark():  # type: ignore[no-untyped-def]
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
+    if "url" in CONNECT:  # the Connect client first, while its server still runs
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        client = ConnectSession._get_default_session()
+        if client is not None:
+            client.stop()
     session.stop()
 
 
