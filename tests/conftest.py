@@ -28,11 +28,26 @@ def _no_spark(reason: str) -> None:
     pytest.skip(f"Spark tests skipped: {reason}")
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+#: the Spark Connect URL of the test JVM's Connect server (set by the ``spark`` fixture)
+CONNECT: dict[str, str] = {}
+
+
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
     """ONE local SparkSession for the whole test session: local[2], 2 shuffle
     partitions, no UI, ANSI mode left ON (PySpark 4's default), so the typed view's
-    casts are proven not to fail."""
+    casts are proven not to fail.  The same JVM also serves Spark Connect (the
+    SparkConnectPlugin, on a free local port): the ``spark_connect`` fixture's client
+    talks to it through gRPC exactly as to a remote cluster -- one JVM for both, since
+    a process with a classic SparkContext cannot start a second, local Connect server."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -42,7 +57,19 @@ def spark():  # type: ignore[no-untyped-def]
     if not java or not os.path.exists(java):
         _no_spark("no Java runtime found (set JAVA_HOME or put java on PATH)")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this venv
-    session = (SparkSession.builder.master("local[2]").appName("dpnoise-tests")
+    port = _free_port()
+    builder = SparkSession.builder
+    try:
+        import pyspark.sql.connect.session  # noqa: F401  # the client: grpcio & co.
+
+        builder = builder.config("spark.plugins",
+                                 "org.apache.spark.sql.connect.SparkConnectPlugin") \
+            .config("spark.connect.grpc.binding.address", "127.0.0.1") \
+            .config("spark.connect.grpc.binding.port", str(port))
+        CONNECT["url"] = f"sc://127.0.0.1:{port}"
+    except ImportError:
+        CONNECT.pop("url", None)
+    session = (builder.master("local[2]").appName("dpnoise-tests")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
@@ -52,4 +79,19 @@ def spark():  # type: ignore[no-untyped-def]
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
+    if "url" in CONNECT:  # the Connect client first, while its server still runs
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        client = ConnectSession._get_default_session()
+        if client is not None:
+            client.stop()
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect(spark):  # type: ignore[no-untyped-def]
+    """The Spark Connect URL of the test JVM (a client session of it is made by the
+    engine itself from ``spark_remote``, the path ``--spark-remote`` takes)."""
+    if "url" not in CONNECT:
+        _no_spark('the Spark Connect client is not installed (pip install "pyspark[connect]")')
+    return CONNECT["url"]

@@ -47,7 +47,16 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
     from .mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
     from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
     from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
-    from .session import Budget, Session
+    from .session import (
+        Budget,
+        Ledger,
+        Release,
+        Schema,
+        Session,
+        TrueAnswer,
+        Workload,
+        WorkloadResult,
+    )
 
 __version__ = "0.1.0"
 
@@ -97,7 +106,13 @@ _LAZY: dict[str, str] = {
     "RandomSource": ".randomness",
     "SeededRandom": ".randomness",
     "Budget": ".session",
+    "Ledger": ".session",
+    "Release": ".session",
+    "Schema": ".session",
     "Session": ".session",
+    "TrueAnswer": ".session",
+    "Workload": ".session",
+    "WorkloadResult": ".session",
 }
 
 
@@ -133,6 +148,7 @@ __all__ = [
     "Interval",
     "L1Staircase",
     "Laplace",
+    "Ledger",
     "LedgerError",
     "Mechanism",
     "MultivariateStaircase",
@@ -144,13 +160,18 @@ __all__ = [
     "RandomSource",
     "RangeLaplace",
     "RegionExitError",
+    "Release",
+    "Schema",
     "SeededRandom",
     "Session",
     "Staircase",
     "TLapDistribution",
+    "TrueAnswer",
     "TruncatedLaplace",
     "Union",
     "VerificationReport",
+    "Workload",
+    "WorkloadResult",
     "__version__",
     "analytic_gaussian_sigma",
     "as_domain",

@@ -14,6 +14,9 @@ survive DP partition selection are released.  The ledger is created explicitly
 (``Ledger(..., create=True)``): a temporary file, or the file ``--ledger`` names
 (created if it does not exist yet, reused otherwise).  With a seed (``--seed``) the
 ledger is in memory instead -- seeded randomness is never charged to a ledger file.
+Last, the bundled workload file (``data/survey-workload.toml``: seven tables) runs in one
+pass on a publication ledger of its own, its results shown as pandas DataFrames, and is
+then refused as a whole when run again (nothing spent).
 """
 
 from __future__ import annotations
@@ -75,6 +78,57 @@ class DemoRow:
 def survey_paths() -> tuple[Path, Path]:
     base = resources.files("dpnoise").joinpath("data")
     return Path(str(base.joinpath("survey.csv"))), Path(str(base.joinpath("survey.toml")))
+
+
+def workload_path() -> Path:
+    """The bundled workload file: the survey's published tables in one run."""
+    return Path(str(resources.files("dpnoise").joinpath("data", "survey-workload.toml")))
+
+
+#: the publication ledger's total (the workload file spends all of it)
+PUBLICATION_TOTAL = Budget(epsilon=1.0, delta=1e-6)
+
+
+def run_workload_demo(rng: Any, tmp: str) -> dict[str, Any]:
+    """The bundled workload on its own ledger (a file in ``tmp``, created explicitly; in
+    memory when seeded), its tables written to ``tmp/tables``; then the same workload
+    again, refused as a whole because the ledger cannot pay for all of it."""
+    data, schema = survey_paths()
+    seeded = rng is not None and not isinstance(rng, CryptoRandom)
+    led = Ledger(None, budget=PUBLICATION_TOTAL) if seeded else \
+        Ledger(Path(tmp) / "publication-ledger.sqlite", budget=PUBLICATION_TOTAL, create=True)
+    with Session(data, None, led, schema=demo_schema(schema), rng=rng) as s:
+        result = s.run_workload(workload_path(), output=Path(tmp) / "tables")
+        spent_after = s.spent
+        try:
+            s.run_workload(workload_path())
+            refused = ""
+        except BudgetExceededError as exc:
+            refused = str(exc)
+        return {"result": result, "refused": refused, "spent": spent_after,
+                "spent_after_refusal": s.spent, "releases": len(s.history())}
+
+
+def _print_workload(w: dict[str, Any]) -> None:
+    r = w["result"]
+    print(f"\nworkload {r.workload.name!r} (src/dpnoise/data/survey-workload.toml): "
+          f"{len(r.workload.queries)} queries in one run, their budget reserved in one "
+          f"ledger transaction; spent {w['spent']} of {PUBLICATION_TOTAL}")
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas comes with the dev and spark extras
+        print("(pandas is not installed: the DataFrames are skipped)")
+        return
+    with pd.option_context("display.width", 120, "display.max_columns", 20,
+                           "display.max_colwidth", 40):
+        print(r.summary()[["name", "status", "epsilon", "mechanism", "cells", "value"]]
+              .to_string(index=False))
+        df = r["mean_income_by_region"].to_pandas()
+        print(f"\nmean_income_by_region as a DataFrame (df.attrs: confidence "
+              f"{df.attrs['confidence']}, guarantee {df.attrs['guarantee'].split(' [')[0]}):")
+        print(df.to_string(index=False))
+    print(f"tables written: {', '.join(Path(p).name for p in r.outputs.values())}")
+    print(f"the same workload again: {w['refused']}  (spent still {w['spent_after_refusal']})")
 
 
 def _fmt(x: float) -> str:
@@ -191,6 +245,7 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
                 refused = str(exc)
             remaining = s.remaining
             report_path = _write_report(s, report) if report else None
+            workload = run_workload_demo(rng, tmp)
             if as_json:
                 print(json.dumps({
                     "releases": [asdict(r) for r in rows],
@@ -201,11 +256,15 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
                     "budget": {"total": TOTAL.epsilon, "remaining": remaining.epsilon},
                     **({"report": str(report_path)} if report_path else {}),
                     "pld_session": run_pld_session(rng),
-                }, indent=2))
+                    "workload": {"summary": workload["result"].summary()
+                                 .to_dict(orient="records"),
+                                 "refused_again": workload["refused"]},
+                }, indent=2, default=str))
                 return 0
             _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
             for label, table in extra:
                 print(f"\n{label}:\n{table}")
+            _print_workload(workload)
     _print_pld(run_pld_session(rng))
     if report_path is not None:
         print(f"\nrelease report (HTML, publishable: no true values): {report_path}")

@@ -47,7 +47,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.mechanism is None:
         raise ParameterError(
             "release needs a MECHANISM (e.g. dpnoise release laplace --epsilon 1 42) "
-            "or --data FILE --query QUERY"
+            "or --data FILE --query QUERY (or --data FILE --workload FILE)"
         )
     mech = entries()[args.mechanism].build_from_args(args)
     values = np.asarray(args.values, dtype=np.float64)

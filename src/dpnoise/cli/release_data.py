@@ -33,6 +33,10 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--data", metavar="FILE", default=None,
                    help="data file (.csv, .parquet, .duckdb), read in place by DuckDB")
+    g.add_argument("--workload", metavar="FILE", default=None,
+                   help="a workload file (TOML) of named queries with their epsilon or "
+                        "budget share: all released in one run, their budget reserved in "
+                        "one ledger transaction; --output DIR gets one table per query")
     g.add_argument("--query", metavar="QUERY", default=None,
                    help='e.g. "count where age > 30", "mean income by region", or '
                         '"SELECT region, COUNT(*) FROM data GROUP BY region"')
@@ -152,6 +156,10 @@ def run_data_release(args: argparse.Namespace) -> int:
     from ..session.table import release_columns
     from .output import Table, emit_json
 
+    if getattr(args, "workload", None) is not None:
+        from .release_workload import run_workload_release
+
+        return run_workload_release(args)
     if args.query is None:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")
     if args.data_epsilon is None and args.reserve_for is None:

@@ -134,6 +134,8 @@ class IntegerBlockLaplace:
     def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
         """Fill ``out`` (1-D int64) with exact draws."""
         n = out.size
+        if n == 0:  # no cell (e.g. partition selection kept no group): nothing to draw
+            return
         thr2, mag2, qm = self._kernel_tables
         table = self.table
         chunk = min(n, _CHUNK)

@@ -231,7 +231,12 @@ def _integrity(ledger: Any) -> tuple[str, str]:
 
 
 def release_html(release: Any) -> str:
-    """HTML fragment for a :class:`dpnoise.session.Release` (notebook display)."""
+    """HTML fragment for a :class:`dpnoise.session.Release` (notebook display); a
+    custodian-only true answer is refused."""
+    if getattr(release, "custodian_only", False):
+        from ..errors import ParameterError
+
+        raise ParameterError("a custodian-only TRUE answer is never reported")
     try:
         iv = release.interval()
     except Exception:  # a release without error bars (replayed, executor-written)

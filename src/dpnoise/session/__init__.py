@@ -3,7 +3,8 @@
 ``Session`` (session.py) ties together: ``Schema`` (schema.py: public per-column bounds),
 ``parse_query`` (query.py: the small query language and SQL subset), ``Engine``
 (engine.py: DuckDB execution, files read in place), the mechanism adapter (adapter.py)
-and ``Ledger`` (ledger.py: the crash-safe SQLite budget ledger).
+``Ledger`` (ledger.py: the crash-safe SQLite budget ledger) and ``Workload`` (workload.py:
+several queries released in one pass, their budget reserved in one transaction).
 """
 
 from .adapter import MECHANISMS, Plan, Target, plan
@@ -11,6 +12,8 @@ from .ledger import Budget, Entry, Ledger
 from .query import Query, parse_query
 from .schema import Column, Schema
 from .session import Release, Session
+from .truth import TrueAnswer
+from .workload import Workload, WorkloadResult
 
 __all__ = [
     "MECHANISMS",
@@ -24,6 +27,9 @@ __all__ = [
     "Schema",
     "Session",
     "Target",
+    "TrueAnswer",
+    "Workload",
+    "WorkloadResult",
     "parse_query",
     "plan",
 ]

@@ -965,6 +965,76 @@ class Ledger:
         self._after_write(st, fp)
         return rel
 
+    def reserve_all(self, requests: list[dict[str, Any]]) -> list[int]:
+        """Charge several releases in ONE transaction, all or nothing (a workload):
+        each request holds :meth:`reserve`'s keyword arguments; one reserve event per
+        request is appended, in order, and the whole set is refused (BudgetExceededError,
+        nothing written) unless the total after all of them fits -- summed under
+        ``basic``, composed under ``pld``/``zcdp``.  Returns the release numbers."""
+        if self.read_only:
+            raise LedgerError(self.read_only_message())
+        basic = self.accountant == "basic"
+        reqs = []
+        for r in requests:  # checks and charges before the lock: public work
+            eps = check_finite("epsilon", r["epsilon"])
+            if eps <= 0:
+                raise ParameterError(f"epsilon must be > 0, got {eps!r}")
+            dl = check_delta(r["delta"], allow_zero=True)
+            acc = r.get("accounting")
+            charge = (acc if acc is None or isinstance(acc, bytes) else acc.to_bytes()) \
+                if basic else self._charge(acc, eps, dl)
+            reqs.append((eps, dl, charge, r))
+        total, acc_obj = self.budget, None if basic else self.accountant_object()
+        with self._write("reservation") as con:
+            st = self._sync(con)
+            if basic:
+                new_eps = st.eps + sum((Fraction(e) for e, *_ in reqs), Fraction(0))
+                new_dl = st.delta + sum((Fraction(d) for _, d, *_ in reqs), Fraction(0))
+                if new_eps > Fraction(total.epsilon) or new_dl > Fraction(total.delta):  # type: ignore[arg-type]
+                    raise BudgetExceededError(
+                        f"workload refused, nothing spent: its {len(reqs)} releases need "
+                        f"epsilon={_float_up(new_eps - st.eps):g}, delta="
+                        f"{_float_up(new_dl - st.delta):g} but only "
+                        f"epsilon={_float_down(Fraction(total.epsilon) - st.eps):.6g}, "  # type: ignore[arg-type]
+                        f"delta={_float_down(Fraction(total.delta) - st.delta):.3g} of "
+                        f"the total {total} remains")
+            else:
+                state = self._composed_state(con, st)
+                states = []
+                for *_, charge, _r in reqs:
+                    state = acc_obj.compose(state, charge)
+                    states.append(state)
+                c = self._summary(state)
+                if not self._fits(c):
+                    raise BudgetExceededError(
+                        f"workload refused, nothing spent: under the {self.accountant} "
+                        f"accountant its {len(reqs)} releases would bring the composed "
+                        f"guarantee to {_fmt_composed(c, total)}, over the total {total}")
+            rids = []
+            for i, (eps, dl, charge, r) in enumerate(reqs):
+                rel = st.releases + 1
+                body = {k: r[k] for k in ("query", "canonical", "dataset", "mechanism",
+                                          "parameters", "guarantee")}
+                body["pid"] = os.getpid()
+                if basic:
+                    st_eps = st.eps + Fraction(eps)
+                    composed = basic_state(st_eps, st.delta + Fraction(dl), rel)
+                    acc_bytes = charge
+                else:
+                    body.update(composed=self._summary(states[i]), accountant=self.accountant,
+                                notes=list(charge.notes))
+                    composed, acc_bytes = states[i].to_bytes(), charge.to_bytes()
+                row = append_event(con, st, kind="reserve", at=_now(), release=rel,
+                                   query_key=r["query_key"], epsilon=eps, delta=dl, body=body,
+                                   accounting=acc_bytes, composed=composed)
+                st = verify_rows(st, [row])
+                rids.append(rel)
+            fp = fingerprint(con, st.seq)
+        if not basic and states:
+            self._acc_state = (st.state_sha256, states[-1])
+        self._after_write(st, fp)
+        return rids
+
     def _close_release(self, what: str, rid: int, **event: Any) -> str:
         with self._write(what) as con:
             st = self._sync(con)

@@ -75,6 +75,7 @@ from .query import Query, parse_query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
 from .table import TABLE_FORMATS, check_new_file, duckdb_error, positive_zero, write_table
+from .truth import TrueAnswer
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,10 @@ class Release:
                               for k in self.group_keys], indexing="ij")
         return {g: a.ravel() for g, a in zip(self.group_by, grids, strict=True)}
 
-    def rows(self, limit: int | None = None, intervals: bool = False
+    def rows(self, limit: int | None = None, intervals: bool = True
              ) -> list[tuple[Any, ...]]:
+        """The released cells as tuples, in the order of :meth:`columns` (with the same
+        ``intervals`` default: ``pd.DataFrame(r.rows(), columns=r.columns())`` works)."""
         flat = positive_zero(self.values.ravel())
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
@@ -161,6 +164,37 @@ class Release:
             extra = ["level_low", "level_high"] if self.interval_kind == "level" else \
                 ["low", "high"]
         return [*self.group_by, self.stat, *extra]
+
+    def has_intervals(self) -> bool:
+        """Whether this release carries error bars (see :meth:`interval`)."""
+        return self._intervals is not None
+
+    def metadata(self) -> dict[str, Any]:
+        """The release's public facts (confidence, guarantee, mechanism, epsilon, delta,
+        query, ledger row) -- what :meth:`to_pandas` & co. attach as metadata."""
+        from .frames import release_metadata
+
+        return release_metadata(self)
+
+    def to_pandas(self) -> Any:
+        """The released table as a ``pandas.DataFrame``: key columns, the value (named
+        after the statistic), ``low``/``high``; :meth:`metadata` as ``df.attrs``.  Only
+        released cells appear (:mod:`dpnoise.session.frames`)."""
+        from .frames import frame_columns, to_pandas
+
+        return to_pandas(frame_columns(self), self.metadata())
+
+    def to_polars(self) -> Any:
+        """The released table as a ``polars.DataFrame`` (see :meth:`to_pandas`)."""
+        from .frames import frame_columns, to_polars
+
+        return to_polars(frame_columns(self), self.metadata())
+
+    def to_arrow(self) -> Any:
+        """The released table as a ``pyarrow.Table``, :meth:`metadata` on its schema."""
+        from .frames import frame_columns, to_arrow
+
+        return to_arrow(frame_columns(self), self.metadata())
 
     def table(self, limit: int = 20) -> str:
         with_iv = self._intervals is not None
@@ -198,6 +232,27 @@ class Release:
                      f"undercount; a group not shown has at most {sel['suppressed_bound']} "
                      f"persons at this confidence")
         return note
+
+
+@dataclass(frozen=True)
+class PendingRelease:
+    """A release prepared from public facts only (:meth:`Session._prepare`): what its
+    ledger reservation holds and what runs once that reservation is made."""
+
+    q: Query
+    plans: list[tuple[str, Any]]
+    eps: float
+    dl: float
+    mech_name: str
+    key: str  # the replay key
+    private: bool  # groups chosen by partition selection
+    group_keys: tuple[Any, ...]
+    guarantee: str
+    executors: bool  # noised on the Spark executors and written to output
+    output: str | None
+    confidence: float
+    reservation: dict[str, Any]  # Ledger.reserve's keyword arguments
+    legacy_key: str | None = None  # the replay key under the fingerprint with the file size
 
 
 def _item(v: Any) -> Any:
@@ -461,12 +516,26 @@ class Session:
         return comps
 
     def true_answer(self, query: str | Query) -> NDArray[Any]:
-        """The exact (NOT private) answer -- for the custodian's own checks only."""
+        """The exact (NOT private) answer -- for the custodian's own checks only --
+        as an array shaped like a release's values (:meth:`true_table`: with its keys)."""
         q = self.parse(query)
         agg = self.engine.aggregate(q)
         if q.stat == "quantile":
             return _true_quantile(q, self.schema, agg)
         return _combine(q, self.schema, _components(q, agg))
+
+    def true_table(self, query: str | Query) -> TrueAnswer:
+        """CUSTODIAN ONLY: the exact answer with its key columns, as a
+        :class:`~dpnoise.session.truth.TrueAnswer` (a ``true_value`` column, no error
+        bars; ``output=`` and the report refuse it).  Reads the data, spends nothing."""
+        q = self.parse(query)
+        agg = self.engine.aggregate(q)
+        values = _true_quantile(q, self.schema, agg) if q.stat == "quantile" else \
+            _combine(q, self.schema, _components(q, agg))
+        keys: tuple[Any, ...] = (tuple(agg.labels.tolist()),) if agg.labels is not None \
+            else tuple(self.schema.column(g).keys() for g in q.group_by)
+        return TrueAnswer(str(q.text), q.canonical(), q.stat, q.group_by, keys,
+                          np.asarray(values))
 
     def release(self, query: str | Query, *, epsilon: float | None = None,
                 delta: float | None = None, mechanism: str | None = None,
@@ -512,9 +581,45 @@ class Session:
         return self._release(q, epsilon, delta, mechanism, replay, with_rows=True,
                              output=output, confidence=confidence)
 
+    def run_workload(self, workload: Any, *, output: str | Path | None = None,
+                     replay: bool | None = None) -> Any:
+        """Release every query of a workload (a TOML path, a dict or a
+        :class:`~dpnoise.session.workload.Workload`) in one pass: all parsed and
+        calibrated first, their budget reserved in ONE ledger transaction (all or
+        nothing), then each aggregated, noised and recorded as its own release;
+        ``output``: a directory receiving one table per query, named by the workload.
+        Returns a :class:`~dpnoise.session.workload.WorkloadResult`."""
+        from .workload import run_workload
+
+        return run_workload(self, workload, output=output, replay=replay)
+
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  replay: bool | None, with_rows: bool, output: str | None = None,
                  confidence: float = 0.95) -> Release:
+        p = self._prepare(q, epsilon, delta, mechanism, with_rows, output, confidence)
+        if (self.replay if replay is None else bool(replay)) and not p.private:
+            hit = self._replayed(p)
+            if hit is not None:
+                return hit
+        left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
+        if self.ledger.accountant == "basic" and (p.eps > left.epsilon or p.dl > left.delta):
+            raise BudgetExceededError(
+                f"release refused, nothing spent: it needs epsilon={p.eps:g}"
+                + (f", delta={p.dl:g}" if p.dl else "") + " but only "
+                + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if p.dl
+                   else str(left))
+                + f" of the total {self.budget} remains"
+            )
+        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
+        rng = resolve_rng(self.rng)
+        # reserve BEFORE anything data-dependent runs: from here on the charge is kept
+        rid = self.ledger.reserve(**p.reservation)
+        return self._execute(p, rid, rng)
+
+    def _prepare(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
+                 with_rows: bool, output: str | None, confidence: float) -> PendingRelease:
+        """Steps 2-3 of a release from public facts only: its plans, its charge, its
+        replay key and the ledger reservation's fields.  Nothing is read or spent."""
         if self.engine is None:
             raise ParameterError("this session has no data (data=None: planning only)")
         executors = self._check_output(q, output)
@@ -535,41 +640,13 @@ class Session:
         key_parts = (self.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
                      self.row_bound() if with_rows else None)
         key = _key(canonical, self.engine.fingerprint, *key_parts)
+        legacy = getattr(self.engine, "legacy_fingerprint", None)  # recorded with the size
+        legacy_key = None if legacy is None else _key(canonical, legacy, *key_parts)
         private = any(self.schema.column(g).private_keys for g in q.group_by)
         group_keys: tuple[Any, ...] = () if private else tuple(
             self.schema.column(g).keys() for g in q.group_by)
         guarantee = _composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
-        use_replay = (self.replay if replay is None else bool(replay)) and not private
-        if use_replay:
-            hit = self.ledger.find(key)
-            legacy = getattr(self.engine, "legacy_fingerprint", None)
-            if hit is None and legacy is not None:  # recorded before the size was dropped
-                hit = self.ledger.find(_key(canonical, legacy, *key_parts))
-            if hit is not None and hit.answer is not None:
-                # error bars from the recorded answer and components, when recorded
-                replayed_iv: Any = None
-                try:
-                    entry_interval(hit, confidence)
-                    replayed_iv = functools.partial(_entry_interval_at, hit)
-                except (ParameterError, KeyError, TypeError, ValueError):
-                    pass
-                return Release(str(q.text), canonical, q.stat, q.group_by, group_keys,
-                               hit.answer, mech_name, hit.epsilon, hit.delta, guarantee,
-                               hit.id, replayed=True, ledger_head=hit.head,
-                               confidence=confidence, _intervals=replayed_iv,
-                               declared=declared_rules(self.schema, q))
-        left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
-        if basic and (eps > left.epsilon or dl > left.delta):
-            raise BudgetExceededError(
-                f"release refused, nothing spent: it needs epsilon={eps:g}"
-                + (f", delta={dl:g}" if dl else "") + " but only "
-                + (f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}" if dl else str(left))
-                + f" of the total {self.budget} remains"
-            )
-        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
-        rng = resolve_rng(self.rng)
-        # reserve BEFORE anything data-dependent runs: from here on the charge is kept
-        rid = self.ledger.reserve(
+        reservation = dict(
             epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
             dataset=self.engine.fingerprint, mechanism=mech_name,
             parameters={"plans": {role: p.parameters() for role, p in plans},
@@ -582,8 +659,37 @@ class Session:
                         "cells": _public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
-            accounting=charge,
-        )
+            accounting=charge)
+        return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
+                              guarantee, executors, output, confidence, reservation, legacy_key)
+
+    def _replayed(self, p: PendingRelease) -> Release | None:
+        """An identical earlier release served from the ledger at no cost, else None."""
+        hit = self.ledger.find(p.key)
+        if hit is None and p.legacy_key is not None:  # recorded before the size was dropped
+            hit = self.ledger.find(p.legacy_key)
+        if hit is None or hit.answer is None:
+            return None
+        # error bars from the recorded answer and components, when recorded
+        replayed_iv: Any = None
+        try:
+            entry_interval(hit, p.confidence)
+            replayed_iv = functools.partial(_entry_interval_at, hit)
+        except (ParameterError, KeyError, TypeError, ValueError):
+            pass
+        q = p.q
+        return Release(str(q.text), q.canonical(), q.stat, q.group_by, p.group_keys,
+                       hit.answer, p.mech_name, hit.epsilon, hit.delta, p.guarantee,
+                       hit.id, replayed=True, ledger_head=hit.head,
+                       confidence=p.confidence, _intervals=replayed_iv,
+                       declared=declared_rules(self.schema, q))
+
+    def _execute(self, p: PendingRelease, rid: int, rng: Any) -> Release:
+        """Steps 5-6 of a release whose charge ``rid`` is reserved: aggregate, noise,
+        record, write ``output``.  A failure aborts the reservation (the charge stays)
+        and raises a fixed, data-free message."""
+        q, plans, output, executors = p.q, p.plans, p.output, p.executors
+        group_keys = p.group_keys
         try:
             if executors:  # the noise key now; the executors draw after complete
                 driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
@@ -601,7 +707,7 @@ class Session:
                 if q.stat == "quantile":
                     truth["rank"] = np.asarray(agg.buckets).reshape(
                         (*np.shape(truth["count"]), -1))
-                noisy = {role: p.release(truth[role], rng) for role, p in plans
+                noisy = {role: c.release(truth[role], rng) for role, c in plans
                          if role != "selection"}
                 answer = _combine(q, self.schema, noisy)
         except Exception:
@@ -623,12 +729,12 @@ class Session:
                                    "written by the Spark executors")
         else:
             record = encode_record(_recorded_components(q, plans, noisy),
-                                   group_keys if private else None, int(answer.size))
+                                   group_keys if p.private else None, int(answer.size))
         head = self.ledger.complete(rid, answer, preview, record=record)
         if executors:  # only now, with the complete event in the ledger file
             written = self._release_on_executors(rid, q, plans, output,  # type: ignore[arg-type]
-                                                 driver_key, confidence)
-        details: dict[str, Any] = {role: p.parameters() for role, p in plans}
+                                                 driver_key, p.confidence)
+        details: dict[str, Any] = {role: c.parameters() for role, c in plans}
         if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
             details["noise"] = "executors" if executors else "driver"
         intervals = None
@@ -641,11 +747,11 @@ class Session:
                 sel = dict(plans)["selection"]
                 details["selection"] = {
                     "threshold": sel.threshold, "delta_exact": sel.delta_exact,
-                    "suppressed_bound": sel.suppressed_bound(1 - confidence)}
-        release = Release(str(q.text), canonical, q.stat, q.group_by, group_keys, answer,
-                       mech_name, eps, dl, guarantee, rid, details=details,
-                       ledger_head=head, confidence=confidence, _intervals=intervals,
-                       declared=declared_rules(self.schema, q))
+                    "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
+        release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
+                          p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
+                          ledger_head=head, confidence=p.confidence, _intervals=intervals,
+                          declared=declared_rules(self.schema, q))
         if output is not None and not executors:
             try:
                 write_table(release, str(output))

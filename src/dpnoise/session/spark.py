@@ -40,6 +40,15 @@ noised there by exactly the embedded engine's code; beyond that (or with
 ``noise="executors"``) every public cell is generated in Spark and noised on the
 executors, the release is written to ``output`` and nothing is collected.
 
+**Spark Connect** (``spark_remote="sc://host:port"``, ``"local[N]"``, or a DataFrame of
+a Connect session): the same plan, built with the Connect client's own ``functions`` and
+``Window`` (PySpark chooses between classic and Connect per process from an environment
+variable; dpnoise chooses per session, so one process may hold both).  The noise is then
+ALWAYS added on the client, from the collected aggregates, whatever the number of cells:
+``noise="executors"`` is refused, because the executors' key would travel in the task
+closure over the client-server channel, which is not encrypted unless the URL asks for
+TLS.
+
 Timing is not claimed here either: Spark's running time depends on the data.
 """
 
@@ -98,6 +107,11 @@ GLOB_CHARACTERS = frozenset("*?[]{}\\")
 _WS_CLASS = r"[ \t\n\x0B\f\r]"
 _TRIM_REGEX = rf"\A{_WS_CLASS}+|{_WS_CLASS}+\z"
 _NUMBER_FULL = rf"\A(?:{NUMBER_REGEX})\z"
+#: why a Spark Connect session never noises on the executors
+CONNECT_NOISE = (
+    "noise=\"executors\" is refused with a Spark Connect session: the executors' noise "
+    "key would travel in the task closure over the client-server channel; with Spark "
+    "Connect the aggregates come back to this process and the noise is added here")
 #: cells up to which the aggregates are collected and noised on the driver
 DRIVER_CELLS = 10**7
 NOISE_MODES = ("auto", "driver", "executors")
@@ -110,24 +124,68 @@ def _backtick(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _functions() -> Any:
+#: PySpark's notice that it is not yet tested with pandas 3 (emitted on import and on
+#: every Arrow conversion): dpnoise uses pandas only for the executors' noise batches
+#: (numeric columns built by dpnoise), which it tests with the installed pandas
+PANDAS_NOTICE = "PySpark does not yet fully support pandas"
+
+
+def quiet_pyspark() -> None:
+    """Silence :data:`PANDAS_NOTICE` (a FutureWarning about PySpark's own support
+    matrix, the same on every release: nothing a custodian can act on)."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=PANDAS_NOTICE, category=FutureWarning)
+
+
+def _functions(remote: bool = False) -> Any:
+    """``pyspark.sql.functions``, or for a Spark Connect session the Connect client's own
+    functions (PySpark picks between the two per process, from an environment variable
+    its Connect builder sets; a process may hold both kinds of session)."""
+    quiet_pyspark()
     try:
-        from pyspark.sql import functions as F  # noqa: N812
+        if remote:
+            from pyspark.sql.connect import functions as F  # noqa: N812
+        else:
+            from pyspark.sql import functions as F  # noqa: N812
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise ParameterError(
-            'engine="spark" needs pyspark: pip install "dpnoise[spark]"') from None
+            'engine="spark" needs pyspark: pip install "dpnoise[spark]"'
+            + (" (Spark Connect: the client's grpcio, zstandard)" if remote else "")
+        ) from None
     return F
+
+
+def _window(remote: bool) -> Any:
+    if remote:
+        from pyspark.sql.connect.window import Window
+    else:
+        from pyspark.sql import Window
+    return Window
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (a client of a remote server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def get_spark(master: str | None = None, remote: str | None = None) -> Any:
     """The active SparkSession, else a new one (``remote``: a Spark Connect URL such as
-    ``sc://host:15002``; ``master``: e.g. ``local[*]`` or ``spark://host:7077``)."""
+    ``sc://host:15002``, or ``local[N]`` to let PySpark start a local Spark Connect
+    server; ``master``: e.g. ``local[*]`` or ``spark://host:7077``)."""
     _functions()
     from pyspark.sql import SparkSession
 
     if master is not None and remote is not None:
         raise ParameterError("give spark_master or spark_remote, not both")
     if remote is not None:
+        if not isinstance(remote, str) or not remote.startswith(("sc://", "local")):
+            raise ParameterError(f"spark_remote must be a Spark Connect URL (sc://host:port"
+                                 f") or local[N], got {remote!r}")
+        if remote.startswith("sc://"):  # the Connect client itself: no process-wide mode
+            from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+            return ConnectSession.builder.remote(remote).getOrCreate()
         return SparkSession.builder.remote(remote).getOrCreate()
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
@@ -141,8 +199,9 @@ def get_spark(master: str | None = None, remote: str | None = None) -> Any:
 class _Expr:
     """The Spark visitor: one method per plan node, Column expressions only."""
 
-    def __init__(self) -> None:
-        self.F = _functions()
+    def __init__(self, remote: bool = False) -> None:
+        self.F = _functions(remote)
+        self.Window = _window(remote)
 
     def lit(self, v: float) -> Any:
         return self.F.lit(float(v))
@@ -232,8 +291,7 @@ class _Expr:
     def rows(self, view: Any, plan: AggregatePlan) -> Any:
         """The selected, bounded rows: key indices ``k0..``, ``tok``."""
         F = self.F
-        from pyspark.sql import Window
-
+        Window = self.Window
         df = view
         if plan.where is not None:
             df = df.filter(self.predicate(plan.where))
@@ -310,7 +368,7 @@ class SparkEngine:
                  spark_master: str | None = None, spark_remote: str | None = None,
                  partitioned: bool = False, noise: str = "auto",
                  driver_cells: int = DRIVER_CELLS, block_cells: int = 1 << 20) -> None:
-        F = _functions()
+        _functions()  # pyspark installed? (a clear error before anything else)
         if noise not in NOISE_MODES:
             raise ParameterError(f"noise must be one of {', '.join(NOISE_MODES)}, got "
                                  f"{noise!r}")
@@ -325,6 +383,8 @@ class SparkEngine:
         self.block_cells = block_cells
         self.needed = sorted({c.header for c in schema.columns.values()}
                              | ({schema.user_header()} - {None}))  # type: ignore[arg-type]
+        if noise == "executors" and (is_connect(spark) or spark_remote is not None):
+            raise ParameterError(CONNECT_NOISE)
         if frame_kind(data) == "spark":
             self.spark = data.sparkSession
             raw, ident = data, "dataframe:" + data.schema.json()
@@ -335,7 +395,10 @@ class SparkEngine:
             raise ParameterError(
                 'engine="spark" reads a pyspark DataFrame, a parquet or csv path, or a '
                 f"catalog table name; got {type(data).__name__}")
-        self.view = self._typed_view(raw, F)
+        self.remote = is_connect(self.spark)
+        if self.remote and noise == "executors":
+            raise ParameterError(CONNECT_NOISE)
+        self.view = self._typed_view(raw, _functions(self.remote))
         try:
             files = sorted(raw.inputFiles())  # metadata: the file listing
         except Exception:
@@ -399,8 +462,12 @@ class SparkEngine:
             headers = csv_header(fd, gz, delim, Path(path))
         finally:
             os.close(fd)
-        schema = StructType([StructField(f"c{i}", StringType(), True)
-                             for i in range(len(headers))])
+        # the fields carry the header's names (Spark compares them with the header line
+        # and logs a mismatch otherwise); a repeated name gets a positional name
+        names = [h if headers.count(h) == 1 and h.lower() not in
+                 {x.lower() for x in headers if x != h} else f"c{i}\x00"
+                 for i, h in enumerate(headers)]
+        schema = StructType([StructField(n, StringType(), True) for n in names])
         raw = self.spark.read.csv(
             os.path.abspath(path), schema=schema, header=True, enforceSchema=True,
             sep=delim, quote='"', escape='"', mode="PERMISSIVE", multiLine=True,
@@ -476,15 +543,15 @@ class SparkEngine:
 
     def groups(self, q: Query) -> Any:
         """The lazy DataFrame of per-group aggregates of ``q`` (no job runs)."""
-        return _Expr().groups(self.view, self.plan(q))
+        return _Expr(self.remote).groups(self.view, self.plan(q))
 
     def aggregate(self, q: Query) -> Aggregates:
         """Run ``q`` and scatter its groups onto the public cells, on the driver."""
         plan = self.plan(q)
-        table = _Expr().groups(self.view, plan).toArrow()
+        table = _Expr(self.remote).groups(self.view, plan).toArrow()
         agg = scatter(plan, {n: table.column(n).to_numpy() for n in table.column_names})
         if plan.buckets is not None and plan.private:
-            t2 = _Expr().groups(self.view, persons_plan(plan)).toArrow()
+            t2 = _Expr(self.remote).groups(self.view, persons_plan(plan)).toArrow()
             agg = merge_persons(agg, {n: t2.column(n).to_numpy() for n in t2.column_names})
         return agg
 
@@ -493,7 +560,7 @@ class SparkEngine:
         Quantiles and groups whose keys are not public are always noised on the driver,
         from the collected aggregates (:func:`noise_site`), whatever ``noise`` says."""
         plan = self.plan(q)
-        if self.noise_site(q) == "driver-only":
+        if self.noise_site(q) == "driver-only" or self.remote:
             return False
         if self.noise != "auto":
             return self.noise == "executors"
@@ -506,7 +573,7 @@ class SparkEngine:
         collected), else ``"either"``.  Public facts only."""
         from .spark_noise import EXECUTOR_STATS
 
-        if self.plan(q).private or q.stat not in EXECUTOR_STATS:
+        if self.plan(q).private or q.stat not in EXECUTOR_STATS or self.remote:
             return "driver-only"
         return "either"
 

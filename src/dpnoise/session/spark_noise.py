@@ -173,7 +173,7 @@ def noise_input(engine: Any, plan: AggregatePlan) -> Any:
 
     from .spark import _Expr
 
-    groups = _Expr().groups(engine.view, plan)
+    groups = _Expr(engine.remote).groups(engine.view, plan)
     cell = F.lit(0).cast("bigint")
     for i, stride in enumerate(plan.strides):
         cell = cell + F.col(f"k{i}") * F.lit(int(stride))

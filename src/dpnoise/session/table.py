@@ -72,6 +72,9 @@ def write_table(release: Any, path: str) -> None:
     text as ``csv.writer`` over ``release.rows(intervals=True)``."""
     import duckdb
 
+    from .truth import refuse_true_answer
+
+    refuse_true_answer(release)
     data = release_columns(release, intervals=True)
     con = duckdb.connect(":memory:")  # a fresh connection: never the session's engine
     try:

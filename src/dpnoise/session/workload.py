@@ -1,0 +1,391 @@
+"""A workload: several queries released in one pass over the data, all or nothing.
+
+A custodian publishing a dozen tables names them in one TOML file::
+
+    [workload]
+    name = "survey-2026"
+    epsilon = 1.0            # total, split over the queries by their `share`
+    delta = 1e-6             # total delta, split the same way among queries that use one
+    confidence = 0.95        # error bars (optional)
+    format = "parquet"       # or "csv": the files `output` writes (optional)
+
+    [queries.respondents]
+    query = "count"
+    share = 1
+
+    [queries.mean_age_by_region]
+    query = "mean age by region"
+    share = 2
+
+    [queries.median_income]
+    query = "median income"
+    epsilon = 0.1            # a fixed epsilon instead of a share (delta = 0 by default)
+    mechanism = "geometric"  # optional, as for a single release
+
+and runs it with ``dpnoise release --workload FILE --data ... --ledger ... [--output DIR]``
+or ``Session.run_workload(path_or_dict, output=DIR)``.  What that does, in order:
+
+1. the file is parsed and every query parsed, type-checked and calibrated (public facts
+   only; any error stops the workload before anything is read or spent);
+2. with ``replay``, a query identical to an earlier release is served from the ledger;
+3. the budget of every other query is reserved in ONE ledger transaction
+   (:meth:`~dpnoise.session.Ledger.reserve_all`): refused as a whole, nothing spent, if
+   the total does not fit; otherwise each query has its own ledger row from here on;
+4. each query is then aggregated on the data the session opened (and fingerprinted)
+   once, noised and recorded, and its table written to ``output/<name>.<format>``.  A
+   query that fails here keeps its charge (ledger reason ``release_failed``, a fixed
+   message) and the others still run; :attr:`WorkloadResult.failed` names it.
+
+Every query is its own ledger release, so replay, ``dpnoise ledger --show`` and the report
+work per query.  Shares: query ``i`` gets ``epsilon * share_i / sum(shares)``, rounded
+down so that the shares never add up to more than the total; ``delta`` is split in
+proportion to the shares of the queries that take one (``delta = true``: a query whose
+mechanism needs delta, e.g. groups whose keys are not public).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ..errors import BudgetExceededError, DpnoiseError, ParameterError
+from ..params import check_delta, check_epsilon
+
+#: a query's name: a file name on every platform
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+FORMATS = ("parquet", "csv")
+_TOP = {"workload", "queries"}
+_HEAD = {"name", "epsilon", "delta", "confidence", "format", "description"}
+_QUERY = {"query", "epsilon", "delta", "share", "mechanism"}
+
+
+@dataclass(frozen=True)
+class WorkloadQuery:
+    """One query of a workload, with the (epsilon, delta) it is released at."""
+
+    name: str
+    query: str
+    epsilon: float
+    delta: float
+    mechanism: str | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Named queries with their budgets (see the module docstring for the file)."""
+
+    queries: tuple[WorkloadQuery, ...]
+    name: str = "workload"
+    confidence: float = 0.95
+    format: str = "parquet"
+
+    @property
+    def epsilon(self) -> float:
+        """The workload's total epsilon (the sum of its queries')."""
+        return float(math.fsum(q.epsilon for q in self.queries))
+
+    @property
+    def delta(self) -> float:
+        return float(math.fsum(q.delta for q in self.queries))
+
+    @classmethod
+    def load(cls, source: Workload | str | Path | Mapping[str, Any]) -> Workload:
+        """A workload from a TOML file path, a mapping of the same shape, or itself."""
+        if isinstance(source, Workload):
+            return source
+        if isinstance(source, (str, Path)):
+            return cls.from_dict(_read_toml(Path(source)))
+        if isinstance(source, Mapping):
+            return cls.from_dict(source)
+        raise ParameterError("workload must be a TOML path, a dict or a Workload, got "
+                             f"{type(source).__name__}")
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Workload:
+        _only(d, _TOP, "the workload")
+        head = _table(d.get("workload", {}), "[workload]")
+        _only(head, _HEAD, "[workload]")
+        queries = _table(d.get("queries"), "[queries]")
+        if not queries:
+            raise ParameterError("workload: [queries] names no query (add e.g. "
+                                 "[queries.respondents] query = \"count\" share = 1)")
+        from ..laws.base import check_level
+
+        confidence = check_level(head.get("confidence", 0.95))
+        fmt = head.get("format", "parquet")
+        if fmt not in FORMATS:
+            raise ParameterError(f"workload format must be one of {', '.join(FORMATS)}, "
+                                 f"got {fmt!r}")
+        name = head.get("name", "workload")
+        if not isinstance(name, str):
+            raise ParameterError("workload name must be text")
+        return cls(_budgets(queries, head), name, confidence, fmt)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    if not path.is_file():
+        raise ParameterError(f"workload file {str(path)!r} does not exist or is not a file")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ParameterError(f"workload file {str(path)!r} is not valid TOML: "
+                             f"{str(exc)[:200]}") from None
+
+
+def _table(v: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise ParameterError(f"workload: {where} must be a table")
+    return v
+
+
+def _only(d: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(str(k) for k in d if k not in allowed)
+    if extra:
+        raise ParameterError(f"workload: unknown key(s) {extra} in {where} (allowed: "
+                             f"{', '.join(sorted(allowed))})")
+
+
+def _number(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ParameterError(f"workload: {what} must be a number, got {v!r}")
+    return float(v)
+
+
+def _budgets(queries: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[WorkloadQuery, ...]:
+    """Each query's (epsilon, delta): fixed, or its share of the workload's total."""
+    rows = []
+    for name, spec in queries.items():
+        where = f"[queries.{name}]"
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise ParameterError(f"workload: query name {name!r} must be 1-100 letters, "
+                                 "digits, '_', '.', '-' (it names the output file)")
+        spec = _table(spec, where)
+        _only(spec, _QUERY, where)
+        if not isinstance(spec.get("query"), str):
+            raise ParameterError(f"workload: {where} needs query = \"...\"")
+        if ("epsilon" in spec) == ("share" in spec):
+            raise ParameterError(f"workload: {where} needs exactly one of epsilon or share")
+        mech = spec.get("mechanism")
+        if mech is not None and not isinstance(mech, str):
+            raise ParameterError(f"workload: {where} mechanism must be a name")
+        rows.append((name, spec, mech))
+    shared = [(n, s) for n, s, _ in rows if "share" in s]
+    eps_total = head.get("epsilon")
+    if shared and eps_total is None:
+        raise ParameterError("workload: queries with a share need the total "
+                             "[workload] epsilon = ...")
+    if eps_total is not None and not shared:
+        raise ParameterError("workload: [workload] epsilon is split by shares, but no "
+                             "query has a share (give each query epsilon or share)")
+    shares = {n: _number(s["share"], f"[queries.{n}] share") for n, s in shared}
+    if any(not (0 < v < math.inf) for v in shares.values()):
+        raise ParameterError("workload: every share must be a positive finite number")
+    eps_shares = _split(check_epsilon(eps_total, name="workload epsilon"), shares) \
+        if shared else {}
+    dl_total = head.get("delta", 0.0)
+    dl_total = check_delta(_number(dl_total, "[workload] delta"), allow_zero=True)
+    takers = {n: shares.get(n, 1.0) for n, s, _ in rows if s.get("delta") is True}
+    if takers and not dl_total:
+        raise ParameterError("workload: delta = true needs the total [workload] delta")
+    dl_shares = _split(dl_total, takers) if takers else {}
+    out = []
+    for name, spec, mech in rows:
+        eps = eps_shares[name] if name in eps_shares else check_epsilon(
+            _number(spec["epsilon"], f"[queries.{name}] epsilon"),
+            name=f"[queries.{name}] epsilon")
+        dl = spec.get("delta", 0.0)
+        if dl is True:
+            dl = dl_shares[name]
+        elif dl is False:
+            dl = 0.0
+        else:
+            dl = check_delta(_number(dl, f"[queries.{name}] delta"), allow_zero=True)
+        out.append(WorkloadQuery(name, spec["query"], eps, dl, mech))
+    if dl_total and not takers and not any(q.delta for q in out):
+        raise ParameterError("workload: [workload] delta is given but no query takes it "
+                             "(mark those that need one with delta = true)")
+    return tuple(out)
+
+
+def _split(total: float, shares: Mapping[str, float]) -> dict[str, float]:
+    """``total * share / sum(shares)`` per name, each rounded DOWN to a double, so the
+    parts add up (exactly) to at most ``total``."""
+    whole = sum((Fraction(v) for v in shares.values()), Fraction(0))
+    out = {}
+    for name, v in shares.items():
+        exact = Fraction(total) * Fraction(v) / whole
+        x = float(exact)
+        if Fraction(x) > exact:
+            x = math.nextafter(x, 0.0)
+        out[name] = x
+    return out
+
+
+@dataclass
+class WorkloadResult:
+    """The releases of a workload, by query name, in the workload's order."""
+
+    workload: Workload
+    releases: dict[str, Any] = field(default_factory=dict)
+    #: query name -> the fixed message of a query that failed after its reservation
+    failed: dict[str, str] = field(default_factory=dict)
+    #: query name -> the file its table was written to
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.releases[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.releases)
+
+    def __len__(self) -> int:
+        return len(self.releases)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def summary(self) -> Any:
+        """A ``pandas.DataFrame``, one row per query: name, query, status, epsilon, delta,
+        mechanism, cells, ledger row and (ungrouped queries) the released value."""
+        import pandas as pd
+
+        rows = []
+        for q in self.workload.queries:
+            r = self.releases.get(q.name)
+            status = "failed" if q.name in self.failed else \
+                "replayed" if r is not None and r.replayed else "released"
+            rows.append({
+                "name": q.name, "query": q.query, "status": status,
+                "epsilon": r.epsilon if r is not None else q.epsilon,
+                "delta": r.delta if r is not None else q.delta,
+                "mechanism": r.mechanism if r is not None else None,
+                "cells": int(r.values.size) if r is not None else 0,
+                "ledger_id": r.ledger_id if r is not None else None,
+                "value": r.values.item() if r is not None and r.values.ndim == 0 else None,
+                "output": self.outputs.get(q.name)})
+        df = pd.DataFrame(rows)
+        df.attrs.update(workload=self.workload.name, confidence=self.workload.confidence)
+        return df
+
+    def to_pandas(self) -> dict[str, Any]:
+        """Each released query's table (:meth:`Release.to_pandas`), by name."""
+        return {n: r.to_pandas() for n, r in self.releases.items()}
+
+
+def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any], *,
+                 output: str | Path | None = None, replay: bool | None = None
+                 ) -> WorkloadResult:
+    """Release every query of ``source`` on ``session`` (see the module docstring)."""
+    from ..randomness import resolve_rng
+    from .ledger import check_rng_for_ledger
+
+    wl = Workload.load(source)
+    if session.engine is None:
+        raise ParameterError("this session has no data (data=None: planning only)")
+    paths = _output_paths(wl, output)
+    _row_bound_first(session, wl)
+    pending = []
+    for q in wl.queries:
+        try:
+            pending.append(session._prepare(session.parse(q.query), q.epsilon, q.delta,
+                                            q.mechanism, True, paths.get(q.name),
+                                            wl.confidence))
+        except ParameterError as exc:  # public facts only: name the query
+            raise ParameterError(f"workload query {q.name!r}: {exc}") from None
+    result = WorkloadResult(wl)
+    use_replay = session.replay if replay is None else bool(replay)
+    todo = []
+    for q, p in zip(wl.queries, pending, strict=True):
+        hit = session._replayed(p) if use_replay and not p.private else None
+        if hit is not None:
+            result.releases[q.name] = hit
+        else:
+            todo.append((q, p))
+    if not todo:
+        return result
+    _check_total(session, todo)
+    check_rng_for_ledger(session.rng, session.ledger.durable,
+                         f"ledger {session.ledger.path!r}")
+    rng = resolve_rng(session.rng)
+    made = bool(paths) and not Path(output).exists()  # type: ignore[arg-type]
+    if made:
+        Path(output).mkdir()  # type: ignore[arg-type]
+    try:  # ONE transaction for the whole workload, before anything data-dependent runs
+        rids = session.ledger.reserve_all([p.reservation for _, p in todo])
+    except BaseException:
+        if made:
+            Path(output).rmdir()  # type: ignore[arg-type]
+        raise
+    for i, ((q, p), rid) in enumerate(zip(todo, rids, strict=True)):
+        try:
+            r = session._execute(p, rid, rng)
+        except DpnoiseError as exc:  # the fixed message of a failed release; charge kept
+            result.failed[q.name] = str(exc)
+            continue
+        except BaseException:
+            for _, later in zip(todo[i + 1:], rids[i + 1:], strict=True):
+                session.ledger.abort(later, "interrupted")  # reserved: stays charged
+            raise
+        result.releases[q.name] = r
+        if p.output is not None:
+            result.outputs[q.name] = str(p.output)
+    return result
+
+
+def _output_paths(wl: Workload, output: str | Path | None) -> dict[str, str]:
+    """``output/<name>.<format>`` per query; the directory may exist (no file of the
+    workload in it may) or be created in an existing parent.  Checked before any spend."""
+    if output is None:
+        return {}
+    out = Path(output)
+    if not str(output) or (out.exists() and not out.is_dir()):
+        raise ParameterError(f"output {str(output)!r} must be a directory (one file per "
+                             "query is written into it)")
+    if not out.exists() and not out.resolve().parent.is_dir():
+        raise ParameterError(f"output {str(output)!r}: its parent directory does not exist")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ParameterError(f"output {str(output)!r} is not writable")
+    names = {q.name.lower() for q in wl.queries}
+    if len(names) != len(wl.queries):
+        raise ParameterError("workload: query names differ only by case (they name files)")
+    return {q.name: str(out / f"{q.name}.{wl.format}") for q in wl.queries}
+
+
+def _row_bound_first(session: Any, wl: Workload) -> None:
+    """With ``rows_epsilon`` and no released N yet, N is released first -- its own
+    ledger release, as for a single release -- and only if the workload fits after it."""
+    if session.schema.max_rows is not None or not session.rows_epsilon or \
+            session._rows is not None:
+        return
+    if session.ledger.accountant == "basic":
+        left = session.ledger.remaining()
+        if session.rows_epsilon + wl.epsilon > left.epsilon:
+            raise BudgetExceededError(
+                f"workload refused, nothing spent: releasing the row bound N (epsilon="
+                f"{session.rows_epsilon:g}, once) and the workload (epsilon="
+                f"{wl.epsilon:g}) needs more than the remaining {left}")
+    session.row_bound()
+
+
+def _check_total(session: Any, todo: list[tuple[WorkloadQuery, Any]]) -> None:
+    """Early refusal under basic composition (the reservation re-checks exactly)."""
+    if session.ledger.accountant != "basic":
+        return
+    left = session.ledger.remaining()
+    eps = sum((Fraction(p.eps) for _, p in todo), Fraction(0))
+    dl = sum((Fraction(p.dl) for _, p in todo), Fraction(0))
+    if eps > Fraction(left.epsilon) or dl > Fraction(left.delta):
+        raise BudgetExceededError(
+            f"workload refused, nothing spent: its {len(todo)} releases need epsilon="
+            f"{float(eps):.6g}" + (f", delta={float(dl):.3g}" if dl else "")
+            + f" but only {left} of the total {session.budget} remains")
