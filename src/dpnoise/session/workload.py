@@ -293,34 +293,23 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
     if session.engine is None:
         raise ParameterError("this session has no data (data=None: planning only)")
     paths = _output_paths(wl, output)
-    _row_bound_first(session, wl)
-    pending = []
-    for q in wl.queries:
-        try:
-            pending.append(session._prepare(session.parse(q.query), q.epsilon, q.delta,
-                                            q.mechanism, True, paths.get(q.name),
-                                            wl.confidence))
-        except ParameterError as exc:  # public facts only: name the query
-            raise ParameterError(f"workload query {q.name!r}: {exc}") from None
-    result = WorkloadResult(wl)
-    use_replay = session.replay if replay is None else bool(replay)
-    todo = []
-    for q, p in zip(wl.queries, pending, strict=True):
-        hit = session._replayed(p) if use_replay and not p.private else None
-        if hit is not None:
-            result.releases[q.name] = hit
-        else:
-            todo.append((q, p))
-    if not todo:
-        return result
-    _check_total(session, todo)
-    check_rng_for_ledger(session.rng, session.ledger.durable,
-                         f"ledger {session.ledger.path!r}")
-    rng = resolve_rng(session.rng)
+    # the directory exists before the queries are prepared (each output file is checked
+    # like a single release's: a new file in an existing, writable directory); made here,
+    # it is removed again if nothing gets reserved
     made = bool(paths) and not Path(output).exists()  # type: ignore[arg-type]
     if made:
         Path(output).mkdir()  # type: ignore[arg-type]
-    try:  # ONE transaction for the whole workload, before anything data-dependent runs
+    try:
+        todo, result = _prepared(session, wl, paths, replay)
+        if not todo:
+            if made:
+                Path(output).rmdir()  # type: ignore[arg-type]
+            return result
+        _check_total(session, todo)
+        check_rng_for_ledger(session.rng, session.ledger.durable,
+                             f"ledger {session.ledger.path!r}")
+        rng = resolve_rng(session.rng)
+        # ONE transaction for the whole workload, before anything data-dependent runs
         rids = session.ledger.reserve_all([p.reservation for _, p in todo])
     except BaseException:
         if made:
@@ -340,6 +329,32 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
         if p.output is not None:
             result.outputs[q.name] = str(p.output)
     return result
+
+
+def _prepared(session: Any, wl: Workload, paths: dict[str, str], replay: bool | None
+              ) -> tuple[list[tuple[WorkloadQuery, Any]], WorkloadResult]:
+    """Every query prepared from public facts (nothing read or spent); those an identical
+    earlier release answers (opt-in replay) are served from the ledger, the rest returned
+    to be reserved."""
+    _row_bound_first(session, wl)
+    pending = []
+    for q in wl.queries:
+        try:
+            pending.append(session._prepare(session.parse(q.query), q.epsilon, q.delta,
+                                            q.mechanism, True, paths.get(q.name),
+                                            wl.confidence))
+        except ParameterError as exc:  # public facts only: name the query
+            raise ParameterError(f"workload query {q.name!r}: {exc}") from None
+    result = WorkloadResult(wl)
+    use_replay = session.replay if replay is None else bool(replay)
+    todo = []
+    for q, p in zip(wl.queries, pending, strict=True):
+        hit = session._replayed(p) if use_replay and not p.private else None
+        if hit is not None:
+            result.releases[q.name] = hit
+        else:
+            todo.append((q, p))
+    return todo, result
 
 
 def _output_paths(wl: Workload, output: str | Path | None) -> dict[str, str]:
