@@ -72,8 +72,6 @@ def write_table(release: Any, path: str) -> None:
     text as ``csv.writer`` over ``release.rows(intervals=True)``."""
     import duckdb
 
-    from .truth import refuse_true_answer
-
     refuse_true_answer(release)
     data = release_columns(release, intervals=True)
     con = duckdb.connect(":memory:")  # a fresh connection: never the session's engine
@@ -148,3 +146,16 @@ def _write_csv(con: Any, path: str, data: dict[str, NDArray[Any]]) -> None:
         out.write(head.getvalue().encode("utf-8"))
         with open(body, "rb") as fh:
             shutil.copyfileobj(fh, out, 1 << 22)
+
+
+#: what the writers and the report say when given a true answer
+NOT_PUBLISHABLE = ("this is the custodian-only TRUE answer (Session.true_table), not a "
+                   "private release: it is never written as a release nor reported")
+
+
+def refuse_true_answer(obj: Any) -> None:
+    """Raise ParameterError when ``obj`` is a custodian-only true answer."""
+    from ..errors import ParameterError
+
+    if getattr(obj, "custodian_only", False):
+        raise ParameterError(NOT_PUBLISHABLE)

@@ -21,10 +21,6 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 
-#: what the writers and the report say when given a true answer
-NOT_PUBLISHABLE = ("this is the custodian-only TRUE answer (Session.true_table), not a "
-                   "private release: it is never written as a release nor reported")
-
 
 @dataclass(frozen=True)
 class TrueAnswer:
@@ -88,9 +84,3 @@ class TrueAnswer:
     def __repr__(self) -> str:
         return (f"TrueAnswer({self.canonical!r}, cells={np.size(self.true_values)}; "
                 "custodian only, NOT private)")
-
-
-def refuse_true_answer(obj: Any) -> None:
-    """Raise ParameterError when ``obj`` is a custodian-only true answer."""
-    if getattr(obj, "custodian_only", False):
-        raise ParameterError(NOT_PUBLISHABLE)
