@@ -229,7 +229,9 @@ def test_csv_schema_is_given_not_inferred(tmp_path: Path) -> None:
 
 def test_failed_job_keeps_its_charge(tmp_path: Path) -> None:
     """The reservation precedes every Spark job on the data; a job that fails (here: the
-    output cannot be written) keeps its charge and says nothing data-dependent."""
+    output cannot be written) keeps its charge and says nothing data-dependent.  A local
+    output path that cannot be written is refused before anything is reserved, so the job
+    is made to fail through a URI, which only the job itself resolves."""
     path = write(tmp_path, "parquet", ["x"], [[1.0], [2.0]])
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -238,8 +240,11 @@ def test_failed_job_keeps_its_charge(tmp_path: Path) -> None:
         with pytest.raises(ParameterError, match="output is required"):
             s.release("sum x", epsilon=0.25)  # refused before any spend
         assert s.spent.epsilon == 0
-        with pytest.raises(DpnoiseError, match="charge is kept"):
+        with pytest.raises(ParameterError, match="does not exist"):
             s.release("sum x", epsilon=0.25, output=str(blocker / "out"))
+        assert s.spent.epsilon == 0
+        with pytest.raises(DpnoiseError, match="charge is kept"):
+            s.release("sum x", epsilon=0.25, output=(blocker / "out").as_uri())
         assert s.spent.epsilon == 0.25
 
 
