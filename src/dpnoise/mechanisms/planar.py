@@ -35,7 +35,7 @@ The additive constant c does *not* scale with distance (pitfall 17).  The report
 ``guarantee.epsilon`` is ε' = ε + c, the bound at d = Δ (``sensitivity``); notion "metric".
 
 Coordinates must be **planar and in metres** (or any Euclidean unit): e.g. UTM eastings
-and northings.  For latitude/longitude, project first (see docs/finite-precision.md):
+and northings.  For latitude/longitude, project first (see docs/mechanisms/finite-precision.md):
 the guarantee holds in the projected metric, so a projection that stretches distances by
 at most a factor s needs ε_g divided by s to hold in true ground distance.  Large
 coordinates cost precision (the term A in δt): centring the data first helps.
