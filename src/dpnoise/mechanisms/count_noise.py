@@ -307,7 +307,18 @@ class CountNoise(Mechanism):
         return as_output(out.reshape(counts.shape), true_value)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Integers; inside [lower, upper] unless boundary='none'."""
+        """Integers; inside [lower, upper] unless boundary='none'.
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:

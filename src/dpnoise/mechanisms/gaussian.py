@@ -348,7 +348,18 @@ class _LatticeGaussian(Mechanism):
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points j·L of the grid."""
+        """Points j·L of the grid.
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         v = np.asarray(outputs, dtype=np.float64) / self.grid
         return np.floor(v) == v
 

@@ -246,7 +246,19 @@ class ClampedLaplace(Mechanism):
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
 
     def noise(self, true_value: float | None = None) -> ClampedLaw:
-        """The exact law of the clamped release for ``true_value`` (default: mid-range)."""
+        """The exact law of the clamped release for ``true_value`` (default: mid-range).
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value (None: the default named in the summary above).
+
+        Returns
+        -------
+        Law
+            The exact law of the release (scipy.stats-like: ``pmf``/``pdf``, ``cdf``, ``sf``,
+            ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
+        """
         x = (self.lower + self.upper) / 2 if true_value is None else check_true_scalar(
             "true_value", true_value)
         x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
@@ -263,7 +275,13 @@ class ClampedLaplace(Mechanism):
         return ends | inside
 
     def privacy_model(self) -> Any:
-        """Exact clamped laws on a grid of true values near both ends and in the middle."""
+        """Exact clamped laws on a grid of true values near both ends and in the middle.
+
+        Returns
+        -------
+        object
+            The exact output law in the form :func:`dpnoise.verify` evaluates (never the claim).
+        """
         from ..verify import DiscreteFamily
 
         L = self.laplace.grid

@@ -373,7 +373,18 @@ class PlanarLaplace(Mechanism):
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Per point (last axis = (x, y)): a grid point j·L inside the region, or the EXCEPTION
-        outcome (both coordinates NaN)."""
+        outcome (both coordinates NaN).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         pts = np.asarray(outputs, dtype=np.float64)
         if pts.shape[-1:] != (2,):
             raise ParameterError("outputs must have shape (..., 2)")

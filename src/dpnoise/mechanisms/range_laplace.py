@@ -296,7 +296,18 @@ class RangeLaplace(Mechanism):
         return as_output(out.reshape(values.shape), true_value)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
+        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         y = np.asarray(outputs, dtype=np.float64)
         if self.block is None:
             return y == self.domain.lower
@@ -311,7 +322,19 @@ class RangeLaplace(Mechanism):
         return lo if math.isfinite(lo) else (hi if math.isfinite(hi) else 0.0)
 
     def noise(self, true_value: float | None = None) -> RangeLatticeLaw:
-        """Exact law of the released value for ``true_value`` (default: a point of the domain)."""
+        """Exact law of the released value for ``true_value`` (default: a point of the domain).
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value (None: the default named in the summary above).
+
+        Returns
+        -------
+        Law
+            The exact law of the release (scipy.stats-like: ``pmf``/``pdf``, ``cdf``, ``sf``,
+            ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
+        """
         x = self._default_value() if true_value is None else float(
             self.domain.check_values(check_true_scalar("true_value", true_value)))
         if self.block is None:

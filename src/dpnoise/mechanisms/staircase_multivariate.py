@@ -145,7 +145,27 @@ class _MultivariateBase(Mechanism):
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d))."""
+        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d)).
+
+        Parameters
+        ----------
+        true_value : float or array_like of float
+            The true answer(s): a number or a rectangular real array, checked before any random
+            word is read.
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness (None: a fresh OS-keyed :class:`~dpnoise.CryptoRandom`).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A Python number for a scalar input, else an array of the input's shape, drawn from
+            the exact law :meth:`noise` at each true value.
+
+        Raises
+        ------
+        ParameterError
+            If a true value is not finite or outside the supported range.
+        """
         x = check_values("true_value", true_value)
         if x.shape[-1:] != (self.dim,):
             raise ParameterError(f"true_value must have last dimension {self.dim}, got {x.shape}")
@@ -252,7 +272,18 @@ class _MultivariateBase(Mechanism):
         raise NotImplementedError
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
+        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
         return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
 
