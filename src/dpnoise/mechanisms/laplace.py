@@ -128,6 +128,25 @@ class Laplace(HalfLatticeMechanism):
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
     >>> m.guarantee.epsilon
     1.0
+
+    The release is ``c·L + (±(K + 1/2))·L`` with ``c = floor(x/L + 1/2)`` and
+    ``P(K = k) ∝ 2^(-k/M)`` quantised exactly to 64-bit integers; the block length M is the
+    smallest whose exact loss ``max_k ln p(k) − ln p(k + S)`` (``S = ceil(Δ/L)``) is <= ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
@@ -207,6 +226,23 @@ class ClampedLaplace(Mechanism):
 
     Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
     :class:`Laplace`); finite lower < upper with |lower|, |upper| < 2^51·grid.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    lower, upper : float
+        The public range [lower, upper] the release is clamped into (finite, lower < upper).
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = Laplace.SUPPORTED
@@ -315,7 +351,18 @@ class ClampedLaplace(Mechanism):
         return ys, lp
 
     def mean_abs_error(self, true_value: float) -> float:
-        """E|clamp(Y) − x| computed exactly from the lattice law."""
+        """E|clamp(Y) − x| computed exactly from the lattice law.
+
+        Parameters
+        ----------
+        true_value : float
+            The true value, inside [lower, upper].
+
+        Returns
+        -------
+        float
+            ``E|clamp(Y) − x|``.
+        """
         return self.noise(true_value).mean_abs_error(true_value)
 
     def __repr__(self) -> str:

@@ -125,6 +125,30 @@ class RangeLaplace(Mechanism):
     >>> m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))
     >>> round(m.continuous_scale, 6)
     1.61156
+
+    The noise density is the Laplace density restricted to the domain and renormalised, with
+    the scale calibrated so that the guarantee holds (W. L. Croft, J.-R. Sack, W. Shi,
+    *Differential Privacy via a Truncated and Normalized Laplace Mechanism*, JCST 2022,
+    equation (3)); it is sampled exactly on a lattice whose loss the verifier recomputes.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    domain : tuple, Domain
+        The answers' domain: ``(a, b)``, an :func:`Interval`, :func:`HalfLine` or :func:`Union`.
+    mode : {"dp", "metric"}, default "dp"
+        "dp": the minimal scale for ε-DP; "metric": the paper's metric notion and scales.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
@@ -347,7 +371,20 @@ class RangeLaplace(Mechanism):
         """(P(Y <= y), P(Y >= y)) for the release Y at ``true_value``: the ``cdf`` and
         ``sf + pmf`` of :meth:`noise`, computed in closed form from the convex sampler's
         structure (:meth:`~dpnoise.exact.range_convex.ConvexSampler.tails`: no table) on an
-        interval / half-line / the line; on a union (or a non-finite y) from the table."""
+        interval / half-line / the line; on a union (or a non-finite y) from the table.
+
+        Parameters
+        ----------
+        true_value : float
+            The true value.
+        y : float
+            An output value.
+
+        Returns
+        -------
+        tuple of float
+            ``(P(Y <= y), P(Y >= y))``.
+        """
         if self._conv is None or self.block is None or not math.isfinite(y):
             law = self.noise(true_value)
             le = float(np.asarray(law.cdf(y)).reshape(-1)[0])
@@ -362,14 +399,33 @@ class RangeLaplace(Mechanism):
 
     def continuous_law(self, true_value: float, scale: float | None = None
                        ) -> TruncatedLaplaceLaw:
-        """The ideal continuous truncated Laplace (at ``continuous_scale`` by default)."""
+        """The ideal continuous truncated Laplace (at ``continuous_scale`` by default).
+
+        Parameters
+        ----------
+        true_value : float
+            A true value in the domain.
+        scale : float or None, default None
+            The Laplace scale (None: ``continuous_scale``).
+
+        Returns
+        -------
+        TruncatedLaplaceLaw
+            The ideal law at ``true_value``.
+        """
         x = float(self.domain.check_values(true_value).reshape(-1)[0])
         return TruncatedLaplaceLaw(self.domain.pieces, x, scale or self.continuous_scale)
 
     # ------------------------------------------------------------ verification
     def probe_pairs(self) -> list[tuple[float, float]]:
         """Neighbouring true values to verify: near every finite endpoint (where the loss is
-        largest), across gaps, and in the bulk."""
+        largest), across gaps, and in the bulk.
+
+        Returns
+        -------
+        list of (float, float)
+            Pairs of true values at distance <= sensitivity.
+        """
         d, L = self.sensitivity, self.grid or 1.0
         pts: list[float] = []
         for e in self.domain.finite_endpoints:
@@ -415,7 +471,18 @@ class RangeLaplace(Mechanism):
         """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`):
         on an interval, half-line or the line those of the one :class:`ConvexSampler` every
         release uses; on a union those of the one :class:`UnionSampler` every release uses.
-        ``block`` overrides the block length (tests: loss > ε at M − 1)."""
+        ``block`` overrides the block length (tests: loss > ε at M − 1).
+
+        Parameters
+        ----------
+        block : int or None, default None
+            Overrides the block length (to test a calibration).
+
+        Returns
+        -------
+        LatticeFamily
+            The exact lattice pmfs that are sampled.
+        """
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -458,7 +525,20 @@ class RangeLaplace(Mechanism):
 
     def continuous_model(self, scale: float | None = None,
                          pairs: list[tuple[float, float]] | None = None) -> Any:
-        """The ideal continuous density as a :class:`~dpnoise.verify.ContinuousFamily`."""
+        """The ideal continuous density as a :class:`~dpnoise.verify.ContinuousFamily`.
+
+        Parameters
+        ----------
+        scale : float or None, default None
+            The Laplace scale (None: ``continuous_scale``).
+        pairs : list of (float, float) or None, default None
+            Neighbouring true values to check (None: :meth:`probe_pairs`).
+
+        Returns
+        -------
+        ContinuousFamily
+            The model :func:`dpnoise.verify` evaluates.
+        """
         from ..verify import ContinuousFamily
 
         s = scale or self.continuous_scale

@@ -115,6 +115,29 @@ class Staircase(HalfLatticeMechanism):
     >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
     >>> round(m.ideal.var(), 4)
     1.9181
+
+    The ideal law has density ``∝ e^(−kε)`` on ``[kΔ, kΔ + γΔ)`` and ``∝ e^(−(k+1)ε)`` on
+    ``[kΔ + γΔ, (k+1)Δ)`` (Soria-Comas & Domingo-Ferrer 2013, Theorem 3); the release samples
+    its exact lattice version, whose loss the verifier recomputes.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    criterion : {"variance", "mean_abs", "interval"}, default "variance"
+        What the member of the optimal family minimises.
+    level : float, default 0.95
+        The interval's probability for ``criterion="interval"``.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MIN_EPSILON, MAX_EPSILON),
