@@ -13,7 +13,8 @@ The check parses each docstring with numpydoc's own parser:
 * a ``Returns`` (or ``Yields``) section when the callable returns something (its return
   annotation is not ``None``; classes and properties return nothing to document);
 * a ``Raises`` section on every constructor and function of ``dpnoise.__all__`` that takes
-  parameters (they refuse bad input with ``ParameterError`` before any noise is drawn).
+  parameters and can refuse them (its source raises or calls a ``check_``/``_supported``
+  helper: bad input is refused with ``ParameterError`` before any noise is drawn).
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def _doc(obj: Any) -> str:
 def _signature_params(obj: Any) -> list[str]:
     target: Callable[..., Any] = obj
     if inspect.isclass(obj):
-        if issubclass(obj, BaseException):
-            return []
+        if issubclass(obj, BaseException) or getattr(obj, "_is_protocol", False):
+            return []  # a Protocol has no constructor of its own
         target = obj.__init__
         if target is object.__init__:
             return []
@@ -102,6 +103,17 @@ def _signature_params(obj: Any) -> list[str]:
         prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
         names.append(prefix + p.name)
     return names
+
+
+def _can_raise(obj: Any) -> bool:
+    """Whether the callable (a class: its constructor) raises or calls a checking helper."""
+    parts = [obj.__dict__.get(n) for n in ("__init__", "__post_init__", "__new__")] \
+        if inspect.isclass(obj) else [obj]
+    try:
+        source = "".join(inspect.getsource(p) for p in parts if inspect.isfunction(p))
+    except (OSError, TypeError):
+        return True
+    return any(word in source for word in ("raise ", "check_", "_supported(", "as_domain("))
 
 
 def _returns_something(obj: Any) -> bool:
@@ -132,7 +144,7 @@ def _problems(name: str, obj: Any, needs_raises: bool) -> list[str]:
         problems.append(f"Parameters documents {unknown}, which the signature does not have")
     if _returns_something(obj) and not (doc["Returns"] or doc["Yields"]):
         problems.append("no Returns section")
-    if needs_raises and params and not doc["Raises"]:
+    if needs_raises and params and _can_raise(obj) and not doc["Raises"]:
         problems.append("no Raises section")
     return problems
 
