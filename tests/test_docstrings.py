@@ -98,8 +98,8 @@ def _signature_params(obj: Any) -> list[str]:
         return []
     names = []
     for i, p in enumerate(sig.parameters.values()):
-        if i == 0 and p.name in ("self", "cls"):
-            continue
+        if (i == 0 and p.name in ("self", "cls")) or p.name.startswith("_"):
+            continue  # the instance, and private fields of a record
         prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
         names.append(prefix + p.name)
     return names
