@@ -161,6 +161,8 @@ def test_public_name_has_numpydoc_sections(name: str, obj: Any, needs_raises: bo
 def test_the_check_fails_on_a_bare_docstring() -> None:
     def f(x: float, *, y: int = 1) -> float:
         """Add."""
+        if x != x:
+            raise ValueError("x is NaN")
         return x + y
 
     def g(x: float) -> float:

@@ -409,7 +409,7 @@ def grid_for_tolerance(
 
     ε' − ε ≈ (4δt/L)·e^{εℓ/Δ} falls with L until L ~ Δ/ε and then rises, so the feasible
     grids form an interval; the finest one (least rounding error) is returned.  Grids
-    with L < 2^10·δt (pitfall 5) or |coordinate|/L >= 2^51 are never proposed.
+    with L < 2^10·δt (pitfall 5) or ``|coordinate|/L >= 2^51`` are never proposed.
     Raises :class:`PrecisionError` when no grid meets the tolerance.
 
     Parameters

@@ -73,7 +73,7 @@ class CountNoise(Mechanism):
     """Finite-support integer noise for counts (Sadeghi et al. 2020) with exact (ε, δ) accounting.
 
     Supported: epsilon in [0.001, 100], D an integer in [1, 256], eta in (0, 1) (as a float,
-    Fraction or "p/q" string); true counts |n| < 2^53.
+    Fraction or "p/q" string); true counts ``|n| < 2^53``.
 
     >>> m = CountNoise(epsilon=2.18, D=6, eta=0.8)
     >>> m.k, round(float(m.delta_tilde), 7)      # the paper's Fig. 1: type I, k = 3

@@ -58,7 +58,7 @@ class DiscreteGaussian(Mechanism):
 
     Supported: epsilon in [0.01, 1000], delta in [1e-300, 1) (combinations needing
     σ² > 1e10 are refused), sigma2 in (0, 1e10], sensitivity an integer in [1, 2^20];
-    true counts |n| < 2^53.
+    true counts ``|n| < 2^53``.
 
     ``P(Z = z) ∝ exp(−z²/(2σ²))`` on the integers (C. L. Canonne, G. Kamath, T. Steinke, *The
     Discrete Gaussian for Differential Privacy*, NeurIPS 2020, Definition 1); δ(ε) is summed

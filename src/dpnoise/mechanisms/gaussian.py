@@ -516,7 +516,7 @@ class AnalyticGaussian(_LatticeGaussian):
 
     Supported: epsilon in [0.001, 1000], delta in [1e-12, 1), sensitivity in
     [1e-280, 1e+295] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
-    seconds); true values |x| < 2^51·grid.
+    seconds); true values ``|x| < 2^51·grid``.
 
     >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> m.guarantee.delta
@@ -571,7 +571,7 @@ class Gaussian(_LatticeGaussian):
 
     Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", Foundations and
     Trends in TCS 2014, Theorem A.1.  Supported: epsilon in [0.001, 1), delta in
-    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values |x| < 2^51·grid.
+    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values ``|x| < 2^51·grid``.
 
     Parameters
     ----------

@@ -98,12 +98,12 @@ class Geometric(Mechanism):
     """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
 
     ``sampler="block"`` (picked by the default ``"auto"`` where its law meets the accuracy
-    rule, see the module docstring): p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit
+    rule, see the module docstring): ``p(z) ∝ 2^{−j|z|/M}`` up to the exactly known 64-bit
     quantisation of M + 1 alias weights
     (:class:`~dpnoise.exact.integer_block.IntegerBlockLaplace`); (j, M) is the largest
     decay whose exact loss for a shift by Δ is <= ε.
 
-    ``sampler="cks"``: p(z) = (1 − r)/(1 + r) · r^{|z|}, r = e^{−ε_r/Δ}, ε_r = s/t <= ε
+    ``sampler="cks"``: ``p(z) = (1 − r)/(1 + r) · r^{|z|}``, r = e^{−ε_r/Δ}, ε_r = s/t <= ε
     rational (relative gap <= 2^-24), sampled exactly by rejection (C. L. Canonne,
     G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
     Algorithm 2).  The exact privacy loss of a shift by Δ is ε_r <= ε.

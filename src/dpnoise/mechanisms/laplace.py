@@ -123,7 +123,7 @@ class Laplace(HalfLatticeMechanism):
 
     Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (the default grid's
     block table has <= 2^18 entries and builds in well under a second; an explicit ``grid``
-    must give a block length <= 2^18); true values |x| < 2^51·grid.
+    must give a block length <= 2^18); true values ``|x| < 2^51·grid``.
 
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
     >>> m.guarantee.epsilon
@@ -225,7 +225,7 @@ class ClampedLaplace(Mechanism):
     behaviour the range-adherent mechanisms (Croft et al. 2022) improve on.
 
     Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
-    :class:`Laplace`); finite lower < upper with |lower|, |upper| < 2^51·grid.
+    :class:`Laplace`); finite lower < upper with ``|lower|, |upper| < 2^51·grid``.
 
     Parameters
     ----------

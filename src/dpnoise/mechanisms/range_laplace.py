@@ -116,7 +116,7 @@ class RangeLaplace(Mechanism):
     """Truncated-and-normalised Laplace on a domain, exact on a power-of-two grid.
 
     Supported: epsilon in [0.01, 1000], sensitivity in [1e-280, 1e+295], domain ends
-    |a| < 2^50·grid; the block length M = scale·ln2/grid must be <= 2^17 and the
+    ``|a| < 2^50·grid``; the block length M = scale·ln2/grid must be <= 2^17 and the
     calibration may scan at most 2^22 centre cells (else a ParameterError asks for a
     coarser grid: a piece tiny next to the noise scale, or a domain ~10^6 sensitivities
     wide); construction takes up to ~5 s at the corners (half-lines at ε = 0.01); true

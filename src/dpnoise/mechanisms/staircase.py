@@ -110,7 +110,7 @@ class Staircase(HalfLatticeMechanism):
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
 
     Supported: epsilon in [2e-05, 20], sensitivity in [1e-140, 1e+140] (block tables of
-    <= 2^16 steps); true values |x| < 2^51·grid.
+    <= 2^16 steps); true values ``|x| < 2^51·grid``.
 
     >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
     >>> round(m.ideal.var(), 4)

@@ -399,7 +399,7 @@ class MultivariateStaircase(_MultivariateBase):
     Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
 
     Supported: epsilon in [0.003, 20] (the level ratio 2^(-a/M) needs M <= 256), each of
-    1..8 sensitivities in [1e-140, 1e+140]; true values |x_k| < 2^51·L_k.
+    1..8 sensitivities in [1e-140, 1e+140]; true values ``|x_k| < 2^51·L_k``.
 
     Parameters
     ----------
@@ -575,7 +575,7 @@ class L1Staircase(_MultivariateBase):
     triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
 
     Supported: epsilon in [0.003, 20] (as :class:`MultivariateStaircase`), sensitivity in
-    [1e-140, 1e+140]; true values |x_k| < 2^51·L.
+    [1e-140, 1e+140]; true values ``|x_k| < 2^51·L``.
 
     Parameters
     ----------

@@ -75,7 +75,7 @@ DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(
 class TLapDistribution(Law):
     """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form.
 
-    pdf/logpdf, cdf/sf (via u = (A − |x|)/λ), ppf, mean_abs = E|X| (Thm 2),
+    pdf/logpdf, cdf/sf (via ``u = (A − |x|)/λ``), ppf, mean_abs = ``E|X|`` (Thm 2),
     var = E[X²] (Thm 3).  Used for the paper's numbers; releases use the lattice law.
 
     Parameters
@@ -321,7 +321,7 @@ class TruncatedLaplace(HalfLatticeMechanism):
 
     Supported: epsilon in [1e-05, 1000], delta in [1e-300, 0.5), sensitivity in
     [1e-280, 1e+295] (block tables <= 2^18 entries, as :class:`Laplace`); true values
-    |x| < 2^51·grid.
+    ``|x| < 2^51·grid``.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     >>> m.guarantee.delta <= 1e-3
@@ -372,7 +372,7 @@ class TruncatedLaplace(HalfLatticeMechanism):
     # ------------------------------------------------------------ calibration facts
     @property
     def support_half_width(self) -> float:
-        """Largest |noise| released: (n − 1/2)·L (the ideal is A)."""
+        """Largest ``|noise|`` released: (n − 1/2)·L (the ideal is A)."""
         return (self.law.n - 0.5) * self.grid
 
     @property
