@@ -112,6 +112,12 @@ SNIPPETS: dict[str, Snippet] = {
     "custodian-refused": Snippet("console", (
         _cmd(f"{RELEASE} --epsilon 0.2", '--query "SELECT MAX(income) FROM data"'),
     ), setup=(INIT,)),
+    # docs/mechanisms/truncated-laplace.md: choosing a mechanism for a budget
+    "compare": Snippet("console", ("dpnoise compare --epsilon 1 --delta 1e-5",)),
+    # docs/cli.md: the finite-precision calculator
+    "precision": Snippet("console", (
+        "dpnoise precision --epsilon 1 --sensitivity 1 --lower -1000 --upper 1000 --grid 2^-20",
+    )),
     # docs/custodian.md section 4
     "custodian-python": Snippet("python", (
         "from dpnoise import Budget, Session",
