@@ -158,10 +158,21 @@ def _reproducible(name: str):
     time.time = lambda: FIXED_TIME
     time.gmtime = lambda secs=None: real_gmtime(FIXED_TIME if secs is None else secs)
     os.getpid = lambda: FIXED_PID
+    _forget_default_source()  # rng=None: a source keyed from the stream above
     try:
         yield
     finally:
         os.urandom, time.time, time.gmtime, os.getpid = saved
+        _forget_default_source()  # never keep a source keyed from the fixed stream
+
+
+def _forget_default_source() -> None:
+    """Drop the thread's cached default CSPRNG so that the next ``rng=None`` keys a new one."""
+    from dpnoise import randomness
+
+    forget = getattr(randomness, "_forget_default_sources", None)
+    if forget is not None:
+        forget()
 
 
 def _run_command(line: str) -> str:

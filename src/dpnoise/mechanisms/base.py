@@ -136,8 +136,9 @@ class Mechanism(ABC):
             The true answer(s): a number or a rectangular real array (ragged, bool, string,
             bytes, object and complex input is refused).  Checked before any random word is read.
         rng : RandomSource, numpy.random.Generator or None, default None
-            The randomness: None keys a fresh :class:`~dpnoise.CryptoRandom` (ChaCha20 from
-            ``os.urandom``); :class:`~dpnoise.SeededRandom` for reproducible experiments.
+            The randomness: None uses the thread's :class:`~dpnoise.CryptoRandom` (ChaCha20
+            keyed from ``os.urandom``); :class:`~dpnoise.SeededRandom` for reproducible
+            experiments.
 
         Returns
         -------

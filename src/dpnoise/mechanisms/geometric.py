@@ -257,7 +257,7 @@ class Geometric(Mechanism):
         n : int
             Number of draws.
         rng : RandomSource, numpy.random.Generator or None, default None
-            The randomness (None: a fresh OS-keyed CryptoRandom).
+            The randomness (None: the thread's OS-keyed CryptoRandom).
 
         Returns
         -------

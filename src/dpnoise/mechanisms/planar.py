@@ -379,7 +379,7 @@ class PlanarLaplace(Mechanism):
         true_value : array_like of float, shape (2,) or (..., 2)
             The true point(s).
         rng : RandomSource, numpy.random.Generator or None, default None
-            The randomness (None: a fresh OS-keyed CryptoRandom).
+            The randomness (None: the thread's OS-keyed CryptoRandom).
         clamp : bool, default False
             Project true points onto the domain first.
 

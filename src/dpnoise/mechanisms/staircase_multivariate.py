@@ -166,7 +166,7 @@ class _MultivariateBase(Mechanism):
             The true answer(s): a number or a rectangular real array, checked before any random
             word is read.
         rng : RandomSource, numpy.random.Generator or None, default None
-            The randomness (None: a fresh OS-keyed :class:`~dpnoise.CryptoRandom`).
+            The randomness (None: the thread's OS-keyed :class:`~dpnoise.CryptoRandom`).
 
         Returns
         -------
