@@ -129,7 +129,9 @@ class Laplace(HalfLatticeMechanism):
     >>> m.guarantee.epsilon
     1.0
 
-    The release is ``c·L + (±(K + 1/2))·L`` with ``c = floor(x/L + 1/2)`` and
+    The Laplace mechanism (C. Dwork, F. McSherry, K. Nissim, A. Smith, *Calibrating Noise to
+    Sensitivity in Private Data Analysis*, TCC 2006), made exact on a lattice: the release
+    is ``c·L + (±(K + 1/2))·L`` with ``c = floor(x/L + 1/2)`` and
     ``P(K = k) ∝ 2^(-k/M)`` quantised exactly to 64-bit integers; the block length M is the
     smallest whose exact loss ``max_k ln p(k) − ln p(k + S)`` (``S = ceil(Δ/L)``) is <= ε.
 

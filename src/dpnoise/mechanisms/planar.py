@@ -164,7 +164,8 @@ class PlanarLaplace(Mechanism):
     """ε_g-geo-indistinguishable planar Laplace on a grid, with GMP's finite-precision ε'.
 
     The ideal law has density ``(ε_g²/2π)·e^(−ε_g·d(x, y))`` (M. E. Andrés, N. E. Bordenabe,
-    K. Chatzikokolakis, C. Palamidessi, *Geo-indistinguishability*, CCS 2013, equation (4));
+    K. Chatzikokolakis, C. Palamidessi, *Geo-Indistinguishability: Differential Privacy for
+    Location-Based Systems*, CCS 2013);
     the release rounds it to the grid and truncates it to a region, and the guarantee is
     the corrected ``ε' = ε + ln(1 + R·e^(ε(ℓ + δt)/Δ))`` of I. Gazeau, D. Miller,
     C. Palamidessi, *Preserving Differential Privacy under Finite-Precision Semantics*,

@@ -129,7 +129,8 @@ class RangeLaplace(Mechanism):
     The noise density is the Laplace density restricted to the domain and renormalised, with
     the scale calibrated so that the guarantee holds (W. L. Croft, J.-R. Sack, W. Shi,
     *Differential Privacy via a Truncated and Normalized Laplace Mechanism*, JCST 2022,
-    equation (3)); it is sampled exactly on a lattice whose loss the verifier recomputes.
+    Sections 3.2 and 4); it is sampled exactly on a lattice whose loss the verifier
+    recomputes.
 
     Parameters
     ----------

@@ -116,9 +116,10 @@ class Staircase(HalfLatticeMechanism):
     >>> round(m.ideal.var(), 4)
     1.9181
 
-    The ideal law has density ``∝ e^(−kε)`` on ``[kΔ, kΔ + γΔ)`` and ``∝ e^(−(k+1)ε)`` on
-    ``[kΔ + γΔ, (k+1)Δ)`` (Soria-Comas & Domingo-Ferrer 2013, Theorem 3); the release samples
-    its exact lattice version, whose loss the verifier recomputes.
+    The ideal law has density M0 on the plateau ``|x| <= d`` and ``M0·e^(−ε(k+1))`` on the
+    k-th step of width Δ (Soria-Comas & Domingo-Ferrer 2013, Theorem 9 as corrected, and
+    Theorem 10: optimal); the release samples its exact lattice version, whose loss the
+    verifier recomputes.
 
     Parameters
     ----------
