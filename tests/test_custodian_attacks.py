@@ -437,3 +437,17 @@ def test_a_file_changed_during_the_read_is_refused(tmp_path: Path,
     monkeypatch.setattr(source, "_sha256_fd", hash_then_touch)
     with pytest.raises(ParameterError, match="changed while it was read"):
         session(path, {"columns": {"x": {"lower": 0, "upper": 5}}})
+
+
+def test_unsupported_aggregate_message_names_every_supported_statistic(tmp_path: Path) -> None:
+    """The refusal of MAX lists every aggregate the query language releases (all of _AGG)."""
+    from dpnoise.session.query import _AGG
+
+    path = write(tmp_path, "csv", ["x"], [[1.0]])
+    with session(path, {"columns": {"x": {"lower": 0, "upper": 10}}}) as s:
+        with pytest.raises(ParameterError) as info:
+            s.release("SELECT MAX(x) FROM data", epsilon=0.1)
+        message = str(info.value)
+        for name in _AGG:
+            assert name.upper() in message, name
+        assert s.spent.epsilon == 0

@@ -63,7 +63,7 @@ def test_laplace_release_identical_with_and_without_kernels(
 
 
 def test_threads_are_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Measured (README "Threads"): two threads are not a reliable gain on the project's
+    """Measured (docs/performance.md): two threads are not a reliable gain on the project's
     2-vCPU machine even with the compiled kernels, so DPNOISE_THREADS opts in."""
     from dpnoise import parallel
 

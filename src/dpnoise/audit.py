@@ -235,7 +235,28 @@ class EventResult:
 
 @dataclass(frozen=True)
 class AuditReport:
-    """What the auditor found.  ``passed`` is False when a leak above the claim is shown."""
+    """What the auditor found.  ``passed`` is False when a leak above the claim is shown.
+
+    Parameters
+    ----------
+    claimed_epsilon : float
+        The ε the sampler claims.
+    x, x_prime : object
+        The neighbouring inputs.
+    n : int
+        Samples per input and phase (explore, then test).
+    alpha : float
+        The overall significance level.
+    epsilon_lower_bound : float
+        The largest Clopper–Pearson lower bound on the loss over the tested events.
+    events : tuple of EventResult
+        The tested events, strongest first.
+    support_checked, support_impossible, support_impossible_reverse : int, default 0
+        Outputs checked for IEEE-754 support, and how many are impossible under the other
+        input (each direction).
+    notes : tuple of str, default ()
+        Remarks about the audit.
+    """
 
     claimed_epsilon: float
     x: Any
@@ -250,21 +271,32 @@ class AuditReport:
     notes: tuple[str, ...] = field(default_factory=tuple)
     @property
     def impossible_fraction(self) -> float | None:
+        """The share of checked outputs impossible under the other input (None if none checked)."""
         return self.support_impossible / self.support_checked if self.support_checked else None
 
     @property
     def support_failed(self) -> bool:
+        """Whether some output is impossible under the neighbouring input (infinite loss)."""
         return self.support_impossible > 0 or self.support_impossible_reverse > 0
 
     @property
     def passed(self) -> bool:
+        """Whether no leak above the claim was shown."""
         return (not self.support_failed) and self.epsilon_lower_bound <= self.claimed_epsilon
 
     @property
     def best_event(self) -> EventResult | None:
+        """The strongest tested event (None if none)."""
         return self.events[0] if self.events else None
 
     def summary(self) -> str:
+        """A human-readable summary of the audit.
+
+        Returns
+        -------
+        str
+            Several lines: the claim, the inputs, the bound, the strongest event, the verdict.
+        """
         lines = [
             f"claimed epsilon:         {self.claimed_epsilon:.6g}",
             f"inputs:                  x = {self.x!r}, x' = {self.x_prime!r}",
@@ -288,6 +320,13 @@ class AuditReport:
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Every field, the events as dicts, and ``passed``.
+        """
         return {
             "claimed_epsilon": self.claimed_epsilon,
             "epsilon_lower_bound": self.epsilon_lower_bound,
@@ -321,7 +360,46 @@ def audit(
     support: Support | None = None,
     support_samples: int = 2_000,
 ) -> AuditReport:
-    """Audit ``sampler`` on the neighbouring inputs ``x``, ``x_prime`` (see module docstring)."""
+    """Audit ``sampler`` on the neighbouring inputs ``x``, ``x_prime`` (see module docstring).
+
+    A black-box test: it looks for outputs that are impossible under the other input (exact
+    IEEE-754 support tests) and for events whose empirical privacy loss exceeds the claim
+    with a Clopper–Pearson lower bound (explore on one sample, test on a fresh one, Bonferroni
+    over the chosen events).
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(x, n)`` returns n releases for input x.
+    x, x_prime : object
+        Neighbouring inputs.
+    claimed_epsilon : float
+        The claimed ε.
+    claimed_delta : float, default 0.0
+        The claimed δ.
+    n : int, default 20000
+        Samples per input and phase (>= 100).
+    alpha : float, default 1e-3
+        Significance level in (0, 1).
+    bins : int, default 64
+        Histogram bins for the candidate events.
+    max_events : int, default 8
+        Events tested per direction.
+    support : callable or None, default None
+        ``support(x, y)``: whether output y is possible under input x (exact test).
+    support_samples : int, default 2000
+        Outputs checked with ``support``.
+
+    Returns
+    -------
+    AuditReport
+        The lower bound on the loss, the events and the verdict.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range or the sampler returns the wrong shape.
+    """
     claimed_epsilon = check_epsilon(claimed_epsilon, name="claimed_epsilon")
     if not (isinstance(n, int) and n >= 100):
         raise ParameterError(f"n must be an integer >= 100, got {n!r}")

@@ -43,7 +43,19 @@ def _real(name: str, v: Any) -> float:
 
 @dataclass(frozen=True)
 class Domain:
-    """Sorted disjoint closed pieces; ends may be infinite (use the factory functions)."""
+    """Sorted disjoint closed pieces; ends may be infinite (use the factory functions).
+
+    Parameters
+    ----------
+    pieces : tuple of (float, float)
+        Sorted, disjoint closed pieces ``(lower, upper)``; only the first may start at -inf
+        and only the last may end at +inf.
+
+    Raises
+    ------
+    ParameterError
+        If the pieces are empty, unsorted, overlapping or infinite where they may not be.
+    """
 
     pieces: tuple[Piece, ...]
 
@@ -67,10 +79,12 @@ class Domain:
     # ------------------------------------------------------------ shape
     @property
     def lower(self) -> float:
+        """The smallest point (may be -inf)."""
         return self.pieces[0][0]
 
     @property
     def upper(self) -> float:
+        """The largest point (may be +inf)."""
         return self.pieces[-1][1]
 
     @property
@@ -85,10 +99,12 @@ class Domain:
 
     @property
     def bounded_below(self) -> bool:
+        """Whether the domain has a finite lower end."""
         return math.isfinite(self.lower)
 
     @property
     def bounded_above(self) -> bool:
+        """Whether the domain has a finite upper end."""
         return math.isfinite(self.upper)
 
     @property
@@ -111,14 +127,27 @@ class Domain:
 
     @property
     def finite_endpoints(self) -> list[float]:
+        """Every finite end of every piece, in order."""
         return [t for p in self.pieces for t in p if math.isfinite(t)]
 
     @property
     def min_piece_length(self) -> float:
+        """The length of the shortest piece."""
         return min(hi - lo for lo, hi in self.pieces)
 
     def contains(self, x: ArrayLike) -> NDArray[np.bool_]:
-        """Elementwise membership (closed pieces)."""
+        """Elementwise membership (closed pieces).
+
+        Parameters
+        ----------
+        x : array_like of float
+            Values.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value lies in a piece.
+        """
         x = np.asarray(x, dtype=np.float64)
         out = np.zeros(x.shape, dtype=bool)
         for lo, hi in self.pieces:
@@ -127,7 +156,25 @@ class Domain:
 
     def check_values(self, values: ArrayLike, *, name: str = "true_value"
                      ) -> NDArray[np.float64]:
-        """Finite float64 values that all lie in the domain (else ParameterError)."""
+        """Finite float64 values that all lie in the domain (else ParameterError).
+
+        Parameters
+        ----------
+        values : array_like of float
+            True values.
+        name : str, default "true_value"
+            The parameter name used in the error message.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The values as an array.
+
+        Raises
+        ------
+        ParameterError
+            If a value is not a finite real number or lies outside the domain.
+        """
         from .params import as_real_array
 
         arr = as_real_array(name, values)  # numbers only: no bool, str, complex, ragged
@@ -178,7 +225,23 @@ def _merge(pieces: Iterable[Piece], *, warn_empty: bool) -> tuple[Piece, ...]:
 
 
 def Interval(lower: Any, upper: Any) -> Domain:  # noqa: N802 - reads like a type
-    """The closed interval [lower, upper]; infinite ends make it a half-line or the line."""
+    """The closed interval [lower, upper]; infinite ends make it a half-line or the line.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The ends (may be infinite; lower <= upper).
+
+    Returns
+    -------
+    Domain
+        The domain.
+
+    Raises
+    ------
+    ParameterError
+        If an end is not a real number or the pieces are not ordered (lower <= upper).
+    """
     lo, hi = _real("domain lower bound", lower), _real("domain upper bound", upper)
     if lo > hi:
         raise ParameterError(f"domain must satisfy lower <= upper, got [{lo!r}, {hi!r}]")
@@ -188,7 +251,25 @@ def Interval(lower: Any, upper: Any) -> Domain:  # noqa: N802 - reads like a typ
 
 
 def HalfLine(lower: Any = None, upper: Any = None) -> Domain:  # noqa: N802
-    """[lower, inf) (give ``lower``) or (-inf, upper] (give ``upper``)."""
+    """[lower, inf) (give ``lower``) or (-inf, upper] (give ``upper``).
+
+    Parameters
+    ----------
+    lower : float or None, default None
+        The finite lower end of ``[lower, inf)``.
+    upper : float or None, default None
+        The finite upper end of ``(-inf, upper]`` (give exactly one of the two).
+
+    Returns
+    -------
+    Domain
+        The domain.
+
+    Raises
+    ------
+    ParameterError
+        If an end is not a real number or the pieces are not ordered (lower <= upper).
+    """
     if (lower is None) == (upper is None):
         raise ParameterError("HalfLine needs exactly one of lower= or upper=")
     if lower is not None:
@@ -203,7 +284,23 @@ def HalfLine(lower: Any = None, upper: Any = None) -> Domain:  # noqa: N802
 
 
 def Union(*pieces: Sequence[Any]) -> Domain:  # noqa: N802
-    """Union of closed intervals (sorted and merged; zero-length pieces dropped)."""
+    """Union of closed intervals (sorted and merged; zero-length pieces dropped).
+
+    Parameters
+    ----------
+    *pieces : (float, float)
+        Closed intervals ``(lower, upper)``, or one list of them.
+
+    Returns
+    -------
+    Domain
+        The domain.
+
+    Raises
+    ------
+    ParameterError
+        If an end is not a real number or the pieces are not ordered (lower <= upper).
+    """
     if len(pieces) == 1 and pieces[0] and isinstance(pieces[0][0], (list, tuple)):
         pieces = tuple(pieces[0])
     parsed = []
@@ -219,7 +316,23 @@ def Union(*pieces: Sequence[Any]) -> Domain:  # noqa: N802
 
 
 def as_domain(spec: Any) -> Domain:
-    """A Domain from a Domain, a pair ``(lower, upper)`` or a list of pairs."""
+    """A Domain from a Domain, a pair ``(lower, upper)`` or a list of pairs.
+
+    Parameters
+    ----------
+    spec : Domain, (float, float) or list of (float, float)
+        A domain, an interval's ends or a list of pieces.
+
+    Returns
+    -------
+    Domain
+        The domain.
+
+    Raises
+    ------
+    ParameterError
+        If an end is not a real number or the pieces are not ordered (lower <= upper).
+    """
     if isinstance(spec, Domain):
         return spec
     if isinstance(spec, (tuple, list)) and len(spec) == 2 and not isinstance(

@@ -11,7 +11,7 @@ Threads are off unless ``DPNOISE_THREADS`` asks for more than one (same outputs 
 way).  With the compiled kernels (:mod:`dpnoise.kernels`; ctypes releases the GIL for the
 whole call) a chunk runs without the GIL except for a few Python statements per 2^14
 values, and the keystream comes from the system libcrypto through ctypes (GIL released;
-:mod:`dpnoise.keystream`).  Measured on this project's 2-vCPU machine (README "Threads"):
+:mod:`dpnoise.keystream`).  Measured on this project's 2-vCPU machine (docs/performance.md):
 the kernel alone scales 1.64-1.85x on two threads, the ChaCha20 keystream alone 1.0-1.56x,
 a whole 10^6-value Laplace release 0.93-1.46x depending on the run (Geometric and
 DiscreteGaussian, whose kernels take ~1-3 ns a value, 0.85-1.21x) -- not a reliable gain,

@@ -56,7 +56,18 @@ class RandomSource(Protocol):
     """Anything that returns independent uniform 64-bit words."""
 
     def words(self, n: int) -> NDArray[np.uint64]:
-        """``n`` independent uniform words in [0, 2^64)."""
+        """``n`` independent uniform words in [0, 2^64).
+
+        Parameters
+        ----------
+        n : int
+            How many words.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` independent uniform words in [0, 2^64).
+        """
         ...
 
 
@@ -206,14 +217,51 @@ class CryptoRandom:
         return self._stream
 
     def words(self, n: int) -> NDArray[np.uint64]:
+        """The next words of the keystream (rekeyed from ``os.urandom`` after a fork).
+
+        Parameters
+        ----------
+        n : int
+            How many words.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` independent uniform words in [0, 2^64).
+        """
         n = int(n)
         return self._ready(n).words(n)
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        """Write ``n`` fresh words into ``buffer[:n]`` in place (no copy).
+
+        Parameters
+        ----------
+        buffer : numpy.ndarray of uint64
+            A contiguous buffer of at least ``n + 8`` words.
+        n : int
+            How many words.
+
+        Raises
+        ------
+        ParameterError
+            If the buffer is not contiguous uint64 with 8 spare words.
+        """
         self._ready(n).fill(buffer, n)
 
     def ints(self, k: int) -> list[int]:
-        """``k`` fresh words as Python ints (buffered, see :func:`word_ints`)."""
+        """``k`` fresh words as Python ints (buffered, see :func:`word_ints`).
+
+        Parameters
+        ----------
+        k : int
+            How many words.
+
+        Returns
+        -------
+        list of int
+            The next ``k`` words of the keystream as Python ints in [0, 2^64).
+        """
         return self._ready(k).ints(k)
 
     def __repr__(self) -> str:
@@ -243,7 +291,18 @@ class KeyedRandom:
 
 
 class SeededRandom:
-    """Reproducible ChaCha20 stream keyed by SHA-256 of ``seed``; for tests and experiments."""
+    """Reproducible ChaCha20 stream keyed by SHA-256 of ``seed``; for tests and experiments.
+
+    Parameters
+    ----------
+    seed : int, str or bytes
+        The seed; the ChaCha20 key is ``SHA-256(b"dpnoise-seed\x00" + type tag + seed)``.
+
+    Raises
+    ------
+    ParameterError
+        If ``seed`` is not an int, str or bytes (a bool is refused).
+    """
 
     def __init__(self, seed: int | str | bytes) -> None:
         if isinstance(seed, bool):
@@ -260,12 +319,50 @@ class SeededRandom:
         self._stream = _ChaCha20Stream(hashlib.sha256(b"dpnoise-seed\x00" + material).digest())
 
     def words(self, n: int) -> NDArray[np.uint64]:
+        """The next words of the seeded keystream.
+
+        Parameters
+        ----------
+        n : int
+            How many words.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` independent uniform words in [0, 2^64).
+        """
         return self._stream.words(int(n))
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        """Write ``n`` fresh words into ``buffer[:n]`` in place (no copy).
+
+        Parameters
+        ----------
+        buffer : numpy.ndarray of uint64
+            A contiguous buffer of at least ``n + 8`` words.
+        n : int
+            How many words.
+
+        Raises
+        ------
+        ParameterError
+            If the buffer is not contiguous uint64 with 8 spare words.
+        """
         self._stream.fill(buffer, n)
 
     def ints(self, k: int) -> list[int]:
+        """The next ``k`` words as Python ints.
+
+        Parameters
+        ----------
+        k : int
+            How many words.
+
+        Returns
+        -------
+        list of int
+            The next ``k`` words of the keystream as Python ints in [0, 2^64).
+        """
         return self._stream.ints(k)
 
     def __repr__(self) -> str:
@@ -273,12 +370,30 @@ class SeededRandom:
 
 
 class NumpyRandom:
-    """Wraps a ``numpy.random.Generator`` (not cryptographically secure: tests/simulation only)."""
+    """Wraps a ``numpy.random.Generator`` (not cryptographically secure: tests/simulation only).
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator
+        The generator the words come from.
+    """
 
     def __init__(self, generator: np.random.Generator) -> None:
         self.generator = generator
 
     def words(self, n: int) -> NDArray[np.uint64]:
+        """Uniform words from the wrapped generator.
+
+        Parameters
+        ----------
+        n : int
+            How many words.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` independent uniform words in [0, 2^64).
+        """
         return self.generator.integers(0, 2**64 - 1, size=int(n), dtype=np.uint64, endpoint=True)
 
 

@@ -148,7 +148,24 @@ class LatticeFamily:
 # ---------------------------------------------------------------------- report
 @dataclass(frozen=True)
 class VerificationReport:
-    """Verified privacy loss and δ(ε') curve, plus the claim it was compared with."""
+    """Verified privacy loss and δ(ε') curve, plus the claim it was compared with.
+
+    Parameters
+    ----------
+    epsilon : float
+        The verified worst-case privacy loss ``sup |ln p(y|x) − ln p(y|x')|`` over
+        neighbouring inputs and all outputs (infinite if an output is possible on one side
+        only).
+    delta_curve : tuple of (float, float)
+        Pairs ``(ε', δ(ε'))``, with ``δ(ε') = sup Σ_y (p(y|x) − e^ε' p(y|x'))_+`` (the
+        hockey-stick divergence; an integral for densities).
+    claimed_epsilon, claimed_delta : float or None, default None
+        The mechanism's claim, read after the computation.
+    worst : dict, default {}
+        Where the worst loss occurs.
+    method : str, default ""
+        Which analysis produced the numbers (lattice, discrete, continuous, ...).
+    """
 
     epsilon: float
     delta_curve: tuple[tuple[float, float], ...]
@@ -158,6 +175,23 @@ class VerificationReport:
     method: str = ""
 
     def delta_at(self, eps: float) -> float:
+        """The verified δ at one of the computed ε'.
+
+        Parameters
+        ----------
+        eps : float
+            An ε' that was passed to :func:`verify` (or the claimed ε).
+
+        Returns
+        -------
+        float
+            δ(ε').
+
+        Raises
+        ------
+        KeyError
+            If δ(ε') was not computed.
+        """
         for e, d in self.delta_curve:
             if e == eps:
                 return d
@@ -174,6 +208,13 @@ class VerificationReport:
         return d <= self.claimed_delta * (1 + 1e-9) + 1e-300
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Verified and claimed ε and δ, the curve, the worst case and ``passed``.
+        """
         return {
             "verified_epsilon": self.epsilon,
             "claimed_epsilon": self.claimed_epsilon,
@@ -661,6 +702,29 @@ def verify(
 
     The claim (``mechanism.guarantee``) is read only *after* the computation, to fill
     in ``claimed_*`` and ``passed``.
+
+    The verifier computes the worst-case loss and the hockey-stick curve ``δ(ε')`` of the
+    mechanism's exact output law: exact sliding-window extremes for lattice mechanisms,
+    exact sums over the union of supports for discrete families, and a piecewise analysis
+    with root finding for continuous families (see docs/verifier.md).
+
+    Parameters
+    ----------
+    mechanism_or_model : Mechanism or privacy model
+        A mechanism (anything with ``privacy_model()``) or a model from :mod:`dpnoise.verify`.
+    epsilons : sequence of float or None, default None
+        The ε' at which δ(ε') is computed (None: 0, 0.1, 0.25, 0.5, 1, 2 and 4; the claimed
+        ε is always added).
+
+    Returns
+    -------
+    VerificationReport
+        The verified loss, the δ curve and, for a mechanism, its claim and ``passed``.
+
+    Raises
+    ------
+    ParameterError
+        If the object has no privacy model the verifier knows.
     """
     model = mechanism_or_model
     mechanism = None

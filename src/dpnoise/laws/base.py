@@ -70,11 +70,34 @@ class Law:
         raise NotImplementedError
 
     def std(self) -> float:
+        """The standard deviation ``sqrt(var())``.
+
+        Returns
+        -------
+        float
+            The standard deviation.
+        """
         return math.sqrt(self.var())
 
     def interval(self, level: float) -> tuple[float, float]:
         """Central interval ``(ppf((1 − level)/2), ppf((1 + level)/2))``: at least ``level``
-        of the mass for a discrete law, exactly ``level`` for a continuous one."""
+        of the mass for a discrete law, exactly ``level`` for a continuous one.
+
+        Parameters
+        ----------
+        level : float
+            The probability in (0, 1).
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``.
+
+        Raises
+        ------
+        ParameterError
+            If ``level`` is not in (0, 1).
+        """
         a = (1 - check_level(level)) / 2
         return float(self.ppf(a)), float(self.ppf(1 - a))
 

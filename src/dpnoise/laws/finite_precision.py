@@ -106,6 +106,36 @@ def eps_prime(epsilon: float, sensitivity: float, grid: float, delta_t: float,
 
     >>> round(eps_prime(1.0, 1.0, 2.0**-20, 2.0**-49 * 3001.0), 7)
     1.0000224
+
+    Gazeau, Miller & Palamidessi, *Preserving Differential Privacy under Finite-Precision
+    Semantics*, QAPL 2013, Theorem 4.5 with ε restored in the exponent: ``R`` is the
+    rounding-robustness ratio of the grid for an implementation error δt, and ``ℓ`` the
+    diameter of a grid cell (L in 1-D, √2·L in 2-D).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the ideal mechanism.
+    sensitivity : float
+        Δ.
+    grid : float
+        The output grid step L.
+    delta_t : float
+        The implementation's largest absolute error δt on the relevant range.
+    dim : int, default 1
+        1 or 2 (the planar Laplace).
+
+    Returns
+    -------
+    float
+        ε' >= ε.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
+    PrecisionError
+        If the grid is not coarser than 2·δt.
     """
     return epsilon + eps_prime_overhead(epsilon, sensitivity, grid, delta_t, dim)
 
@@ -379,8 +409,39 @@ def grid_for_tolerance(
 
     ε' − ε ≈ (4δt/L)·e^{εℓ/Δ} falls with L until L ~ Δ/ε and then rises, so the feasible
     grids form an interval; the finest one (least rounding error) is returned.  Grids
-    with L < 2^10·δt (pitfall 5) or |coordinate|/L >= 2^51 are never proposed.
+    with L < 2^10·δt (pitfall 5) or ``|coordinate|/L >= 2^51`` are never proposed.
     Raises :class:`PrecisionError` when no grid meets the tolerance.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε.
+    sensitivity : float
+        Δ.
+    lower, upper : float
+        The range the true values and outputs lie in.
+    tolerance : float
+        The largest accepted ratio ε'/ε (> 1).
+    dim : int, default 1
+        1 or 2.
+    sampler : {"recommended", "inverse-cdf", "polar"}, default "recommended"
+        Which floating-point sampler's error δt is assumed.
+    bits : int, default 53
+        Mantissa bits of the arithmetic.
+    w_err : float, default 0.0
+        An extra error term of the sampler, in units of its scale.
+
+    Returns
+    -------
+    PrecisionReport
+        The grid, δt, ε' and the overhead.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
+    PrecisionError
+        If no grid meets the tolerance.
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)

@@ -110,7 +110,28 @@ class TLapParams:
 
 
 def tlap_params(epsilon: float, delta: float, sensitivity: float = 1.0) -> TLapParams:
-    """λ, L, A, ln B for TLap(ε, δ, Δ); 0 < δ < 1/2 else ParameterError (§7)."""
+    """λ, L, A, ln B for TLap(ε, δ, Δ); 0 < δ < 1/2 else ParameterError (§7).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε.
+    delta : float
+        δ in (0, 1/2).
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    TLapParams
+        ``λ = Δ/ε``, ``L = ln(1 + (e^ε − 1)/(2δ))``, ``A = λ·L`` and ``ln B`` with
+        ``B = 1/(2λ(1 − e^(−L)))`` (Geng et al. 2018, Definition 3), in overflow-safe form.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
+    """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, upper=0.5)
     sens = check_sensitivity(sensitivity)
@@ -135,6 +156,26 @@ def lower_bounds(epsilon: float, delta: float, sensitivity: float = 1.0) -> tupl
     Exact rewrite through the gap identity V1low = V1upp − μ1 (derived here).
     A proven bound only when A/Δ is an integer;
     see :func:`rigorous_lower_bounds` otherwise.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε.
+    delta : float
+        δ in (0, 1/2).
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    tuple of float
+        ``(V1low, V2low)``: the paper's lower bounds on the smallest E|X| and E[X²] of any
+        (ε, δ)-DP additive noise.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
     """
     p = tlap_params(epsilon, delta, sensitivity)
     mu1, mu2 = _gaps(p.epsilon, p.sensitivity)
@@ -158,6 +199,25 @@ def rigorous_lower_bounds(epsilon: float, delta: float, sensitivity: float = 1.0
     """Proven (V1low, V2low): eqs. (11)/(12) at integer n0 = ⌊A/Δ⌋ via δ' (derived here).
 
     With n0 = 1 (e.g. ε = 5, δ = 0.05) the bound is 0: Lemma 2's sums are empty.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε.
+    delta : float
+        δ in (0, 1/2).
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    tuple of float
+        Proven ``(V1low, V2low)``.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
     """
     d2 = rigorous_delta(epsilon, delta, sensitivity)
     if d2 is None or d2 >= 0.5 * (1 - 1e-12):

@@ -46,6 +46,26 @@ class Guarantee:
     upper bounds (never rounded down).  ``notion`` is "pure" (delta = 0),
     "approximate" ((epsilon, delta)-DP), "metric" (epsilon * d(x, x') / sensitivity
     for all x, x', i.e. d-privacy) or "none" (a non-private reproduction).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy-loss bound ε >= 0 (an upper bound, finite precision included).
+    delta : float, default 0.0
+        The δ in [0, 1] of (ε, δ)-DP: the hockey-stick divergence
+        ``sup_S P(M(x) ∈ S) − e^ε P(M(x') ∈ S)`` of the sampled laws (Dwork & Roth, *The
+        Algorithmic Foundations of Differential Privacy*, 2014, Definition 2.4).
+    notion : {"pure", "approximate", "metric", "none"}, default "pure"
+        What ``epsilon`` and ``delta`` bound.
+    note : str, default ""
+        One human-readable sentence about how the guarantee was obtained.
+    details : dict, default {}
+        Calibration facts (grid, block length, exact loss, ...); not compared by ``==``.
+
+    Raises
+    ------
+    ParameterError
+        If ``epsilon`` is negative or NaN, or ``delta`` is outside [0, 1].
     """
 
     epsilon: float
@@ -61,6 +81,13 @@ class Guarantee:
             raise ParameterError(f"guarantee delta must be in [0, 1], got {self.delta!r}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The guarantee as a JSON-ready dict (the scalar ``details`` only).
+
+        Returns
+        -------
+        dict
+            ``epsilon``, ``delta``, ``notion``, ``note`` and every int, float, str or bool detail.
+        """
         return {
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -101,18 +128,71 @@ class Mechanism(ABC):
 
     @abstractmethod
     def release(self, true_value: ArrayLike, rng: Any = None) -> Any:
-        """Private answer(s) for scalar or array true value(s)."""
+        """Private answer(s) for scalar or array true value(s).
+
+        Parameters
+        ----------
+        true_value : float or array_like of float
+            The true answer(s): a number or a rectangular real array (ragged, bool, string,
+            bytes, object and complex input is refused).  Checked before any random word is read.
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness: None uses the thread's :class:`~dpnoise.CryptoRandom` (ChaCha20
+            keyed from ``os.urandom``); :class:`~dpnoise.SeededRandom` for reproducible
+            experiments.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A Python number for a scalar input, else an array of the input's shape: each value
+            drawn from the mechanism's exact law :meth:`noise` at its true value.
+
+        Raises
+        ------
+        ParameterError
+            If a true value is not finite or outside the mechanism's supported range.
+        """
 
     @abstractmethod
     def noise(self, true_value: float | None = None) -> Any:
-        """The exact output (or noise) distribution, scipy.stats-like."""
+        """The exact output (or noise) distribution, scipy.stats-like.
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value; None gives the noise law itself (centred at 0) where the law is
+            shift-invariant.
+
+        Returns
+        -------
+        Law
+            The exact law of the release (scipy.stats-like: ``pmf``/``pdf``, ``cdf``, ``sf``,
+            ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
+        """
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Whether each value belongs to the declared output set (grid, lattice, range)."""
+        """Whether each value belongs to the declared output set (grid, lattice, range).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output (a point of the grid, lattice or range).
+        """
         raise NotImplementedError(f"{type(self).__name__} does not declare its output set")
 
     def privacy_model(self) -> Any:
-        """The output law in the form :func:`dpnoise.verify` checks (not the claim)."""
+        """The output law in the form :func:`dpnoise.verify` checks (not the claim).
+
+        Returns
+        -------
+        object
+            A privacy model (lattice, discrete or continuous) that :func:`dpnoise.verify`
+            evaluates to recompute the worst-case privacy loss.
+        """
         raise NotImplementedError(f"{type(self).__name__} has no privacy model")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -203,7 +283,18 @@ class HalfLatticeMechanism(Mechanism):
         return (c + two_z * 0.5) * grid  # multiples of 1/2 below 2^52, times 2^j: exact
 
     def noise(self, true_value: float | None = None) -> Any:
-        """The exact law of the release for ``true_value`` (None: the noise, centred at 0)."""
+        """The exact law of the release for ``true_value`` (None: the noise, centred at 0).
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value, snapped to its grid centre ``c·L`` with ``c = floor(x/L + 1/2)``.
+
+        Returns
+        -------
+        HalfLatticeLaw
+            The exact law of ``c·L + Z·L``, ``Z = ±(K + 1/2)``.
+        """
         from ..grid import to_index
         from ..params import check_true_scalar
 
@@ -213,6 +304,17 @@ class HalfLatticeMechanism(Mechanism):
         return self._law(float(to_index(np.array([x]), self.grid)[0]) * self.grid)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer.
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where ``y / (L/2)`` is an odd integer.
+        """
         v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
         return (np.floor(v) == v) & (np.mod(v, 2) == 1)

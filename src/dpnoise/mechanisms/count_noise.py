@@ -73,11 +73,32 @@ class CountNoise(Mechanism):
     """Finite-support integer noise for counts (Sadeghi et al. 2020) with exact (ε, δ) accounting.
 
     Supported: epsilon in [0.001, 100], D an integer in [1, 256], eta in (0, 1) (as a float,
-    Fraction or "p/q" string); true counts |n| < 2^53.
+    Fraction or "p/q" string); true counts ``|n| < 2^53``.
 
     >>> m = CountNoise(epsilon=2.18, D=6, eta=0.8)
     >>> m.k, round(float(m.delta_tilde), 7)      # the paper's Fig. 1: type I, k = 3
     (3, 0.0049478)
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε at which the exact δ is reported.
+    D : int
+        The noise support [−D, D].
+    eta : float, Fraction or str
+        ``P(Z = 0) = η``: the probability of releasing the true count (e.g. "4/5").
+    method : {"paper", "optimal", "geometric"}, default "paper"
+        The member of the paper's family: its construction, the linear-programming optimum
+        (made exact), or a truncated geometric law.
+    lower, upper : int or None, default 0 and None
+        The public range of the count.
+    boundary : {"clamp", "clip", "none"}, default "clamp"
+        "clamp": ``clamp(n + Z)``; "clip": ``clip(n, lower + k, upper − k) + Z``; "none": ``n + Z``.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     sensitivity = 1.0
@@ -141,13 +162,49 @@ class CountNoise(Mechanism):
     @classmethod
     def optimal(cls, *, epsilon: float, D: int, eta: float | Fraction | str,
                 **kw: Any) -> CountNoise:
-        """The member of family (14) with the smallest exact δ (LP, made exact)."""
+        """The member of family (14) with the smallest exact δ (LP, made exact).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε.
+        D : int
+            The support half-width.
+        eta : float, Fraction or str
+            ``P(Z = 0)``.
+        **kw
+            Further constructor arguments.
+
+        Returns
+        -------
+        CountNoise
+            ``CountNoise(..., method="optimal")``.
+        """
         return cls(epsilon=epsilon, D=D, eta=eta, method="optimal", **kw)
 
     @classmethod
     def from_delta(cls, *, epsilon: float, delta: float, D: int, method: Method = "paper",
                    **kw: Any) -> CountNoise:
-        """The largest η (to 2^-40, rounded down) whose exact δ at ε is <= delta, for this D."""
+        """The largest η (to 2^-40, rounded down) whose exact δ at ε is <= delta, for this D.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε.
+        delta : float
+            The target δ.
+        D : int
+            The support half-width.
+        method : {"paper", "optimal", "geometric"}, default "paper"
+            As in the constructor.
+        **kw
+            Further constructor arguments (``lower``, ``upper``, ``boundary``).
+
+        Returns
+        -------
+        CountNoise
+            The mechanism with the largest such η.
+        """
         eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         D = _check_d(D)
@@ -170,7 +227,28 @@ class CountNoise(Mechanism):
     def smallest_support(cls, *, epsilon: float, delta: float, eta: Any = None,
                          method: Method = "paper", max_D: int = 256, **kw: Any
                          ) -> CountNoise:
-        """Smallest D meeting delta: for the given η, or (eta=None) with the largest η there."""
+        """Smallest D meeting delta: for the given η, or (eta=None) with the largest η there.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε.
+        delta : float
+            The target δ.
+        eta : float, Fraction, str or None, default None
+            ``P(Z = 0)`` (None: the largest η that meets δ at that D).
+        method : {"paper", "optimal", "geometric"}, default "paper"
+            As in the constructor.
+        max_D : int, default 256
+            The largest support half-width tried.
+        **kw
+            Further constructor arguments.
+
+        Returns
+        -------
+        CountNoise
+            The mechanism with the smallest D meeting δ.
+        """
         eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
         max_D = _check_d(max_D)
@@ -197,7 +275,28 @@ class CountNoise(Mechanism):
                  method: Method = "paper", max_D: int = 256, **kw: Any) -> CountNoise:
         """Calibrate D from (ε, η): with ``delta``, the smallest D meeting it; without,
         the smallest D attaining the least δ -- defined only above the knee
-        η > tanh(ε/2), where δ stops depending on D."""
+        η > tanh(ε/2), where δ stops depending on D.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε.
+        eta : float, Fraction or str
+            ``P(Z = 0)``.
+        delta : float or None, default None
+            The target δ (None: the least δ attainable).
+        method : {"paper", "optimal", "geometric"}, default "paper"
+            As in the constructor.
+        max_D : int, default 256
+            The largest support half-width tried.
+        **kw
+            Further constructor arguments.
+
+        Returns
+        -------
+        CountNoise
+            The calibrated mechanism.
+        """
         if delta is not None:
             return cls.smallest_support(epsilon=epsilon, delta=delta, eta=eta, method=method,
                                         max_D=max_D, **kw)
@@ -261,7 +360,18 @@ class CountNoise(Mechanism):
         return min(1.0, float_up(self.delta_exact + Fraction(2 * self.D + 2, 1 << 50)))
 
     def delta_at(self, epsilon: float) -> float:
-        """Exact δ of the sampled pmf at another ε (upper bound via a rational E <= e^ε)."""
+        """Exact δ of the sampled pmf at another ε (upper bound via a rational E <= e^ε).
+
+        Parameters
+        ----------
+        epsilon : float
+            Another ε >= 0.
+
+        Returns
+        -------
+        float
+            An upper bound on the hockey-stick δ(ε) of the sampled pmf.
+        """
         eps = check_epsilon(epsilon)
         return float_up(cf.hockey_delta(self.weights, exp_lower(eps), 1 << 64))
 
@@ -307,7 +417,18 @@ class CountNoise(Mechanism):
         return as_output(out.reshape(counts.shape), true_value)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Integers; inside [lower, upper] unless boundary='none'."""
+        """Integers; inside [lower, upper] unless boundary='none'.
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:

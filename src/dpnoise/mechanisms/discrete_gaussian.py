@@ -58,7 +58,34 @@ class DiscreteGaussian(Mechanism):
 
     Supported: epsilon in [0.01, 1000], delta in [1e-300, 1) (combinations needing
     σ² > 1e10 are refused), sigma2 in (0, 1e10], sensitivity an integer in [1, 2^20];
-    true counts |n| < 2^53.
+    true counts ``|n| < 2^53``.
+
+    ``P(Z = z) ∝ exp(−z²/(2σ²))`` on the integers (C. L. Canonne, G. Kamath, T. Steinke, *The
+    Discrete Gaussian for Differential Privacy*, NeurIPS 2020, Definition 1); δ(ε) is summed
+    exactly for the sampled law (their Theorem 7).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    delta : float or None, default None
+        The target δ (give ``delta`` or ``sigma2``).
+    sigma2 : float, Fraction or None, default None
+        The scale σ² (rounded up to the sampler's grid).
+    sensitivity : int, default 1
+        Δ: the largest change of the count between neighbouring data sets.
+    lower, upper : int or None, default 0 and None
+        The public range of the count (None: unbounded on that side).
+    boundary : {"clamp", "none"}, default "clamp"
+        "clamp": ``Y = clamp(n + Z, lower, upper)`` (post-processing: same guarantee);
+        "none": ``Y = n + Z``.
+    sampler : {"auto", "table", "cks"}, default "auto"
+        The exact sampler: a 64-bit alias table or CKS rejection sampling.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
@@ -114,13 +141,43 @@ class DiscreteGaussian(Mechanism):
     @classmethod
     def matching_variance(cls, *, epsilon: float, variance: float, **kw: Any
                           ) -> DiscreteGaussian:
-        """The discrete Gaussian whose variance equals ``variance``."""
+        """The discrete Gaussian whose variance equals ``variance``.
+
+        Parameters
+        ----------
+        epsilon : float
+            The ε at which δ is reported.
+        variance : float
+            The target variance of the noise.
+        **kw
+            Further constructor arguments.
+
+        Returns
+        -------
+        DiscreteGaussian
+            The matching mechanism.
+        """
         return cls(epsilon=epsilon, sigma2=dga.sigma2_for_variance(float(variance)), **kw)
 
     @classmethod
     def matching_zero_mass(cls, *, epsilon: float, eta: float, **kw: Any
                            ) -> DiscreteGaussian:
-        """The discrete Gaussian with P(Z = 0) = η (the same error probability 1 − η)."""
+        """The discrete Gaussian with P(Z = 0) = η (the same error probability 1 − η).
+
+        Parameters
+        ----------
+        epsilon : float
+            The ε at which δ is reported.
+        eta : float
+            The target ``P(Z = 0)`` in (0, 1).
+        **kw
+            Further constructor arguments.
+
+        Returns
+        -------
+        DiscreteGaussian
+            The matching mechanism.
+        """
         return cls(epsilon=epsilon, sigma2=dga.sigma2_for_zero_mass(float(eta)), **kw)
 
     @property
@@ -137,6 +194,18 @@ class DiscreteGaussian(Mechanism):
         )
 
     def delta_at(self, epsilon: float) -> float:
+        """The exact δ of the sampled law at another ε.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε >= 0.
+
+        Returns
+        -------
+        float
+            ``δ(ε) = Σ_z max(0, p(z) − e^ε p(z − Δ))``, summed with a certified margin.
+        """
         if self.table is not None:
             return self.table.delta(check_epsilon(epsilon), self.sensitivity)
         return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
@@ -154,6 +223,20 @@ class DiscreteGaussian(Mechanism):
         return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
+        """The noise Z alone, n exact draws from N_ℤ(0, σ²).
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness (None: the thread's OS-keyed CryptoRandom).
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            n integers.
+        """
         if self.table is not None:
             from ..parallel import run_split
 

@@ -101,12 +101,52 @@ def log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """δ_G(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) (closed form, log-space evaluated)."""
+    """δ_G(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) (closed form, log-space evaluated).
+
+    Parameters
+    ----------
+    sigma : float
+        The Gaussian's standard deviation σ > 0.
+    epsilon : float
+        ε >= 0.
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    float
+        The exact δ of the continuous Gaussian mechanism at ε (Balle & Wang 2018, Theorem 8).
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
+    """
     return math.exp(log_gaussian_delta(sigma, epsilon, sensitivity))
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest σ with δ_G(σ) <= δ (Balle & Wang 2018), relative error ~1e-12."""
+    """Smallest σ with δ_G(σ) <= δ (Balle & Wang 2018), relative error ~1e-12.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1).
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    float
+        The smallest σ with ``δ_G(σ) <= δ`` (Balle & Wang 2018, Theorem 8).
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
+    """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     sens = check_sensitivity(sensitivity)
@@ -125,7 +165,27 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = Δ·sqrt(2 ln(1.25/δ))/ε, valid for 0 < ε < 1 (Dwork & Roth Thm A.1)."""
+    """σ = Δ·sqrt(2 ln(1.25/δ))/ε, valid for 0 < ε < 1 (Dwork & Roth Thm A.1).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 1).
+    delta : float
+        δ in (0, 1).
+    sensitivity : float, default 1.0
+        Δ.
+
+    Returns
+    -------
+    float
+        ``σ = Δ·sqrt(2 ln(1.25/δ))/ε``.
+
+    Raises
+    ------
+    ParameterError
+        If ε is not in (0, 1) or another parameter is out of range.
+    """
     eps = check_epsilon(epsilon, upper=1.0)
     if eps >= 1.0:
         raise ParameterError(f"epsilon must be in (0, 1) for the classic Gaussian, got {eps!r}")
@@ -348,7 +408,18 @@ class _LatticeGaussian(Mechanism):
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points j·L of the grid."""
+        """Points j·L of the grid.
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         v = np.asarray(outputs, dtype=np.float64) / self.grid
         return np.floor(v) == v
 
@@ -367,7 +438,13 @@ class _LatticeGaussian(Mechanism):
         return FiniteLattice(logpmf=logpmf, max_shift=self.shift_steps, lo=-T, hi=T)
 
     def closed_form_delta(self) -> float:
-        """δ_G of the continuous Gaussian with this σ at the grid sensitivity S·L."""
+        """δ_G of the continuous Gaussian with this σ at the grid sensitivity S·L.
+
+        Returns
+        -------
+        float
+            ``δ_G(σ)`` of the continuous Gaussian, for comparison with the exact lattice δ.
+        """
         return gaussian_delta(self.sigma, self.epsilon, self.shift_steps * self.grid)
 
 
@@ -439,11 +516,30 @@ class AnalyticGaussian(_LatticeGaussian):
 
     Supported: epsilon in [0.001, 1000], delta in [1e-12, 1), sensitivity in
     [1e-280, 1e+295] (tables of <= 2^17 entries; below ε = 0.001 the σ search takes
-    seconds); true values |x| < 2^51·grid.
+    seconds); true values ``|x| < 2^51·grid``.
 
     >>> m = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> m.guarantee.delta
     1e-05
+
+    σ is the smallest with ``δ_G(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) <= δ``
+    (B. Balle, Y.-X. Wang, *Improving the Gaussian Mechanism for Differential Privacy:
+    Analytical Calibration and Optimal Denoising*, ICML 2018, Theorem 8); the sampled law is
+    the quantised lattice Gaussian and its exact δ is what ``guarantee`` reports.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    delta : float
+        The δ of (ε, δ)-DP: the exact hockey-stick divergence of the sampled laws is <= δ.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
@@ -475,7 +571,21 @@ class Gaussian(_LatticeGaussian):
 
     Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", Foundations and
     Trends in TCS 2014, Theorem A.1.  Supported: epsilon in [0.001, 1), delta in
-    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values |x| < 2^51·grid.
+    [1e-12, 1), sensitivity in [1e-280, 1e+295]; true values ``|x| < 2^51·grid``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε. (0 < ε < 1 for the classic bound)
+    delta : float
+        The δ of (ε, δ)-DP: the exact hockey-stick divergence of the sampled laws is <= δ.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-3, 1.0, hi_open=True),

@@ -98,23 +98,43 @@ class Geometric(Mechanism):
     """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
 
     ``sampler="block"`` (picked by the default ``"auto"`` where its law meets the accuracy
-    rule, see the module docstring): p(z) ∝ 2^{−j|z|/M} up to the exactly known 64-bit
+    rule, see the module docstring): ``p(z) ∝ 2^{−j|z|/M}`` up to the exactly known 64-bit
     quantisation of M + 1 alias weights
     (:class:`~dpnoise.exact.integer_block.IntegerBlockLaplace`); (j, M) is the largest
     decay whose exact loss for a shift by Δ is <= ε.
 
-    ``sampler="cks"``: p(z) = (1 − r)/(1 + r) · r^{|z|}, r = e^{−ε_r/Δ}, ε_r = s/t <= ε
+    ``sampler="cks"``: ``p(z) = (1 − r)/(1 + r) · r^{|z|}``, r = e^{−ε_r/Δ}, ε_r = s/t <= ε
     rational (relative gap <= 2^-24), sampled exactly by rejection (C. L. Canonne,
     G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
     Algorithm 2).  The exact privacy loss of a shift by Δ is ε_r <= ε.
 
     Supported: epsilon in [0.001, 1000], sensitivity an integer in [1, 2^20], and
     epsilon / sensitivity >= 0.001 (noise() tabulates 1500/(ε/Δ) points); true counts
-    |n| < 2^53.
+    ``|n| < 2^53``.
 
     ``guarantee.epsilon`` is the asked ε where the sampled law meets the accuracy rule
     (:func:`dpnoise.laws.accuracy.meets_rule`), else the realised loss of a shift by Δ
     (``details["epsilon_exact"]``, never below the verifier's).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : int, default 1
+        Δ: the largest change of the count between neighbouring data sets.
+    lower, upper : int or None, default 0 and None
+        The public range of the count (None: unbounded on that side).
+    boundary : {"clamp", "none"}, default "clamp"
+        "clamp": ``Y = clamp(n + Z, lower, upper)`` (post-processing: same guarantee);
+        "none": ``Y = n + Z``.
+    sampler : {"auto", "block", "cks", "first-steps"}, default "auto"
+        The exact sampler (see above); "first-steps": a block law whose first steps meet the
+        accuracy rule (:func:`dpnoise.laws.accuracy.meets_rule`).
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-3, 1000.0),
@@ -230,6 +250,20 @@ class Geometric(Mechanism):
         return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
+        """The noise Z alone, n draws from the exact two-sided geometric law.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness (None: the thread's OS-keyed CryptoRandom).
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            n integers.
+        """
         if self.block is not None:
             from ..parallel import run_split
 

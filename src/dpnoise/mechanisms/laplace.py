@@ -123,11 +123,32 @@ class Laplace(HalfLatticeMechanism):
 
     Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (the default grid's
     block table has <= 2^18 entries and builds in well under a second; an explicit ``grid``
-    must give a block length <= 2^18); true values |x| < 2^51·grid.
+    must give a block length <= 2^18); true values ``|x| < 2^51·grid``.
 
     >>> m = Laplace(epsilon=1.0, sensitivity=1.0)
     >>> m.guarantee.epsilon
     1.0
+
+    The Laplace mechanism (C. Dwork, F. McSherry, K. Nissim, A. Smith, *Calibrating Noise to
+    Sensitivity in Private Data Analysis*, TCC 2006), made exact on a lattice: the release
+    is ``c·L + (±(K + 1/2))·L`` with ``c = floor(x/L + 1/2)`` and
+    ``P(K = k) ∝ 2^(-k/M)`` quantised exactly to 64-bit integers; the block length M is the
+    smallest whose exact loss ``max_k ln p(k) − ln p(k + S)`` (``S = ceil(Δ/L)``) is <= ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
@@ -206,7 +227,24 @@ class ClampedLaplace(Mechanism):
     behaviour the range-adherent mechanisms (Croft et al. 2022) improve on.
 
     Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
-    :class:`Laplace`); finite lower < upper with |lower|, |upper| < 2^51·grid.
+    :class:`Laplace`); finite lower < upper with ``|lower|, |upper| < 2^51·grid``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    lower, upper : float
+        The public range [lower, upper] the release is clamped into (finite, lower < upper).
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = Laplace.SUPPORTED
@@ -246,7 +284,19 @@ class ClampedLaplace(Mechanism):
         return as_output(np.clip(raw, self.lower, self.upper), true_value)
 
     def noise(self, true_value: float | None = None) -> ClampedLaw:
-        """The exact law of the clamped release for ``true_value`` (default: mid-range)."""
+        """The exact law of the clamped release for ``true_value`` (default: mid-range).
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value (None: the default named in the summary above).
+
+        Returns
+        -------
+        Law
+            The exact law of the release (scipy.stats-like: ``pmf``/``pdf``, ``cdf``, ``sf``,
+            ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
+        """
         x = (self.lower + self.upper) / 2 if true_value is None else check_true_scalar(
             "true_value", true_value)
         x = float(check_values("true_value", x, lower=self.lower, upper=self.upper))
@@ -263,7 +313,13 @@ class ClampedLaplace(Mechanism):
         return ends | inside
 
     def privacy_model(self) -> Any:
-        """Exact clamped laws on a grid of true values near both ends and in the middle."""
+        """Exact clamped laws on a grid of true values near both ends and in the middle.
+
+        Returns
+        -------
+        object
+            The exact output law in the form :func:`dpnoise.verify` evaluates (never the claim).
+        """
         from ..verify import DiscreteFamily
 
         L = self.laplace.grid
@@ -297,7 +353,18 @@ class ClampedLaplace(Mechanism):
         return ys, lp
 
     def mean_abs_error(self, true_value: float) -> float:
-        """E|clamp(Y) − x| computed exactly from the lattice law."""
+        """E|clamp(Y) − x| computed exactly from the lattice law.
+
+        Parameters
+        ----------
+        true_value : float
+            The true value, inside [lower, upper].
+
+        Returns
+        -------
+        float
+            ``E|clamp(Y) − x|``.
+        """
         return self.noise(true_value).mean_abs_error(true_value)
 
     def __repr__(self) -> str:

@@ -35,7 +35,7 @@ The additive constant c does *not* scale with distance (pitfall 17).  The report
 ``guarantee.epsilon`` is ε' = ε + c, the bound at d = Δ (``sensitivity``); notion "metric".
 
 Coordinates must be **planar and in metres** (or any Euclidean unit): e.g. UTM eastings
-and northings.  For latitude/longitude, project first (see docs/finite-precision.md):
+and northings.  For latitude/longitude, project first (see docs/mechanisms/finite-precision.md):
 the guarantee holds in the projected metric, so a projection that stretches distances by
 at most a factor s needs ε_g divided by s to hold in true ground distance.  Large
 coordinates cost precision (the term A in δt): centring the data first helps.
@@ -102,8 +102,12 @@ class RegionExitError(DpnoiseError):
 class PlanarRelease:
     """Result of :meth:`PlanarLaplace.release`.
 
-    ``points``: shape (..., 2) grid points; rows whose release is the exception are NaN.
-    ``exited``: shape (...), True where the release is the exception (never projected).
+    Parameters
+    ----------
+    points : numpy.ndarray of float64, shape (..., 2)
+        Grid points; rows whose release is the exception are NaN.
+    exited : numpy.ndarray of bool, shape (...)
+        True where the release is the exception (never projected).
     """
 
     points: NDArray[np.float64]
@@ -111,10 +115,24 @@ class PlanarRelease:
 
     @property
     def n_exited(self) -> int:
+        """How many releases are the exception (left the region)."""
         return int(np.count_nonzero(self.exited))
 
     def point(self) -> tuple[float, float]:
-        """The single released point, or raise :class:`RegionExitError` for the exception."""
+        """The single released point, or raise :class:`RegionExitError` for the exception.
+
+        Returns
+        -------
+        tuple of float
+            ``(x, y)``.
+
+        Raises
+        ------
+        RegionExitError
+            If the release is the exception.
+        ParameterError
+            If this holds more than one release.
+        """
         if self.points.shape != (2,):
             raise ParameterError("point() is for a single release; use .points and .exited")
         if bool(self.exited):
@@ -145,27 +163,41 @@ def radius_for_exit_probability(scale: float, probability: float) -> float:
 class PlanarLaplace(Mechanism):
     """ε_g-geo-indistinguishable planar Laplace on a grid, with GMP's finite-precision ε'.
 
+    The ideal law has density ``(ε_g²/2π)·e^(−ε_g·d(x, y))`` (M. E. Andrés, N. E. Bordenabe,
+    K. Chatzikokolakis, C. Palamidessi, *Geo-Indistinguishability: Differential Privacy for
+    Location-Based Systems*, CCS 2013);
+    the release rounds it to the grid and truncates it to a region, and the guarantee is
+    the corrected ``ε' = ε + ln(1 + R·e^(ε(ℓ + δt)/Δ))`` of I. Gazeau, D. Miller,
+    C. Palamidessi, *Preserving Differential Privacy under Finite-Precision Semantics*,
+    QAPL 2013, Theorem 4.5 (as printed it drops ε from the exponent).
+
+    Supported: epsilon in [1e-06, 1000], sensitivity in [1e-280, 1e+295], grid a power of
+    two in [2^-60, 2^60]; region coordinates with ``|coordinate| < 2^50·grid`` (else the
+    finite-precision check refuses the grid).
+
     Parameters
     ----------
-    epsilon:
+    epsilon : float
         ε at distance ``sensitivity`` (ε_g = epsilon / sensitivity per unit distance).
-    grid:
-        output grid step L, a power of two in the coordinates' unit (e.g. 1.0 = 1 m).
-    region:
+    grid : float
+        Output grid step L, a power of two in the coordinates' unit (e.g. 1.0 = 1 m).
+    region : ((float, float), (float, float))
         ((xmin, xmax), (ymin, ymax)): the truncation region M_r (snapped outwards to cell
         boundaries).  Outputs outside it are the exception.  Choose it as the domain of
         interest plus a margin (:meth:`with_margin`); a true point on the edge of M_r
         exits with probability > 1/2.
-    sensitivity:
-        the distance at which ``guarantee.epsilon`` is quoted (default 1 unit).
-    domain:
-        rectangle the true points must lie in (default: ``region``).
-    tolerance:
-        largest accepted relative overhead (ε' − ε)/ε (default 1e-3), else ParameterError.
+    sensitivity : float, default 1.0
+        The distance at which ``guarantee.epsilon`` is quoted.
+    domain : ((float, float), (float, float)) or None, default None
+        Rectangle the true points must lie in (None: ``region``).
+    tolerance : float, default 1e-3
+        Largest accepted relative overhead (ε' − ε)/ε.
 
-    Supported: epsilon in [1e-06, 1000], sensitivity in [1e-280, 1e+295], grid a power of
-    two in [2^-60, 2^60]; region coordinates with |coordinate| < 2^50·grid (else the
-    finite-precision check refuses the grid).
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range or the overhead exceeds
+        ``tolerance``, before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-6, 1000.0), "sensitivity": SENSITIVITY_RANGE,
@@ -237,6 +269,26 @@ class PlanarLaplace(Mechanism):
         """Region = domain enlarged by the margin t with P[ρ > t] = exit_probability.
 
         Then a true point anywhere in the domain exits with probability <= exit_probability.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε at distance ``sensitivity``.
+        grid : float
+            The output grid step, a power of two.
+        domain : ((float, float), (float, float))
+            The rectangle the true points lie in.
+        sensitivity : float, default 1.0
+            The distance at which ε is quoted.
+        exit_probability : float, default 1e-3
+            The largest probability that a true point in the domain exits the region.
+        tolerance : float, default 1e-3
+            As in the constructor.
+
+        Returns
+        -------
+        PlanarLaplace
+            The mechanism on the enlarged region.
         """
         eps = cls._supported("epsilon", epsilon)
         sens = cls._supported("sensitivity", sensitivity)
@@ -254,6 +306,7 @@ class PlanarLaplace(Mechanism):
 
     @property
     def epsilon_prime(self) -> float:
+        """The corrected ε' = ε + c of the rounded, truncated release (GMP Theorem 4.5)."""
         return self.epsilon + self.additive_c
 
     @property
@@ -282,7 +335,18 @@ class PlanarLaplace(Mechanism):
         )
 
     def loss_bound(self, distance: float) -> float:
-        """ε_g·d + c: the bound on the log-probability ratio at distance d."""
+        """ε_g·d + c: the bound on the log-probability ratio at distance d.
+
+        Parameters
+        ----------
+        distance : float
+            The distance d between two true points.
+
+        Returns
+        -------
+        float
+            ``ε_g·d + c``.
+        """
         return self.epsilon_per_unit * float(distance) + self.additive_c
 
     # -------------------------------------------------------------- release
@@ -310,6 +374,25 @@ class PlanarLaplace(Mechanism):
 
         ``clamp=True`` projects true points onto the domain first (non-expansive, so the
         guarantee is unchanged); otherwise points outside it raise ParameterError.
+
+        Parameters
+        ----------
+        true_value : array_like of float, shape (2,) or (..., 2)
+            The true point(s).
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness (None: the thread's OS-keyed CryptoRandom).
+        clamp : bool, default False
+            Project true points onto the domain first.
+
+        Returns
+        -------
+        PlanarRelease
+            The released grid points and which of them are the exception.
+
+        Raises
+        ------
+        ParameterError
+            If a true point is not finite or lies outside the domain (without ``clamp``).
         """
         arr = self._validate(true_value, clamp)  # before any random word
         flat = arr.reshape(-1, 2)
@@ -373,7 +456,18 @@ class PlanarLaplace(Mechanism):
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Per point (last axis = (x, y)): a grid point j·L inside the region, or the EXCEPTION
-        outcome (both coordinates NaN)."""
+        outcome (both coordinates NaN).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         pts = np.asarray(outputs, dtype=np.float64)
         if pts.shape[-1:] != (2,):
             raise ParameterError("outputs must have shape (..., 2)")
@@ -402,6 +496,18 @@ class PlanarLaplace(Mechanism):
         from the domain's centre and from its lower-left corner.  The verifier's loss
         must be <= ε = ε_g·Δ; the finite-precision constant c comes from GMP's theorem
         (checked separately in tests/test_planar.py).  Refuses more than ``max_cells``.
+
+        Parameters
+        ----------
+        pairs : list of ((float, float), (float, float)) or None, default None
+            Pairs of true points (None: the defaults above).
+        max_cells : int, default 40000
+            The largest number of cells evaluated.
+
+        Returns
+        -------
+        object
+            A discrete family that :func:`dpnoise.verify` evaluates.
         """
         from ..verify import DiscreteFamily
 
@@ -433,7 +539,13 @@ class PlanarLaplace(Mechanism):
                               law=law, pairs=[(index[a], index[b]) for a, b in pairs])
 
     def cell_indices(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Grid indices (jx, jy) of the cells of M_r along each axis."""
+        """Grid indices (jx, jy) of the cells of M_r along each axis.
+
+        Returns
+        -------
+        tuple of numpy.ndarray of int64
+            ``(jx, jy)``.
+        """
         return (np.arange(self._jx[0], self._jx[1] + 1, dtype=np.int64),
                 np.arange(self._jy[0], self._jy[1] + 1, dtype=np.int64))
 

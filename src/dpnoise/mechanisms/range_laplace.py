@@ -116,7 +116,7 @@ class RangeLaplace(Mechanism):
     """Truncated-and-normalised Laplace on a domain, exact on a power-of-two grid.
 
     Supported: epsilon in [0.01, 1000], sensitivity in [1e-280, 1e+295], domain ends
-    |a| < 2^50·grid; the block length M = scale·ln2/grid must be <= 2^17 and the
+    ``|a| < 2^50·grid``; the block length M = scale·ln2/grid must be <= 2^17 and the
     calibration may scan at most 2^22 centre cells (else a ParameterError asks for a
     coarser grid: a piece tiny next to the noise scale, or a domain ~10^6 sensitivities
     wide); construction takes up to ~5 s at the corners (half-lines at ε = 0.01); true
@@ -125,6 +125,31 @@ class RangeLaplace(Mechanism):
     >>> m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))
     >>> round(m.continuous_scale, 6)
     1.61156
+
+    The noise density is the Laplace density restricted to the domain and renormalised, with
+    the scale calibrated so that the guarantee holds (W. L. Croft, J.-R. Sack, W. Shi,
+    *Differential Privacy via a Truncated and Normalized Laplace Mechanism*, JCST 2022,
+    Sections 3.2 and 4); it is sampled exactly on a lattice whose loss the verifier
+    recomputes.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    domain : tuple, Domain
+        The answers' domain: ``(a, b)``, an :func:`Interval`, :func:`HalfLine` or :func:`Union`.
+    mode : {"dp", "metric"}, default "dp"
+        "dp": the minimal scale for ε-DP; "metric": the paper's metric notion and scales.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-2, 1000.0),
@@ -296,7 +321,18 @@ class RangeLaplace(Mechanism):
         return as_output(out.reshape(values.shape), true_value)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
+        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         y = np.asarray(outputs, dtype=np.float64)
         if self.block is None:
             return y == self.domain.lower
@@ -311,7 +347,19 @@ class RangeLaplace(Mechanism):
         return lo if math.isfinite(lo) else (hi if math.isfinite(hi) else 0.0)
 
     def noise(self, true_value: float | None = None) -> RangeLatticeLaw:
-        """Exact law of the released value for ``true_value`` (default: a point of the domain)."""
+        """Exact law of the released value for ``true_value`` (default: a point of the domain).
+
+        Parameters
+        ----------
+        true_value : float or None, default None
+            One true value (None: the default named in the summary above).
+
+        Returns
+        -------
+        Law
+            The exact law of the release (scipy.stats-like: ``pmf``/``pdf``, ``cdf``, ``sf``,
+            ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
+        """
         x = self._default_value() if true_value is None else float(
             self.domain.check_values(check_true_scalar("true_value", true_value)))
         if self.block is None:
@@ -324,7 +372,20 @@ class RangeLaplace(Mechanism):
         """(P(Y <= y), P(Y >= y)) for the release Y at ``true_value``: the ``cdf`` and
         ``sf + pmf`` of :meth:`noise`, computed in closed form from the convex sampler's
         structure (:meth:`~dpnoise.exact.range_convex.ConvexSampler.tails`: no table) on an
-        interval / half-line / the line; on a union (or a non-finite y) from the table."""
+        interval / half-line / the line; on a union (or a non-finite y) from the table.
+
+        Parameters
+        ----------
+        true_value : float
+            The true value.
+        y : float
+            An output value.
+
+        Returns
+        -------
+        tuple of float
+            ``(P(Y <= y), P(Y >= y))``.
+        """
         if self._conv is None or self.block is None or not math.isfinite(y):
             law = self.noise(true_value)
             le = float(np.asarray(law.cdf(y)).reshape(-1)[0])
@@ -339,14 +400,33 @@ class RangeLaplace(Mechanism):
 
     def continuous_law(self, true_value: float, scale: float | None = None
                        ) -> TruncatedLaplaceLaw:
-        """The ideal continuous truncated Laplace (at ``continuous_scale`` by default)."""
+        """The ideal continuous truncated Laplace (at ``continuous_scale`` by default).
+
+        Parameters
+        ----------
+        true_value : float
+            A true value in the domain.
+        scale : float or None, default None
+            The Laplace scale (None: ``continuous_scale``).
+
+        Returns
+        -------
+        TruncatedLaplaceLaw
+            The ideal law at ``true_value``.
+        """
         x = float(self.domain.check_values(true_value).reshape(-1)[0])
         return TruncatedLaplaceLaw(self.domain.pieces, x, scale or self.continuous_scale)
 
     # ------------------------------------------------------------ verification
     def probe_pairs(self) -> list[tuple[float, float]]:
         """Neighbouring true values to verify: near every finite endpoint (where the loss is
-        largest), across gaps, and in the bulk."""
+        largest), across gaps, and in the bulk.
+
+        Returns
+        -------
+        list of (float, float)
+            Pairs of true values at distance <= sensitivity.
+        """
         d, L = self.sensitivity, self.grid or 1.0
         pts: list[float] = []
         for e in self.domain.finite_endpoints:
@@ -392,7 +472,18 @@ class RangeLaplace(Mechanism):
         """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`):
         on an interval, half-line or the line those of the one :class:`ConvexSampler` every
         release uses; on a union those of the one :class:`UnionSampler` every release uses.
-        ``block`` overrides the block length (tests: loss > ε at M − 1)."""
+        ``block`` overrides the block length (tests: loss > ε at M − 1).
+
+        Parameters
+        ----------
+        block : int or None, default None
+            Overrides the block length (to test a calibration).
+
+        Returns
+        -------
+        LatticeFamily
+            The exact lattice pmfs that are sampled.
+        """
         from ..verify import LatticeFamily
 
         if self.block is None:
@@ -435,7 +526,20 @@ class RangeLaplace(Mechanism):
 
     def continuous_model(self, scale: float | None = None,
                          pairs: list[tuple[float, float]] | None = None) -> Any:
-        """The ideal continuous density as a :class:`~dpnoise.verify.ContinuousFamily`."""
+        """The ideal continuous density as a :class:`~dpnoise.verify.ContinuousFamily`.
+
+        Parameters
+        ----------
+        scale : float or None, default None
+            The Laplace scale (None: ``continuous_scale``).
+        pairs : list of (float, float) or None, default None
+            Neighbouring true values to check (None: :meth:`probe_pairs`).
+
+        Returns
+        -------
+        ContinuousFamily
+            The model :func:`dpnoise.verify` evaluates.
+        """
         from ..verify import ContinuousFamily
 
         s = scale or self.continuous_scale

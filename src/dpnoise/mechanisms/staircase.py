@@ -110,11 +110,35 @@ class Staircase(HalfLatticeMechanism):
     "mean_abs" or "interval" (shortest symmetric interval at ``level``).
 
     Supported: epsilon in [2e-05, 20], sensitivity in [1e-140, 1e+140] (block tables of
-    <= 2^16 steps); true values |x| < 2^51·grid.
+    <= 2^16 steps); true values ``|x| < 2^51·grid``.
 
     >>> m = Staircase(epsilon=1.0, sensitivity=1.0)
     >>> round(m.ideal.var(), 4)
     1.9181
+
+    The ideal law has density M0 on the plateau ``|x| <= d`` and ``M0·e^(−ε(k+1))`` on the
+    k-th step of width Δ (Soria-Comas & Domingo-Ferrer 2013, Theorem 9 as corrected, and
+    Theorem 10: optimal); the release samples its exact lattice version, whose loss the
+    verifier recomputes.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    criterion : {"variance", "mean_abs", "interval"}, default "variance"
+        What the member of the optimal family minimises.
+    level : float, default 0.95
+        The interval's probability for ``criterion="interval"``.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MIN_EPSILON, MAX_EPSILON),

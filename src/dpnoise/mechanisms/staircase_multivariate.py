@@ -113,6 +113,18 @@ class _MultivariateBase(Mechanism):
         raise NotImplementedError
 
     def cell_level(self, u: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The staircase level of each noise cell.
+
+        Parameters
+        ----------
+        u : numpy.ndarray of int64, shape (n, d)
+            Cell offsets from the centre.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            The level index I of each cell (0 on the plateau).
+        """
         raise NotImplementedError
 
     def _cell_prob_given(self, u: NDArray[np.int64], i: int) -> NDArray[np.float64]:
@@ -120,6 +132,7 @@ class _MultivariateBase(Mechanism):
 
     @property
     def effective_epsilon(self) -> float:
+        """The exact ε of the sampled level law (its geometric decay), <= ``epsilon``."""
         return self.levels.geo.decay
 
     @property
@@ -145,7 +158,27 @@ class _MultivariateBase(Mechanism):
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d))."""
+        """Release a vector (shape (d,)) or a batch of vectors (shape (n, d)).
+
+        Parameters
+        ----------
+        true_value : float or array_like of float
+            The true answer(s): a number or a rectangular real array, checked before any random
+            word is read.
+        rng : RandomSource, numpy.random.Generator or None, default None
+            The randomness (None: the thread's OS-keyed :class:`~dpnoise.CryptoRandom`).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A Python number for a scalar input, else an array of the input's shape, drawn from
+            the exact law :meth:`noise` at each true value.
+
+        Raises
+        ------
+        ParameterError
+            If a true value is not finite or outside the supported range.
+        """
         x = check_values("true_value", true_value)
         if x.shape[-1:] != (self.dim,):
             raise ParameterError(f"true_value must have last dimension {self.dim}, got {x.shape}")
@@ -222,7 +255,20 @@ class _MultivariateBase(Mechanism):
         np.multiply(half, buf["half_grid"][: k * d], out=out.reshape(-1))
 
     def cell_logpmf(self, u: NDArray[np.int64], *, levels_beyond: int = 0) -> NDArray[np.float64]:
-        """Exact ln P(noise cell = u) (u: (n, d) offsets), summing the mixture over I."""
+        """Exact ln P(noise cell = u) (u: (n, d) offsets), summing the mixture over I.
+
+        Parameters
+        ----------
+        u : numpy.ndarray of int64, shape (n, d)
+            Cell offsets.
+        levels_beyond : int, default 0
+            Extra levels summed beyond the cell's own (for tail checks).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``ln P(noise cell = u)``.
+        """
         u = np.atleast_2d(np.asarray(u, dtype=np.int64))
         lev = self.cell_level(u)
         top = int(lev.max()) + 1 + max(levels_beyond, self._tail_levels())
@@ -242,17 +288,46 @@ class _MultivariateBase(Mechanism):
         return math.ceil((60 + 10 * self.dim) / per) + 2 * self.dim
 
     def privacy_model(self, *, levels: int = 3) -> Any:
-        """Exact cell pmf on a window of ``levels`` levels, shifts = the neighbour set."""
+        """Exact cell pmf on a window of ``levels`` levels, shifts = the neighbour set.
+
+        Parameters
+        ----------
+        levels : int, default 3
+            How many levels the window holds.
+
+        Returns
+        -------
+        object
+            A lattice family that :func:`dpnoise.verify` evaluates.
+        """
         from ..verify import AdditiveGrid
 
         return AdditiveGrid(logpmf=self.cell_logpmf, shifts=self.neighbour_shifts(),
                             window=self.window(levels))
 
     def neighbour_shifts(self) -> NDArray[np.int64]:
+        """The cell shifts a neighbouring input can cause.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (m, d)
+            Every shift of the true value's cell between neighbours.
+        """
         raise NotImplementedError
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
+        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers).
+
+        Parameters
+        ----------
+        outputs : array_like of float
+            Values to test.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the value is a possible output of :meth:`release`.
+        """
         v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
         return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
 
@@ -271,6 +346,18 @@ class _MultivariateBase(Mechanism):
         return MultivariateNoise(self, c * self.grids)
 
     def window(self, levels: int) -> tuple[int, ...]:
+        """Half-widths (in cells) of a window holding ``levels`` levels.
+
+        Parameters
+        ----------
+        levels : int
+            The number of levels.
+
+        Returns
+        -------
+        tuple of int
+            One half-width per coordinate.
+        """
         raise NotImplementedError
 
 
@@ -312,7 +399,23 @@ class MultivariateStaircase(_MultivariateBase):
     Released exactly on per-coordinate grids L_k = 2^j <= s_k/2^grid_bits.
 
     Supported: epsilon in [0.003, 20] (the level ratio 2^(-a/M) needs M <= 256), each of
-    1..8 sensitivities in [1e-140, 1e+140]; true values |x_k| < 2^51·L_k.
+    1..8 sensitivities in [1e-140, 1e+140]; true values ``|x_k| < 2^51·L_k``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivities : array_like of float
+        s_k for each of 1..8 coordinates.
+    lam : float or None, default None
+        λ in [0, 1], the plateau S_0 = λ·S_f (None: the per-coordinate variance optimum).
+    grid_bits : int, default 10
+        Grid step L_k = 2^j <= s_k / 2^grid_bits (1..16).
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
@@ -416,13 +519,26 @@ class MultivariateStaircase(_MultivariateBase):
         return tuple(int(z + levels * s) for z, s in zip(self.Z, self.S, strict=True))
 
     def ideal(self) -> Any:
+        """The ideal (continuous) box-staircase density of the optimal family.
+
+        Returns
+        -------
+        BoxStaircaseDensity
+            Its ``var``, ``region_size`` and density.
+        """
         from ..laws.staircase import BoxStaircaseDensity
 
         return BoxStaircaseDensity(epsilon=self.epsilon, sensitivities=self.sensitivities,
                                    plateau=self.lam * self.sensitivities)
 
     def var(self) -> NDArray[np.float64]:
-        """Exact per-coordinate variance of the released noise (cells -> units)."""
+        """Exact per-coordinate variance of the released noise (cells -> units).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            One variance per coordinate.
+        """
         N = self._tail_levels() * 4
         pI = self.levels.pmf(N)
         n = self.Z[None, :] + np.arange(N)[:, None] * self.S[None, :]
@@ -431,6 +547,18 @@ class MultivariateStaircase(_MultivariateBase):
         return (pI[:, None] * second).sum(axis=0) * self.grids**2
 
     def region_size(self, level: float) -> float:
+        """Volume of the smallest region holding ``level`` (ideal law).
+
+        Parameters
+        ----------
+        level : float
+            A probability in (0, 1).
+
+        Returns
+        -------
+        float
+            The region's volume.
+        """
         return self.ideal().region_size(level)
 
     def __repr__(self) -> str:
@@ -447,7 +575,25 @@ class L1Staircase(_MultivariateBase):
     triangle {K_1 + K_2 < n}); the ideal law for any m is :class:`L1StaircaseDensity`.
 
     Supported: epsilon in [0.003, 20] (as :class:`MultivariateStaircase`), sensitivity in
-    [1e-140, 1e+140]; true values |x_k| < 2^51·L.
+    [1e-140, 1e+140]; true values ``|x_k| < 2^51·L``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    sensitivity : float
+        The L1 sensitivity Δ.
+    dim : int, default 2
+        The dimension (only 2 is implemented).
+    lam : float or None, default None
+        λ in [0, 1] (None: the optimum).
+    grid_bits : int or None, default None
+        Grid step L = 2^j <= Δ / 2^grid_bits (None: the default).
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(MV_MIN_EPSILON, MAX_EPSILON),
@@ -530,17 +676,41 @@ class L1Staircase(_MultivariateBase):
         return (w, w)
 
     def ideal(self) -> Any:
+        """The ideal (continuous) L1-staircase density.
+
+        Returns
+        -------
+        L1StaircaseDensity
+            Its ``var``, ``region_size`` and density.
+        """
         from ..laws.staircase import L1StaircaseDensity
 
         return L1StaircaseDensity(epsilon=self.epsilon, sensitivity=self.sensitivity, dim=2,
                                   lam=self.lam)
 
     def region_size(self, level: float) -> float:
-        """Area of the smallest region holding ``level`` (ideal law): the L1 ball t·S_f."""
+        """Area of the smallest region holding ``level`` (ideal law): the L1 ball t·S_f.
+
+        Parameters
+        ----------
+        level : float
+            A probability in (0, 1).
+
+        Returns
+        -------
+        float
+            The area.
+        """
         return self.ideal().region_size(level)
 
     def var(self) -> NDArray[np.float64]:
-        """Exact per-coordinate variance (by summing the exact cell law of each level)."""
+        """Exact per-coordinate variance (by summing the exact cell law of each level).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            One variance per coordinate.
+        """
         N = self._tail_levels() * 4
         pI = self.levels.pmf(N)
         n = self._n(np.arange(N)).astype(np.float64)

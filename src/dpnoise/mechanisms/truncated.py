@@ -75,8 +75,22 @@ DELTA_MARGIN = 1e-9  # relative: exact_delta (computed to ~1e-14) is kept <= δ(
 class TLapDistribution(Law):
     """The ideal (continuous) TLap(ε, δ, Δ) noise law, in numerically safe form.
 
-    pdf/logpdf, cdf/sf (via u = (A − |x|)/λ), ppf, mean_abs = E|X| (Thm 2),
+    pdf/logpdf, cdf/sf (via ``u = (A − |x|)/λ``), ppf, mean_abs = ``E|X|`` (Thm 2),
     var = E[X²] (Thm 3).  Used for the paper's numbers; releases use the lattice law.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε.
+    delta : float
+        δ.
+    sensitivity : float, default 1.0
+        Δ.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is out of range.
     """
 
     def __init__(self, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
@@ -84,18 +98,44 @@ class TLapDistribution(Law):
 
     @property
     def A(self) -> float:  # noqa: N802  (paper notation)
+        """The support half-width ``A = λ·ln(1 + (e^ε − 1)/(2δ))``."""
         return self.params.A
 
     @property
     def scale(self) -> float:
+        """The scale ``λ = Δ/ε``."""
         return self.params.lam
 
     def logpdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """Log-density ``ln B − |x|/λ`` on [−A, A], −inf outside.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Points.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The log-density.
+        """
         p = self.params
         x = np.abs(np.asarray(x, dtype=np.float64))
         return np.where(x <= p.A, p.log_B - x / p.lam, -np.inf)
 
     def pdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """Density ``B·e^(−|x|/λ)`` on [−A, A], 0 outside.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Points.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The density.
+        """
         return np.exp(self.logpdf(x))
 
     def _lower(self, ax: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -105,16 +145,51 @@ class TLapDistribution(Law):
         return np.exp(u - p.L) * np.expm1(-u) / (2.0 * math.expm1(-p.L))
 
     def cdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """Distribution function ``P(X <= x)``.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Points.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The cdf.
+        """
         x = np.asarray(x, dtype=np.float64)
         low = self._lower(np.abs(x))
         out = np.where(x <= 0, low, 1.0 - low)
         return np.where(x < -self.A, 0.0, np.where(x >= self.A, 1.0, out))
 
     def sf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """Survival function ``P(X > x)``.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Points.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The survival function.
+        """
         return self.cdf(-np.asarray(x, dtype=np.float64))
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """x = sign(2q−1)·(−λ)·log1p(−|2q−1|·(1 − e^(−L)))."""
+        """x = sign(2q−1)·(−λ)·log1p(−|2q−1|·(1 − e^(−L))).
+
+        Parameters
+        ----------
+        q : array_like of float
+            Probabilities in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The quantiles.
+        """
         q = check_quantiles(q)
         p = self.params
         t = 2.0 * q - 1.0
@@ -123,17 +198,49 @@ class TLapDistribution(Law):
         return np.sign(t) * mag
 
     def mean(self) -> float:
+        """The mean, 0 (the law is symmetric).
+
+        Returns
+        -------
+        float
+            0.0.
+        """
         return 0.0
 
     def mean_abs(self) -> float:
+        """``E|X|`` (Geng et al. 2018, Theorem 2).
+
+        Returns
+        -------
+        float
+            The mean absolute noise.
+        """
         return self.params.mean_abs
 
     def var(self) -> float:
+        """``E[X²]`` (Geng et al. 2018, Theorem 3).
+
+        Returns
+        -------
+        float
+            The variance.
+        """
         return self.params.second_moment
 
     def delta_profile(self, eps_prime: ArrayLike) -> NDArray[np.float64]:
         """Exact hockey-stick δ(ε') for a shift of Δ (derived):
-        δ for ε' >= ε, else δ + (½ − δ)(1 − e^−(ε−ε')) + ((1+c)/(2c))(1 − e^−(ε−ε')/2)²."""
+        δ for ε' >= ε, else δ + (½ − δ)(1 − e^−(ε−ε')) + ((1+c)/(2c))(1 − e^−(ε−ε')/2)².
+
+        Parameters
+        ----------
+        eps_prime : array_like of float
+            ε' >= 0.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            δ(ε') for each ε'.
+        """
         p = self.params
         e = np.asarray(eps_prime, dtype=np.float64)
         d = np.maximum(p.epsilon - e, 0.0)
@@ -214,11 +321,33 @@ class TruncatedLaplace(HalfLatticeMechanism):
 
     Supported: epsilon in [1e-05, 1000], delta in [1e-300, 0.5), sensitivity in
     [1e-280, 1e+295] (block tables <= 2^18 entries, as :class:`Laplace`); true values
-    |x| < 2^51·grid.
+    ``|x| < 2^51·grid``.
 
     >>> m = TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0)
     >>> m.guarantee.delta <= 1e-3
     True
+
+    The ideal law has density ``B·e^(−|x|/λ)`` on ``[−A, A]`` with ``λ = Δ/ε`` and
+    ``A = λ·ln(1 + (e^ε − 1)/(2δ))`` (Q. Geng, W. Ding, R. Guo, S. Kumar, *Privacy and Utility
+    Tradeoff in Approximate Differential Privacy*, 2018, Definition 3 and Theorem 1); the
+    release samples its exact lattice version and reports that law's exact δ.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε.
+    delta : float
+        The δ of (ε, δ)-DP: the exact hockey-stick divergence of the sampled laws is <= δ.
+    sensitivity : float
+        Δ: the largest change of the true answer between neighbouring data sets.
+    grid : float or None, default None
+        The output grid step L, a power of two; None: the default, at least 4096 times
+        finer than the sensitivity.
+
+    Raises
+    ------
+    ParameterError
+        If a parameter is outside its supported range (above), before any work is done.
     """
 
     SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0),
@@ -243,11 +372,12 @@ class TruncatedLaplace(HalfLatticeMechanism):
     # ------------------------------------------------------------ calibration facts
     @property
     def support_half_width(self) -> float:
-        """Largest |noise| released: (n − 1/2)·L (the ideal is A)."""
+        """Largest ``|noise|`` released: (n − 1/2)·L (the ideal is A)."""
         return (self.law.n - 0.5) * self.grid
 
     @property
     def support_inflation(self) -> float:
+        """Relative widening of the lattice support over the ideal A: ``A_lattice / A − 1``."""
         return self.support_half_width / self.ideal.A - 1.0
 
     @property
@@ -283,7 +413,13 @@ class TruncatedLaplace(HalfLatticeMechanism):
         return LatticeTLapNoise(self.law, self.grid, center)
 
     def continuous(self) -> TLapDistribution:
-        """The ideal continuous TLap law (paper's formulas)."""
+        """The ideal continuous TLap law (paper's formulas).
+
+        Returns
+        -------
+        TLapDistribution
+            ``TLap(ε, δ, Δ)``.
+        """
         return TLapDistribution(self.epsilon, self.delta, self.sensitivity)
 
     def privacy_model(self) -> Any:

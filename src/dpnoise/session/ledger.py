@@ -129,7 +129,26 @@ class Budget:
     infinite and unused).  ``"basic"``: the releases' (epsilon, delta) add up; ``"pld"``:
     the privacy-loss distributions of the laws sampled are composed; ``"zcdp"``: their rho
     add up (see :mod:`dpnoise.accounting` and docs/accounting.md).  The accountant defaults
-    to ``"basic"``, or ``"zcdp"`` with ``rho``."""
+    to ``"basic"``, or ``"zcdp"`` with ``rho``.
+
+    Parameters
+    ----------
+    epsilon : float or None, default None
+        The total ε (None with ``rho``).
+    delta : float, default 0.0
+        The total δ.
+    rho : float or None, default None
+        A zCDP total ρ (M. Bun, T. Steinke, *Concentrated Differential Privacy*, TCC 2016,
+        Definition 1.1): releases compose by adding their ρ, and ρ-zCDP implies
+        ``(ρ + 2·sqrt(ρ·ln(1/δ)), δ)``-DP (their Proposition 1.3).
+    accountant : {"basic", "pld", "zcdp"} or None, default None
+        How releases compose (None: "basic", or "zcdp" with ``rho``).
+
+    Raises
+    ------
+    ParameterError
+        If the accountant is unknown or a total is out of range or inconsistent with it.
+    """
 
     epsilon: float | None = None
     delta: float = 0.0
@@ -168,7 +187,13 @@ class Budget:
         object.__setattr__(self, "accountant", acc)
 
     def for_accounting(self) -> Any:
-        """The :class:`dpnoise.accounting.AccountingBudget` of this total."""
+        """The :class:`dpnoise.accounting.AccountingBudget` of this total.
+
+        Returns
+        -------
+        AccountingBudget
+            The same total in the accountants' terms.
+        """
         from ..accounting import AccountingBudget
 
         if self.rho is not None:
@@ -324,6 +349,27 @@ class Ledger:
     anchored ledger opened without its anchor can be read (:attr:`rollback_checked` is
     False) but reserves nothing.  ``timeout``: seconds to wait for another process's write
     lock.
+
+    Parameters
+    ----------
+    path : str, pathlib.Path or None, default None
+        The SQLite file; None or ``":memory:"``: in memory.
+    budget : Budget or None, default None
+        The total (required to create, or for an in-memory ledger).
+    create : bool, default False
+        Create a new ledger file.
+    timeout : float, default 30.0
+        Seconds to wait for another process's write lock.
+    anchor : str, pathlib.Path or None, default None
+        A file outside the ledger holding a head of its chain.
+
+    Raises
+    ------
+    LedgerError
+        If the file is missing, empty, foreign or broken, exists on create, or is behind
+        its anchor.
+    ParameterError
+        If ``budget`` is not a :class:`Budget` or differs from the ledger's total.
     """
 
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
@@ -487,6 +533,13 @@ class Ledger:
         return self.version == V1
 
     def read_only_message(self) -> str:
+        """Why a format-1 ledger is open read-only, and how to migrate it.
+
+        Returns
+        -------
+        str
+            The message (also given as a warning when such a ledger is opened).
+        """
         if self._v1:
             return (f"ledger {self.path!r} has format version {V1} (no hash chain): it is open "
                     f"read-only -- entries, spent and remaining can be read, but reservations "
@@ -644,6 +697,7 @@ class Ledger:
 
     @property
     def accountant(self) -> str:
+        """The accountant's name: basic, pld or zcdp."""
         return self.budget.accountant
 
     @property
@@ -664,7 +718,23 @@ class Ledger:
         writes the anchor file (a new file, or an anchor of this ledger written before
         anchors had ids, checked first); from then on reservations need it.  Anchored: a
         copy of the anchor at the current head -- only by an object opened with the anchor
-        (else a restored older copy could be given a matching anchor)."""
+        (else a restored older copy could be given a matching anchor).
+
+        Parameters
+        ----------
+        path : str, pathlib.Path or None, default None
+            The anchor file (None: this ledger's).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+
+        Raises
+        ------
+        ParameterError
+            If there is no path, or the ledger is in memory or read-only.
+        """
         target = path if path is not None else self.anchor
         if target is None:
             raise ParameterError("write_anchor needs a path (this ledger has no anchor file)")
@@ -720,7 +790,13 @@ class Ledger:
         """Total charged so far (reserved, released and aborted releases alike), under the
         ledger's accountant: ``basic``: the sums; ``pld``/``zcdp``: the composed epsilon at
         the total's delta and the composed delta at the total's epsilon (or the composed
-        rho for a rho total).  :meth:`spent_basic` gives what basic composition charges."""
+        rho for a rho total).  :meth:`spent_basic` gives what basic composition charges.
+
+        Returns
+        -------
+        Budget
+            The charged total.
+        """
         if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             return Budget(_float_up(eps), min(1.0, _float_up(dl)))
@@ -731,14 +807,26 @@ class Ledger:
 
     def spent_basic(self) -> Budget:
         """What basic sequential composition charges for the same releases (the sum of the
-        rows' epsilon/delta columns), whatever the accountant."""
+        rows' epsilon/delta columns), whatever the accountant.
+
+        Returns
+        -------
+        Budget
+            The sums.
+        """
         eps, dl = self._spent_fractions()
         return Budget(_float_up(eps), min(1.0, _float_up(dl)))
 
     def remaining(self) -> Budget:
         """The total minus :meth:`spent` (rounded down).  Under ``pld``/``zcdp`` it is an
         indication, not additive: whether a release fits is decided by composing it
-        (:meth:`reserve`, ``Session.plan``)."""
+        (:meth:`reserve`, ``Session.plan``).
+
+        Returns
+        -------
+        Budget
+            What is left.
+        """
         if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             r_eps = Fraction(self.budget.epsilon) - eps  # type: ignore[arg-type]
@@ -760,7 +848,13 @@ class Ledger:
 
     # ------------------------------------------------------------ accounting
     def accountant_object(self) -> Any:
-        """The :class:`dpnoise.accounting.Accountant` of this ledger."""
+        """The :class:`dpnoise.accounting.Accountant` of this ledger.
+
+        Returns
+        -------
+        Accountant
+            The accountant that composes this ledger's charges.
+        """
         from ..accounting import get_accountant
 
         if self._acc is None:
@@ -770,7 +864,13 @@ class Ledger:
     def state(self) -> Any:
         """The composed :class:`dpnoise.accounting.State` of every release so far (for
         planning: ``accounting.largest_share(..., state=ledger.state())``).  Under
-        ``basic`` a state holding the sums rounded up."""
+        ``basic`` a state holding the sums rounded up.
+
+        Returns
+        -------
+        State
+            The composed state.
+        """
         from ..accounting import State
 
         if self.accountant == "basic" or self._v1:
@@ -783,7 +883,18 @@ class Ledger:
 
     def charge_for(self, what: Any) -> Any:
         """The charge of a mechanism or :class:`~dpnoise.accounting.ReleaseSpec` under
-        this ledger's accountant (raises ParameterError for a law the accountant refuses)."""
+        this ledger's accountant (raises ParameterError for a law the accountant refuses).
+
+        Parameters
+        ----------
+        what : Mechanism or ReleaseSpec
+            What a release samples.
+
+        Returns
+        -------
+        object
+            The charge the accountant composes (a privacy-loss distribution, a ρ, ...).
+        """
         return self.accountant_object().charge_for(what)
 
     def _claimed_charge(self, epsilon: float, delta: float) -> Any:
@@ -872,7 +983,13 @@ class Ledger:
 
     def history_composed(self) -> list[dict[str, Any]]:
         """Per release, in order: the composed guarantee after it under the ledger's
-        accountant and what basic composition would have charged by then (for plots)."""
+        accountant and what basic composition would have charged by then (for plots).
+
+        Returns
+        -------
+        list of dict
+            Per release: the composed ε and δ and the basic sums.
+        """
         return [{"id": e.id, "status": e.status, "epsilon": e.epsilon, "delta": e.delta,
                  "composed_epsilon": e.composed_epsilon, "composed_delta": e.composed_delta,
                  "composed_rho": e.composed_rho, "basic_epsilon": e.basic_epsilon,
@@ -888,7 +1005,41 @@ class Ledger:
         ``pld``/``zcdp`` the release's :class:`~dpnoise.accounting.Charge` (or its bytes;
         ``None``: a charge from the claimed (epsilon, delta) alone).  The composed state
         after it is computed INSIDE the transaction from the cached state, and the release
-        is refused (BudgetExceededError, nothing written) if it would exceed the total."""
+        is refused (BudgetExceededError, nothing written) if it would exceed the total.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The release's own calibrated guarantee.
+        query : str
+            The query as asked.
+        canonical : str
+            Its canonical form.
+        query_key : str
+            The key for replay (query and data set).
+        dataset : str
+            The data set's fingerprint.
+        mechanism : str
+            The mechanism of each component.
+        parameters : dict
+            The public parameters (statistic, bounds, grid, ...).
+        guarantee : dict
+            The guarantee as a dict.
+        accounting : object, default None
+            The release's charge under the ledger's accountant.
+
+        Returns
+        -------
+        int
+            The release number.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the release does not fit the remaining budget (nothing is written).
+        LedgerError
+            If the file changed under this object or its chain is broken.
+        """
         epsilon = check_finite("epsilon", epsilon)
         delta = check_delta(delta, allow_zero=True)
         if epsilon <= 0:
@@ -970,7 +1121,23 @@ class Ledger:
         each request holds :meth:`reserve`'s keyword arguments; one reserve event per
         request is appended, in order, and the whole set is refused (BudgetExceededError,
         nothing written) unless the total after all of them fits -- summed under
-        ``basic``, composed under ``pld``/``zcdp``.  Returns the release numbers."""
+        ``basic``, composed under ``pld``/``zcdp``.  Returns the release numbers.
+
+        Parameters
+        ----------
+        requests : list of dict
+            One dict of :meth:`reserve`'s keyword arguments per release.
+
+        Returns
+        -------
+        list of int
+            The release numbers, in order.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the releases do not fit together (nothing is written).
+        """
         if self.read_only:
             raise LedgerError(self.read_only_message())
         basic = self.accountant == "basic"
@@ -1050,7 +1217,24 @@ class Ledger:
                  record: dict[str, Any] | None = None) -> str:
         """Record the answer of reservation ``rid``; returns the new head hash.  ``record``
         (:func:`encode_record`): its noisy components and released keys, stored in the
-        complete event's body (so inside the hash chain)."""
+        complete event's body (so inside the hash chain).
+
+        Parameters
+        ----------
+        rid : int
+            The release number returned by :meth:`reserve`.
+        answer : numpy.ndarray
+            The released values.
+        answer_text : str, default ""
+            The answer as printed.
+        record : dict or None, default None
+            The release's noisy components and released keys.
+
+        Returns
+        -------
+        str
+            The new head hash.
+        """
         blob = encode_answer(answer)
         body: dict[str, Any] = {"answer_text": str(answer_text)[:500]}
         if record is not None:
@@ -1060,14 +1244,38 @@ class Ledger:
 
     def abort(self, rid: int, reason: str) -> str:
         """Mark a reservation whose release failed; it STAYS charged (noise may exist).
-        ``reason`` is a code from ``ABORT_REASONS`` -- never an exception's text."""
+        ``reason`` is a code from ``ABORT_REASONS`` -- never an exception's text.
+
+        Parameters
+        ----------
+        rid : int
+            The release number returned by :meth:`reserve`.
+        reason : str
+            A code from ``ABORT_REASONS``.
+
+        Returns
+        -------
+        str
+            The new head hash.
+        """
         if reason not in ABORT_REASONS:
             raise ParameterError(f"abort reason must be one of {', '.join(sorted(ABORT_REASONS))}"
                                  f", got {reason!r} (free text could quote data)")
         return self._close_release("abort", rid, kind="abort", body={"reason": reason})
 
     def find(self, query_key: str) -> Entry | None:
-        """The most recent completed release with this key (for opt-in replay)."""
+        """The most recent completed release with this key (for opt-in replay).
+
+        Parameters
+        ----------
+        query_key : str
+            The canonical key of a query on a data set.
+
+        Returns
+        -------
+        Entry or None
+            The release, or None.
+        """
         if self._v1:
             with self._read("lookup") as con:
                 row = con.execute(
@@ -1086,7 +1294,13 @@ class Ledger:
         return found[0] if found else None
 
     def entries(self) -> list[Entry]:
-        """Every release, in order of reservation."""
+        """Every release, in order of reservation.
+
+        Returns
+        -------
+        list of Entry
+            One row per release.
+        """
         if self._v1:
             with self._read("reading") as con:
                 rows = con.execute(f"SELECT {V1_COLS} FROM {V1_FROM} ORDER BY r.id").fetchall()
@@ -1103,10 +1317,18 @@ class Ledger:
             return _entries(con, self.path, st.seq)
 
     def integrity(self) -> str:
+        """SQLite's own ``PRAGMA integrity_check`` of the file.
+
+        Returns
+        -------
+        str
+            "ok", or SQLite's description of the damage.
+        """
         with self._errors("integrity check"):
             return str(self._con.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
+        """Close the SQLite connection (also on leaving a ``with`` block)."""
         with contextlib.suppress(sqlite3.Error, AttributeError):
             self._con.close()
 

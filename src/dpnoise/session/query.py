@@ -73,6 +73,11 @@ UNSUPPORTED_AGGREGATES = {
     "var_pop", "var", "std", "first", "last", "any_value",
     "arg_max", "arg_min", "string_agg", "list", "array_agg", "product", "range",
 }
+#: what the refusal of an unsupported aggregate says is released instead (every entry of _AGG)
+SUPPORTED_AGGREGATES = (
+    "the released statistics are COUNT, SUM, AVG/MEAN, VARIANCE/VAR_SAMP, STDDEV/STDDEV_SAMP, "
+    "MEDIAN and QUANTILE/QUANTILE_CONT of a bounded column"
+)
 #: deepest nesting of parentheses / NOT a predicate may have
 MAX_DEPTH = 64
 _OPS = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -547,8 +552,7 @@ class _Parser:
         t = self.tok
         if t.kind == "ident" and t.value.lower() in UNSUPPORTED_AGGREGATES:
             raise ParameterError(
-                f"query: unsupported aggregate {t.value.upper()}: only COUNT, SUM and "
-                "AVG/MEAN of a bounded column are released"
+                f"query: unsupported aggregate {t.value.upper()}: {SUPPORTED_AGGREGATES}"
             )
 
     def atom(self) -> Predicate:

@@ -264,7 +264,32 @@ class Column:
 
 @dataclass(frozen=True)
 class Schema:
-    """All public facts: declared columns plus dataset-level bounds (see module docstring)."""
+    """All public facts: declared columns plus dataset-level bounds (see module docstring).
+
+    Parameters
+    ----------
+    columns : mapping of str to Column
+        The declared columns (only these can be queried).
+    user_id : str or None, default None
+        The column naming the person who owns a row.
+    max_contributions : int, default 1
+        Rows one person may contribute to a statistic (k).
+    max_rows : int or None, default None
+        A public upper bound N on the number of rows.
+    table : str or None, default None
+        The table inside a ``.duckdb`` file.
+    max_groups : int or None, default None
+        Groups one person may contribute to in a GROUP BY (G).
+    max_rows_per_group : int or None, default None
+        Rows one person may contribute to one group (R).
+    extra : mapping, default {}
+        The dataset's name and description (not compared).
+
+    Raises
+    ------
+    ParameterError
+        If a fact is of the wrong type or out of range, or the caps are inconsistent.
+    """
 
     columns: Mapping[str, Column]
     user_id: str | None = None
@@ -317,6 +342,23 @@ class Schema:
     # ------------------------------------------------------------- construction
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Schema:
+        """A schema from a mapping shaped like the TOML file (``dataset`` and ``columns``).
+
+        Parameters
+        ----------
+        doc : mapping
+            The parsed document.
+
+        Returns
+        -------
+        Schema
+            The schema.
+
+        Raises
+        ------
+        ParameterError
+            If a key is unknown or a value is invalid.
+        """
         if not isinstance(doc, Mapping):
             raise ParameterError(f"schema must be a table with [dataset] and [columns.NAME], "
                                  f"got {type(doc).__name__}")
@@ -374,6 +416,23 @@ class Schema:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Schema:
+        """A schema from a TOML file.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file.
+
+        Returns
+        -------
+        Schema
+            The schema.
+
+        Raises
+        ------
+        ParameterError
+            If the file cannot be read or parsed, or a fact is invalid.
+        """
         p = Path(path)
         text = _read_schema_text(p)
         if _nesting(text) > MAX_SCHEMA_NESTING:
@@ -404,7 +463,36 @@ class Schema:
         max_rows_per_group: int | None = None,
     ) -> Schema:
         """``bounds``: ``col=lo:hi``; ``categories``: ``col=a,b,c``; ``keys``: ``col=lo:hi``
-        integer keys.  Flags override the same columns of ``base`` (a schema file)."""
+        integer keys.  Flags override the same columns of ``base`` (a schema file).
+
+        Parameters
+        ----------
+        bounds : iterable of str, default ()
+            ``col=lo:hi`` numeric bounds.
+        categories : iterable of str, default ()
+            ``col=a,b,c`` public categories.
+        keys : iterable of str, default ()
+            ``col=lo:hi`` integer keys.
+        user_id : str or None, default None
+            The person-id column.
+        max_contributions : int, default 1
+            The contribution cap k.
+        max_rows : int or None, default None
+            The public row bound N.
+        table : str or None, default None
+            The table inside a ``.duckdb`` file.
+        base : Schema or None, default None
+            A schema the flags override.
+        texts : iterable of str, default ()
+            Columns whose keys are not public.
+        max_groups, max_rows_per_group : int or None, default None
+            The L0 / L-infinity caps.
+
+        Returns
+        -------
+        Schema
+            The schema.
+        """
         cols: dict[str, Column] = dict(base.columns) if base else {}
 
         def source(name: str) -> str | None:  # a flag keeps the base column's source
@@ -441,6 +529,23 @@ class Schema:
 
     # ------------------------------------------------------------------ lookups
     def column(self, name: str) -> Column:
+        """The declared column ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        Column
+            Its declaration.
+
+        Raises
+        ------
+        ParameterError
+            If the column is not declared.
+        """
         check_identifier(name)
         try:
             return self.columns[name]
@@ -455,7 +560,18 @@ class Schema:
         person can add in total, rows one person can add to ONE cell, cells one person
         can touch.  Grouped queries with ``max_groups`` G and ``max_rows_per_group`` R
         declared use ``(G·R, R, G)`` (Tumult-style L0 / L-infinity bounding); otherwise
-        ``(k, k, k)`` with ``k = max_contributions`` (1 without a user_id)."""
+        ``(k, k, k)`` with ``k = max_contributions`` (1 without a user_id).
+
+        Parameters
+        ----------
+        grouped : bool
+            Whether the query has a GROUP BY.
+
+        Returns
+        -------
+        tuple of int
+            ``(L1, Linf, cells)``.
+        """
         if grouped and self.max_groups is not None:
             g, r = int(self.max_groups), int(self.max_rows_per_group)  # type: ignore[arg-type]
             return g * r, r, g
@@ -463,6 +579,23 @@ class Schema:
         return k, k, k
 
     def numeric(self, name: str) -> Column:
+        """The declared numeric column ``name`` (one with bounds).
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        Column
+            Its declaration.
+
+        Raises
+        ------
+        ParameterError
+            If the column is not declared or not numeric.
+        """
         col = self.column(name)
         if not col.is_numeric:
             raise ParameterError(
@@ -472,13 +605,26 @@ class Schema:
 
     def user_header(self) -> str | None:
         """The file header of the ``user_id`` column (a declared column's ``source`` if the
-        user_id names a declared column, else the user_id itself)."""
+        user_id names a declared column, else the user_id itself).
+
+        Returns
+        -------
+        str or None
+            The header, or None without a user_id.
+        """
         if self.user_id is None:
             return None
         col = self.columns.get(self.user_id)
         return col.header if col is not None else self.user_id
 
     def as_dict(self) -> dict[str, Any]:
+        """The schema as a mapping shaped like its TOML file.
+
+        Returns
+        -------
+        dict
+            ``dataset`` and ``columns``.
+        """
         return {
             "dataset": {k: v for k, v in (("user_id", self.user_id),
                                           ("max_contributions", self.max_contributions),
@@ -490,7 +636,13 @@ class Schema:
         }
 
     def fingerprint(self) -> str:
-        """SHA-256 of the canonical schema (the ledger keys replays on it)."""
+        """SHA-256 of the canonical schema (the ledger keys replays on it).
+
+        Returns
+        -------
+        str
+            16 hex digits.
+        """
         blob = json.dumps(self.as_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -80,7 +80,42 @@ from .truth import TrueAnswer
 
 @dataclass(frozen=True)
 class Release:
-    """A released statistic: private values per public cell, with its provenance."""
+    """A released statistic: private values per public cell, with its provenance.
+
+    Parameters
+    ----------
+    query : str
+        The query as asked.
+    canonical : str
+        Its canonical form (what the ledger compares for replay).
+    stat : str
+        The statistic: count, sum, mean, variance, stddev or quantile.
+    group_by : tuple of str
+        The group columns.
+    group_keys : tuple
+        Per group column, its released keys.
+    values : numpy.ndarray
+        The private values, one axis per group column (shape () for a scalar).
+    mechanism : str
+        The mechanism of each component.
+    epsilon, delta : float
+        The release's guarantee.
+    guarantee : str
+        The guarantee in words (per row or per individual).
+    ledger_id : int or None
+        The release's number in the ledger.
+    replayed : bool, default False
+        Whether it was served from the ledger.
+    details : dict, default {}
+        Public facts about the calibration.
+    ledger_head : str or None, default None
+        The ledger's head hash after this release.
+    confidence : float, default 0.95
+        The default confidence of :meth:`interval`.
+    declared : dict, default {}
+        The schema's rules behind the numbers (clamping bounds, contribution caps), as
+        :func:`dpnoise.session.declared.declared_rules` gives them.
+    """
 
     query: str
     canonical: str
@@ -111,7 +146,24 @@ class Release:
         """``(low, high)`` arrays shaped like ``values``: a confidence set for each cell's
         true value at ``confidence`` (default: the release's), computed from the
         released output and public parameters only (:mod:`dpnoise.session.intervals`);
-        conservative.  For a quantile: an interval of quantile levels."""
+        conservative.  For a quantile: an interval of quantile levels.
+
+        Parameters
+        ----------
+        confidence : float or None, default None
+            In (0, 1); None: the release's ``confidence``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(low, high)``.
+
+        Raises
+        ------
+        ParameterError
+            If the release carries no error bars (replayed from a ledger entry without recorded
+            components) or ``confidence`` is not in (0, 1).
+        """
         from ..laws.base import check_level
 
         if self._intervals is None:
@@ -136,7 +188,13 @@ class Release:
         return self.values.item()
 
     def key_arrays(self) -> dict[str, NDArray[Any]]:
-        """One array per group column, aligned with ``values.ravel()``."""
+        """One array per group column, aligned with ``values.ravel()``.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Group column -> keys.
+        """
         if not self.group_by:
             return {}
         grids = np.meshgrid(*[np.asarray(list(k) if not isinstance(k, range)
@@ -147,7 +205,20 @@ class Release:
     def rows(self, limit: int | None = None, intervals: bool = True
              ) -> list[tuple[Any, ...]]:
         """The released cells as tuples, in the order of :meth:`columns` (with the same
-        ``intervals`` default: ``pd.DataFrame(r.rows(), columns=r.columns())`` works)."""
+        ``intervals`` default: ``pd.DataFrame(r.rows(), columns=r.columns())`` works).
+
+        Parameters
+        ----------
+        limit : int or None, default None
+            At most this many rows (None: all).
+        intervals : bool, default True
+            Add the error-bar columns.
+
+        Returns
+        -------
+        list of tuple
+            One tuple per cell.
+        """
         flat = positive_zero(self.values.ravel())
         n = flat.size if limit is None else min(limit, flat.size)
         keys = self.key_arrays()
@@ -159,6 +230,19 @@ class Release:
                 for i in range(n)]
 
     def columns(self, intervals: bool = True) -> list[str]:
+        """The column names of :meth:`rows`: the group columns, the statistic, and ``low``,
+        ``high`` (``level_low``, ``level_high`` for a quantile).
+
+        Parameters
+        ----------
+        intervals : bool, default True
+            Include the error-bar columns.
+
+        Returns
+        -------
+        list of str
+            The names.
+        """
         extra = []
         if intervals and self._intervals is not None:
             extra = ["level_low", "level_high"] if self.interval_kind == "level" else \
@@ -166,12 +250,24 @@ class Release:
         return [*self.group_by, self.stat, *extra]
 
     def has_intervals(self) -> bool:
-        """Whether this release carries error bars (see :meth:`interval`)."""
+        """Whether this release carries error bars (see :meth:`interval`).
+
+        Returns
+        -------
+        bool
+            True when :meth:`interval` can compute error bars.
+        """
         return self._intervals is not None
 
     def metadata(self) -> dict[str, Any]:
         """The release's public facts (confidence, guarantee, mechanism, epsilon, delta,
-        query, ledger row) -- what :meth:`to_pandas` & co. attach as metadata."""
+        query, ledger row) -- what :meth:`to_pandas` & co. attach as metadata.
+
+        Returns
+        -------
+        dict
+            Public facts only.
+        """
         from .frames import release_metadata
 
         return release_metadata(self)
@@ -179,24 +275,54 @@ class Release:
     def to_pandas(self) -> Any:
         """The released table as a ``pandas.DataFrame``: key columns, the value (named
         after the statistic), ``low``/``high``; :meth:`metadata` as ``df.attrs``.  Only
-        released cells appear (:mod:`dpnoise.session.frames`)."""
+        released cells appear (:mod:`dpnoise.session.frames`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+        """
         from .frames import frame_columns, to_pandas
 
         return to_pandas(frame_columns(self), self.metadata())
 
     def to_polars(self) -> Any:
-        """The released table as a ``polars.DataFrame`` (see :meth:`to_pandas`)."""
+        """The released table as a ``polars.DataFrame`` (see :meth:`to_pandas`).
+
+        Returns
+        -------
+        polars.DataFrame
+            The table.
+        """
         from .frames import frame_columns, to_polars
 
         return to_polars(frame_columns(self), self.metadata())
 
     def to_arrow(self) -> Any:
-        """The released table as a ``pyarrow.Table``, :meth:`metadata` on its schema."""
+        """The released table as a ``pyarrow.Table``, :meth:`metadata` on its schema.
+
+        Returns
+        -------
+        pyarrow.Table
+            The table.
+        """
         from .frames import frame_columns, to_arrow
 
         return to_arrow(frame_columns(self), self.metadata())
 
     def table(self, limit: int = 20) -> str:
+        """The released table as aligned text, with ``low``/``high`` and the interval note.
+
+        Parameters
+        ----------
+        limit : int, default 20
+            At most this many rows are printed.
+
+        Returns
+        -------
+        str
+            The table.
+        """
         with_iv = self._intervals is not None
         head = self.columns(with_iv)
         body = [[format(c, ".10g") if isinstance(c, float) else str(c) for c in r]
@@ -212,11 +338,23 @@ class Release:
         return "\n".join(lines)
 
     def rules_text(self) -> str:
-        """The clamping bounds and contribution cap behind these numbers, in words."""
+        """The clamping bounds and contribution cap behind these numbers, in words.
+
+        Returns
+        -------
+        str
+            One or two sentences (or a note that the rules were not recorded).
+        """
         return rules_in_words(self.declared)
 
     def interval_note(self) -> str:
-        """How the error bars were obtained (one line, public)."""
+        """How the error bars were obtained (one line, public).
+
+        Returns
+        -------
+        str
+            The note printed under the table.
+        """
         note = ("intervals from the released output and public parameters only, by "
                 "inverting each component's test, union bound; conservative")
         if self.interval_kind == "level":
@@ -286,6 +424,45 @@ class Session:
     ``spark_remote``, ``partitioned``, ``noise``, ``driver_cells``, ``block_cells``).
     ``data`` may also be a pandas or polars DataFrame, an Arrow table or a numpy record
     array (embedded engine; scanned in place).
+
+    Parameters
+    ----------
+    data : str, pathlib.Path, DataFrame or mapping
+        A ``.csv``/``.tsv``/``.csv.gz``, ``.parquet`` or ``.duckdb`` file, a pandas or polars
+        DataFrame, an Arrow table, a numpy record array, a dict of numpy columns, or (with
+        ``engine="spark"``) a Spark DataFrame, table name or path.  Read once, into the typed
+        view the schema defines.
+    budget : Budget or None, default None
+        The ledger's total: required with ``create_ledger=True`` or an in-memory ledger;
+        otherwise only a check of the ledger's total.
+    ledger : str, pathlib.Path, Ledger or None, default None
+        The SQLite ledger file (or an open :class:`Ledger`); None or ``":memory:"``: an
+        in-memory ledger that records nothing durable.
+    schema : Schema, str, pathlib.Path, mapping or None, default None
+        The public facts: a TOML file, a mapping of the same shape or a :class:`Schema`.
+    replay : bool, default False
+        Serve a query identical to a recorded one from the ledger, at no cost.
+    rng : RandomSource, numpy.random.Generator or None, default None
+        The randomness (None: OS-keyed ChaCha20); a seeded source is refused with a ledger file.
+    timeout : float, default 30.0
+        Seconds to wait for the ledger's lock.
+    rows_epsilon : float or None, default None
+        Release the row count N once with this ε when the schema declares no ``max_rows``.
+    create_ledger : bool, default False
+        Create the ledger file (with ``budget``); it must not exist yet.
+    anchor : str, pathlib.Path or None, default None
+        A file outside the ledger that keeps its head hash (detects a rollback).
+    engine : {"duckdb", "spark"}, default "duckdb"
+        Where the aggregation runs.
+    engine_options : mapping or None, default None
+        Engine settings (e.g. the Spark master).
+
+    Raises
+    ------
+    ParameterError
+        If the schema, data or a parameter is invalid (before anything is spent).
+    LedgerError
+        If the ledger file is missing, foreign, broken or already exists on create.
     """
 
     def __init__(self, data: Any, budget: Budget | None = None, ledger: Any = None, *,
@@ -317,6 +494,7 @@ class Session:
 
     @property
     def rng(self) -> RngLike:
+        """The session's random source (None: a fresh OS-keyed CryptoRandom per release)."""
         return self._rng
 
     @rng.setter
@@ -327,21 +505,48 @@ class Session:
     # ----------------------------------------------------------- budget
     @property
     def budget(self) -> Budget:
+        """The ledger's total."""
         return self.ledger.budget
 
     @property
     def spent(self) -> Budget:
+        """What the ledger has charged so far, under its accountant."""
         return self.ledger.spent()
 
     @property
     def remaining(self) -> Budget:
+        """What is left of the ledger's total (an indication under pld/zcdp)."""
         return self.ledger.remaining()
 
     def history(self) -> list[Entry]:
+        """Every release in the ledger, in order.
+
+        Returns
+        -------
+        list of Entry
+            One row per release: query, ε, δ, mechanism, answer, time, state.
+        """
         return self.ledger.entries()
 
     # ----------------------------------------------------------- queries
     def parse(self, query: str | Query) -> Query:
+        """Parse and type-check a query against the schema (no data read, nothing spent).
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+
+        Returns
+        -------
+        Query
+            The parsed query.
+
+        Raises
+        ------
+        ParameterError
+            If the query is outside the grammar or does not fit the schema.
+        """
         q = query if isinstance(query, Query) else parse_query(query)
         q = q.validate(self.schema)
         allowed = {"data", self.schema.table} - {None}
@@ -356,7 +561,13 @@ class Session:
         """N for the valid ranges: the schema's public ``max_rows``, else (with
         ``rows_epsilon``) the row count released ONCE per ledger and data set -- a DP
         release like any other, recorded in the ledger and reused afterwards (so later
-        queries use N as post-processing) -- else None (counts on [0, ∞))."""
+        queries use N as post-processing) -- else None (counts on [0, ∞)).
+
+        Returns
+        -------
+        int or None
+            N, or None when no bound is declared or released.
+        """
         if self.schema.max_rows is not None:
             return self.schema.max_rows
         if self.rows_epsilon is None:
@@ -410,7 +621,18 @@ class Session:
 
     def n_cells(self, q: Query) -> int:
         """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
-        are not public counts as more cells than RangeLaplace is used for."""
+        are not public counts as more cells than RangeLaplace is used for.
+
+        Parameters
+        ----------
+        q : Query
+            A parsed query.
+
+        Returns
+        -------
+        int
+            The number of cells.
+        """
         n_cells = 1
         for g in q.group_by:
             col = self.schema.column(g)
@@ -426,7 +648,32 @@ class Session:
         ``epsilon``), the mechanism and parameters per component, the expected error per
         cell from the exact law at a public point (worst case over the range for
         range-adherent laws), the composed guarantee after all of them and what basic
-        composition would allow.  See :mod:`dpnoise.session.planning`."""
+        composition would allow.  See :mod:`dpnoise.session.planning`.
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+        epsilon : float or None, default None
+            A per-release ε to check (None: the largest that fits).
+        delta : float or None, default None
+            The per-release δ.
+        mechanism : str or None, default None
+            A registry name to use instead of the default mechanism.
+        reserve_for : int, default 0
+            How many more releases like this one must still fit.
+
+        Returns
+        -------
+        ReleasePlan
+            The per-release ε, the mechanisms and their parameters, the expected error per cell
+            and the composed guarantee.
+
+        Raises
+        ------
+        ParameterError
+            If the query or a parameter is invalid, or nothing fits.
+        """
         q = self.parse(query)
         if self.schema.max_rows is None and self.rows_epsilon and self._rows is None:
             raise ParameterError("the row bound N is not released yet (rows_epsilon): plan "
@@ -491,7 +738,24 @@ class Session:
     def plans(self, query: str | Query, epsilon: float, delta: float = 0.0,
               mechanism: str | None = None) -> list[tuple[str, Any]]:
         """The calibrated plan of each component (role, Plan) a release of ``query`` at
-        (epsilon, delta) would use -- public facts only; nothing is read or spent."""
+        (epsilon, delta) would use -- public facts only; nothing is read or spent.
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+        epsilon : float
+            The release's ε.
+        delta : float, default 0.0
+            The release's δ.
+        mechanism : str or None, default None
+            A registry name to use instead of the default mechanism.
+
+        Returns
+        -------
+        list of (str, Plan)
+            One (role, plan) per component.
+        """
         q = self.parse(query)
         return self._plans(q, check_epsilon(epsilon), check_delta(delta, allow_zero=True),
                            mechanism)
@@ -502,7 +766,18 @@ class Session:
         (``count``, ``sum``, ``centred_sum``, ``power1``, ``power2``; a quantile's
         ``rank``: the utility of every candidate; ``selection``: distinct persons per
         group, with ``labels`` their keys), shaped like the release.  For tests and
-        audits of the sensitivity; reads the data, spends nothing."""
+        audits of the sensitivity; reads the data, spends nothing.
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            The exact value of each noised component, by role.
+        """
         q = self.parse(query)
         agg = self.engine.aggregate(q)
         comps = _components(q, agg)
@@ -517,7 +792,18 @@ class Session:
 
     def true_answer(self, query: str | Query) -> NDArray[Any]:
         """The exact (NOT private) answer -- for the custodian's own checks only --
-        as an array shaped like a release's values (:meth:`true_table`: with its keys)."""
+        as an array shaped like a release's values (:meth:`true_table`: with its keys).
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+
+        Returns
+        -------
+        numpy.ndarray
+            The exact values per public cell.
+        """
         q = self.parse(query)
         agg = self.engine.aggregate(q)
         if q.stat == "quantile":
@@ -527,7 +813,18 @@ class Session:
     def true_table(self, query: str | Query) -> TrueAnswer:
         """CUSTODIAN ONLY: the exact answer with its key columns, as a
         :class:`~dpnoise.session.truth.TrueAnswer` (a ``true_value`` column, no error
-        bars; ``output=`` and the report refuse it).  Reads the data, spends nothing."""
+        bars; ``output=`` and the report refuse it).  Reads the data, spends nothing.
+
+        Parameters
+        ----------
+        query : str or Query
+            A query.
+
+        Returns
+        -------
+        TrueAnswer
+            The exact values with their keys (never release them).
+        """
         q = self.parse(query)
         agg = self.engine.aggregate(q)
         values = _true_quantile(q, self.schema, agg) if q.stat == "quantile" else \
@@ -550,7 +847,40 @@ class Session:
         (parquet); required exactly when the engine noises this query there (more cells
         than its ``driver_cells``, or ``noise="executors"``).  ``confidence``: the level
         of the error bars carried by the release (``Release.interval``; the ``low``/``high``
-        columns)."""
+        columns).
+
+        Parameters
+        ----------
+        query : str or Query
+            A query in the small language (``mean income by region``) or the SQL subset.
+        epsilon : float or None, default None
+            The release's ε (or give ``reserve_for``).
+        delta : float or None, default None
+            The release's δ (needed for keys that are not public).
+        mechanism : str or None, default None
+            A registry name to use instead of the default mechanism.
+        replay : bool or None, default None
+            Serve an identical recorded query from the ledger (None: the session's setting).
+        output : str, pathlib.Path or None, default None
+            Also write the released table, with its ``low``/``high`` columns, to a new ``.csv``
+            or ``.parquet`` file.
+        reserve_for : int or None, default None
+            Instead of ``epsilon``: the largest ε that leaves room for this many more releases.
+        confidence : float or None, default None
+            The error bars' confidence (None: 0.95).
+
+        Returns
+        -------
+        Release
+            The private values per public cell, their error bars and the provenance.
+
+        Raises
+        ------
+        ParameterError
+            If the query or a parameter is invalid (before anything is spent).
+        BudgetExceededError
+            If the release does not fit the remaining budget (nothing is spent).
+        """
         from ..laws.base import check_level
 
         q = self.parse(query)
@@ -588,7 +918,29 @@ class Session:
         calibrated first, their budget reserved in ONE ledger transaction (all or
         nothing), then each aggregated, noised and recorded as its own release;
         ``output``: a directory receiving one table per query, named by the workload.
-        Returns a :class:`~dpnoise.session.workload.WorkloadResult`."""
+        Returns a :class:`~dpnoise.session.workload.WorkloadResult`.
+
+        Parameters
+        ----------
+        workload : Workload, str, pathlib.Path or mapping
+            The workload.
+        output : str, pathlib.Path or None, default None
+            A directory for one table per query.
+        replay : bool or None, default None
+            Serve recorded identical queries from the ledger (None: the session's setting).
+
+        Returns
+        -------
+        WorkloadResult
+            The releases by query name, and the queries that failed after their reservation.
+
+        Raises
+        ------
+        ParameterError
+            If a query or the workload is invalid (nothing is spent).
+        BudgetExceededError
+            If the workload does not fit the remaining budget as a whole (nothing is spent).
+        """
         from .workload import run_workload
 
         return run_workload(self, workload, output=output, replay=replay)
@@ -802,6 +1154,7 @@ class Session:
             ) from None
 
     def close(self) -> None:
+        """Close the data engine and the ledger (also on leaving a ``with`` block)."""
         if self.engine is not None:
             self.engine.close()
         self.ledger.close()

@@ -78,7 +78,19 @@ class WorkloadQuery:
 
 @dataclass(frozen=True)
 class Workload:
-    """Named queries with their budgets (see the module docstring for the file)."""
+    """Named queries with their budgets (see the module docstring for the file).
+
+    Parameters
+    ----------
+    queries : tuple of WorkloadQuery
+        The named queries with their budgets.
+    name : str, default "workload"
+        The workload's name (used for output files).
+    confidence : float, default 0.95
+        The error bars' confidence.
+    format : str, default "parquet"
+        The output files' format (parquet or csv).
+    """
 
     queries: tuple[WorkloadQuery, ...]
     name: str = "workload"
@@ -92,11 +104,28 @@ class Workload:
 
     @property
     def delta(self) -> float:
+        """The workload's total delta (the sum of its queries')."""
         return float(math.fsum(q.delta for q in self.queries))
 
     @classmethod
     def load(cls, source: Workload | str | Path | Mapping[str, Any]) -> Workload:
-        """A workload from a TOML file path, a mapping of the same shape, or itself."""
+        """A workload from a TOML file path, a mapping of the same shape, or itself.
+
+        Parameters
+        ----------
+        source : Workload, str, pathlib.Path or mapping
+            A TOML file path, a mapping of the same shape, or a workload.
+
+        Returns
+        -------
+        Workload
+            The workload.
+
+        Raises
+        ------
+        ParameterError
+            If the file or mapping is not a valid workload.
+        """
         if isinstance(source, Workload):
             return source
         if isinstance(source, (str, Path)):
@@ -108,6 +137,23 @@ class Workload:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Workload:
+        """A workload from a mapping shaped like the TOML file.
+
+        Parameters
+        ----------
+        d : mapping
+            ``[workload]`` and the ``[[query]]`` tables.
+
+        Returns
+        -------
+        Workload
+            The workload.
+
+        Raises
+        ------
+        ParameterError
+            If a key is unknown or a value is invalid.
+        """
         _only(d, _TOP, "the workload")
         head = _table(d.get("workload", {}), "[workload]")
         _only(head, _HEAD, "[workload]")
@@ -232,7 +278,19 @@ def _split(total: float, shares: Mapping[str, float]) -> dict[str, float]:
 
 @dataclass
 class WorkloadResult:
-    """The releases of a workload, by query name, in the workload's order."""
+    """The releases of a workload, by query name, in the workload's order.
+
+    Parameters
+    ----------
+    workload : Workload
+        The workload that was run.
+    releases : dict of str to Release, default {}
+        The releases by query name.
+    failed : dict of str to str, default {}
+        Query name -> the fixed message of a query that failed after its reservation.
+    outputs : dict of str to str, default {}
+        Query name -> the file its table was written to.
+    """
 
     workload: Workload
     releases: dict[str, Any] = field(default_factory=dict)
@@ -252,11 +310,18 @@ class WorkloadResult:
 
     @property
     def ok(self) -> bool:
+        """Whether every query was released."""
         return not self.failed
 
     def summary(self) -> Any:
         """A ``pandas.DataFrame``, one row per query: name, query, status, epsilon, delta,
-        mechanism, cells, ledger row and (ungrouped queries) the released value."""
+        mechanism, cells, ledger row and (ungrouped queries) the released value.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per query.
+        """
         import pandas as pd
 
         rows = []
@@ -278,7 +343,13 @@ class WorkloadResult:
         return df
 
     def to_pandas(self) -> dict[str, Any]:
-        """Each released query's table (:meth:`Release.to_pandas`), by name."""
+        """Each released query's table (:meth:`Release.to_pandas`), by name.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            The tables by query name.
+        """
         return {n: r.to_pandas() for n, r in self.releases.items()}
 
 

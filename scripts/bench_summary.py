@@ -1,0 +1,127 @@
+"""The README's performance summary: a short table measured now, written between markers.
+
+    python scripts/bench_summary.py               # print the block
+    python scripts/bench_summary.py --write       # also replace it in README.md
+
+Measures, in this process on one core, 10^6 releases of distinct true values (ε = 1, over
+[0, 1000]) for dpnoise's most used mechanisms, each paired with numpy's unsafe
+``x + Generator.laplace`` right before it, and the peer libraries' Laplace when they are
+importable (the ``bench`` extra: ``make bench`` installs them).  The block states the date,
+the machine's load average (``os.getloadavg``) and the command, and replaces whatever sits
+between ``<!-- BEGIN bench:summary -->`` and ``<!-- END bench:summary -->`` in README.md.
+The full benchmarks and their discussion: docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "src"))
+import dpnoise  # noqa: E402
+from _common import rate  # noqa: E402
+
+N = 1_000_000
+BEGIN, END = "<!-- BEGIN bench:summary -->", "<!-- END bench:summary -->"
+
+
+def _numpy_rate(x: np.ndarray) -> float:
+    g = np.random.default_rng()
+    return rate(lambda n: x[:n] + g.laplace(0.0, 1.0, n), N)
+
+
+def _ours() -> list[tuple[str, object, np.ndarray]]:
+    g = np.random.default_rng(1)
+    real = g.uniform(0, 1000, N)
+    counts = g.integers(0, 1000, N).astype(np.int64)
+    src = dpnoise.CryptoRandom()
+    return [
+        ("`Laplace` (exact lattice)", dpnoise.Laplace(epsilon=1.0, sensitivity=1.0), real),
+        ("`ClampedLaplace` [0, 1000]",
+         dpnoise.ClampedLaplace(epsilon=1.0, sensitivity=1.0, lower=0, upper=1000), real),
+        ("`Geometric` (counts)", dpnoise.Geometric(epsilon=1.0, sensitivity=1), counts),
+        ("`DiscreteGaussian` (δ = 1e-6)",
+         dpnoise.DiscreteGaussian(epsilon=1.0, delta=1e-6, sensitivity=1), counts),
+    ], src
+
+
+def _peers() -> list[tuple[str, object, int]]:
+    out = []
+    try:
+        from diffprivlib.mechanisms import Laplace as DplLaplace
+
+        m = DplLaplace(epsilon=1.0, sensitivity=1.0)
+        out.append(("diffprivlib `Laplace.randomise`",
+                    lambda n: [m.randomise(1.5) for _ in range(n)], 20_000))
+    except ImportError:
+        pass
+    try:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                 dp.l1_distance(T=float), scale=1.0)
+        out.append(("OpenDP `make_laplace` (vector)", lambda n: meas([1.5] * n), 50_000))
+    except ImportError:
+        pass
+    return out
+
+
+def measure() -> str:
+    """The block's markdown: one row per implementation, rates and ratios vs numpy."""
+    load = os.getloadavg()[0]
+    mechs, src = _ours()
+    rows = []
+    x = mechs[0][2]
+    for name, mech, values in mechs:
+        ref = _numpy_rate(x)
+        ours = rate(lambda n, m=mech, v=values: m.release(v[:n], rng=src), N)
+        rows.append((name, ours, ours / ref))
+    ref = _numpy_rate(x)
+    for name, fn, n in _peers():
+        r = rate(fn, n, repeats=1)
+        rows.append((name, r, r / ref))
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python "
+        f"scripts/bench_summary.py --write` ({os.cpu_count()} cores, load average "
+        f"{load:.1f}; one core used; 10^6 distinct true values, ε = 1; ratio to numpy's "
+        "unsafe `x + Generator.laplace` measured right before each row):",
+        "",
+        "| release | values/s | vs numpy |",
+        "|---|---:|---:|",
+        *(f"| {name} | {r / 1e6:.1f} M | {q:.2f}x |" if r >= 1e5 else
+          f"| {name} | {r / 1e3:.0f} k | {q:.4f}x |" for name, r, q in rows),
+    ]
+    if len(rows) == len(mechs):
+        lines += ["", "(peer libraries not installed in this run: `make bench` installs them)"]
+    return "\n".join(lines) + "\n"
+
+
+def write(block: str, path: Path = ROOT / "README.md") -> None:
+    text = path.read_text()
+    pattern = re.compile(re.escape(BEGIN) + r"\n.*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: no {BEGIN} ... {END} block")
+    path.write_text(pattern.sub(lambda _: f"{BEGIN}\n{block}{END}", text))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="replace the block in README.md")
+    args = ap.parse_args()
+    block = measure()
+    print(block, end="")
+    if args.write:
+        write(block)
+
+
+if __name__ == "__main__":
+    main()
