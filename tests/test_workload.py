@@ -18,6 +18,7 @@ from dpnoise import (
     Budget,
     BudgetExceededError,
     Ledger,
+    LedgerError,
     ParameterError,
     SeededRandom,
     Session,
@@ -188,6 +189,22 @@ def test_reserve_all_refuses_inside_the_transaction(tmp_path: Path) -> None:
     assert led.spent().epsilon == 0.5
     assert led.reserve_all([{"epsilon": 0.25, **fields}, {"epsilon": 0.25, **fields}]) == [2, 3]
     assert led.spent().epsilon == 1.0 and other.spent().epsilon == 1.0
+
+
+def test_an_anchored_ledger_opened_without_its_anchor_refuses_a_workload(
+        tmp_path: Path) -> None:
+    """As a single release: without its anchor a restored older copy would hand spent
+    budget back, so the workload's reservation is refused and nothing is spent."""
+    path = tmp_path / "l.sqlite"
+    Ledger(path, budget=Budget(1.0), create=True, anchor=tmp_path / "l.anchor").close()
+    with Session(_data(), None, Ledger(path), schema=SCHEMA) as s:
+        with pytest.raises(LedgerError, match="anchored"):
+            s.run_workload({"queries": {"a": {"query": "count", "epsilon": 0.1}}})
+        assert s.history() == []
+    with Session(_data(), None, Ledger(path, anchor=tmp_path / "l.anchor"),
+                 schema=SCHEMA) as s:
+        assert list(s.run_workload({"queries": {"a": {"query": "count", "epsilon": 0.1}}}))
+        assert [e.status for e in s.history()] == ["released"]
 
 
 def test_a_query_failing_after_the_reservation_stays_charged(tmp_path: Path) -> None:

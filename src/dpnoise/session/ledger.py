@@ -1153,7 +1153,7 @@ class Ledger:
             reqs.append((eps, dl, charge, r))
         total, acc_obj = self.budget, None if basic else self.accountant_object()
         with self._write("reservation") as con:
-            st = self._sync(con)
+            st = self._sync_for_reservation(con)  # an anchored ledger: only with it
             if basic:
                 new_eps = st.eps + sum((Fraction(e) for e, *_ in reqs), Fraction(0))
                 new_dl = st.delta + sum((Fraction(d) for _, d, *_ in reqs), Fraction(0))
