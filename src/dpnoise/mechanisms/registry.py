@@ -40,8 +40,8 @@ class Request:
 
     ``delta``, ``lower``, ``upper``, ``grid``: None means "not given" (the constructor's
     default applies).  ``options`` holds family-specific settings by their keyword name
-    (``D``, ``eta``, ``method``, ``boundary``, ``sigma2``, ``criterion``, ``level``,
-    ``mode``, ``domain``, ``border``); other keys are ignored.
+    (``D``, ``eta``, ``method``, ``boundary``, ``sigma2``, ``sampler``, ``criterion``,
+    ``level``, ``mode``, ``domain``, ``border``); other keys are ignored.
     """
 
     epsilon: float
@@ -278,7 +278,7 @@ def _build_dg(r: Request) -> Mechanism:
 
     return DiscreteGaussian(epsilon=r.epsilon, delta=r.delta, **r.given("sigma2"),
                             sensitivity=r.sensitivity, **_count_bounds(r),
-                            **r.given("boundary"))
+                            **r.given("boundary", "sampler"))
 def _staircase_args(p: argparse.ArgumentParser) -> None:
     _privacy_args(p)
     p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
