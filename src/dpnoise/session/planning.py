@@ -39,28 +39,6 @@ MAX_LAW_CELLS = 2**20  # wider clamped ranges: the unclamped law's error (an upp
 SHRINK = 1e-9  # the plan aims this far (relatively) inside the total: the ledger is strict
 
 
-@dataclass(frozen=True)
-class WholeRelease:
-    """A component known only by its (epsilon, delta) for the whole release (the report
-    noisy max of a quantile, DP partition selection): accountants charge it by that
-    guarantee -- basic composition as is, the PLD accountant by the randomized-response
-    pair that dominates every (epsilon, delta)-DP mechanism (Kairouz, Oh and Viswanath,
-    "The composition theorem for differential privacy", ICML 2015, Thm. 2.1), zCDP
-    (pure only) as rho = epsilon^2 / 2."""
-
-    name: str
-    epsilon: float
-    delta: float
-
-    @property
-    def guarantee(self) -> Any:
-        from ..mechanisms.base import Guarantee
-
-        notion = "approximate" if self.delta > 0 else "pure"
-        return Guarantee(float(self.epsilon), float(self.delta), notion,
-                         f"{self.name}: charged by its (epsilon, delta)")
-
-
 def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -> Any:
     """The ledger charge of one release: the composition over its roles of
 
@@ -78,15 +56,17 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
       charges min(k, cells) cells).  For a Gaussian it equals one full-sensitivity cell.
 
     A mean's count and centred sum are both moved by the same rows; composing the two
-    roles' charges dominates every joint split (composition preserves domination).
+    roles' charges dominates every joint split (composition preserves domination).  A
+    statistic's plan (a quantile's rank, partition selection) is charged its registry
+    mechanism over the cells one person can change: ``ReleaseSpec.cells(m,
+    p.charge_cells)``.
     """
     from ..accounting import ReleaseSpec
 
     specs = []
     for role, p in plans:
-        if not hasattr(p, "target"):  # a quantile's rank, partition selection: no additive
-            # law, charged by the (epsilon, delta) the plan guarantees for the whole release
-            specs.append(ReleaseSpec.cells(WholeRelease(p.name, p.epsilon, p.delta), 1, role))
+        if getattr(p, "target", None) is None:  # a statistic (quantile rank, selection)
+            specs.append(ReleaseSpec.cells(p.mechanism, p.charge_cells, role))
             continue
         t, m = p.target, p.mechanism
         k = int(t.rows)
