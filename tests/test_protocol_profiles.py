@@ -175,3 +175,80 @@ def test_statistics_release_like_the_session_and_their_laws_sum_to_one() -> None
     assert sel.keep_probability(1) * sel.groups <= sel.guarantee.delta * (1 + 1e-12)
     kept = sel.release(np.full(4000, sel.threshold), rng=dp.SeededRandom(4))
     assert abs(np.mean(kept) - sel.keep_probability(sel.threshold)) < 0.03
+
+
+# ------------------------------------------------------------------ old zCDP ledgers
+def _old_table_ledger(path):
+    """A zCDP ledger as written before the table was refused: two releases charged
+    rho = 1/(2 sigma2) for the session's discrete Gaussian with its alias table (the recorded
+    plan says so), one for a Laplace."""
+    from dpnoise.accounting import Charge
+    from dpnoise.accounting.renyi import ALPHAS
+    from dpnoise.session import Ledger
+    from dpnoise.session.adapter import Target, plan
+
+    led = Ledger(path, budget=dp.Budget(10.0, 1e-6, accountant="zcdp"), create=True)
+    old = plan(Target("count", 1.0, 1, False, 0.0, math.inf), epsilon=1.0, delta=1e-6,
+               mechanism="discrete-gaussian")
+    table = old.mechanism
+    assert table.sampler == "table"
+    rho = 1 / (2 * float(table.sigma2))
+    for i in range(2):
+        plans = {"count": old.parameters()}
+        rid = led.reserve(epsilon=1.0, delta=table.delta, query=f"q{i}", canonical=f"q{i}",
+                          query_key=f"k{i}", dataset="d", mechanism="discrete-gaussian",
+                          parameters={"plans": plans}, guarantee={},
+                          accounting=Charge("zcdp", 1.0, table.delta, None, rho, (),
+                                            tuple((ALPHAS * rho).tolist())))
+        led.complete(rid, np.array([3, 4, 5]))
+    lap = dp.Laplace(epsilon=0.1, sensitivity=1.0)
+    led.reserve(epsilon=0.1, delta=0.0, query="s", canonical="s", query_key="s", dataset="d",
+                mechanism="laplace", parameters={}, guarantee={},
+                accounting=get_accountant("zcdp").charge_for(lap))
+    return led
+
+
+def test_old_zcdp_ledgers_with_table_charges_still_verify_compose_and_are_flagged(
+        tmp_path, capsys) -> None:
+    from dpnoise.cli import main
+    from dpnoise.report import ledger_report
+    from dpnoise.session import Ledger
+    from dpnoise.session.adapter import Target, plan
+    from dpnoise.session.table_charges import shown_spent, table_charges, table_total_variation
+
+    p = tmp_path / "old.sqlite"
+    led = _old_table_ledger(p)
+    before = led.state()
+    led.close()
+    with Ledger(p) as again:  # composes identically: the stored charges are read as written
+        assert again.state().content_hash() == before.content_hash()
+        assert again.state().rho == pytest.approx(before.rho)
+        found = table_charges(again)
+        assert found is not None and found.releases == (1, 2) and found.draws == 6
+        sigma2 = float(plan(Target("count", 1.0, 1, False, 0.0, math.inf), epsilon=1.0,
+                            delta=1e-6, mechanism="discrete-gaussian").mechanism.sigma2)
+        tau = table_total_variation(sigma2)
+        assert 0 < tau < 1e-13 and found.tv >= 6 * tau * (1 - 1e-12)
+        eps, delta = shown_spent(again, found)
+        acc, state = again.accountant_object(), again.state()
+        assert delta >= acc.delta(state, 10.0) + 2 * found.tv  # the allowance is added
+        assert eps >= acc.epsilon(state, 1e-6)
+        html = ledger_report(again)
+        assert "ALIAS TABLE" in html
+    assert main(["ledger", "verify", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "FLAGGED" in out and "ALIAS TABLE" in out and "result:   OK" in out
+
+
+def test_session_under_zcdp_uses_the_exact_discrete_gaussian_sampler() -> None:
+    data = {"x": np.arange(50.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 100}}}
+    with dp.Session(data, dp.Budget(1.0, 1e-6, accountant="zcdp"), schema=schema,
+                    rng=dp.SeededRandom(1)) as s:
+        (_, plan), = s.plans("count", 0.5, 1e-7, mechanism="discrete-gaussian")
+        assert plan.mechanism.sampler == "cks"
+        s.release("count", epsilon=0.5, delta=1e-7, mechanism="discrete-gaussian")
+        assert s.ledger.state().rho == pytest.approx(1 / (2 * float(plan.mechanism.sigma2)))
+    with dp.Session(data, dp.Budget(1.0, 1e-6, accountant="pld"), schema=schema) as s:
+        (_, plan), = s.plans("count", 0.5, 1e-7, mechanism="discrete-gaussian")
+        assert plan.mechanism.sampler == "table"  # the fast table where it is accounted exactly
