@@ -59,6 +59,10 @@ PROFILED = [(c.id, c.build) for c in CASES] + [
     ("discrete-gaussian-table-issue", lambda: dp.DiscreteGaussian(epsilon=1.0, sigma2=25.0,
                                                                   upper=None)),
     ("geometric-group", lambda: dp.Geometric(epsilon=0.3, sensitivity=3, upper=None)),
+    ("geometric-first-steps", lambda: dp.Geometric(epsilon=3.0, upper=None,
+                                                   sampler="first-steps")),
+    ("geometric-first-steps-sens2", lambda: dp.Geometric(epsilon=1.0, sensitivity=2,
+                                                         upper=None, sampler="first-steps")),
 ]
 
 
@@ -252,3 +256,20 @@ def test_session_under_zcdp_uses_the_exact_discrete_gaussian_sampler() -> None:
     with dp.Session(data, dp.Budget(1.0, 1e-6, accountant="pld"), schema=schema) as s:
         (_, plan), = s.plans("count", 0.5, 1e-7, mechanism="discrete-gaussian")
         assert plan.mechanism.sampler == "table"  # the fast table where it is accounted exactly
+
+
+def test_the_first_steps_block_is_charged_from_its_own_pmf() -> None:
+    """The first-steps block law is far from every uniform geometric law (a coin bound by
+    one would be useless: infinite eps at delta = 1e-6); its profile envelopes the exact
+    PLDs of its own pmf, so one release is charged within 1e-5 of its verified loss and 20
+    compose no worse than 20 releases of the ideal two-sided geometric law at the same eps."""
+    acc = get_accountant("pld")
+    for eps in (0.5, 3.0):
+        m = dp.Geometric(epsilon=eps, upper=None, sampler="first-steps")
+        one = mechanism_pld(m)
+        assert one.method == "exact" and "first-steps" in one.note
+        assert verify(m).epsilon - 1e-5 <= one.pld.epsilon(1e-6) <= eps
+        ideal = dp.Geometric(epsilon=eps, upper=None, sampler="cks")
+        got, ref = (acc.epsilon(acc.compose_many(acc.empty(), acc.charge_for(x), 20), 1e-6)
+                    for x in (m, ideal))
+        assert got <= ref + 1e-3, (eps, got, ref)

@@ -97,6 +97,16 @@ def clamped_laplace_profile(m: Any) -> PrivacyProfile:
 # --------------------------------------------------------------------------- integers
 def geometric_pairs(m: Any, S: int) -> DominatingPairs:
     block = getattr(m, "block", None)
+    if block is not None and getattr(block, "inner", None) is not None:
+        # first-steps block: decay ε/Δ inside blocks, 2^-j per block -- not log-concave and
+        # far from any uniform geometric law, so the exact all-shift envelope of its own pmf
+        # (periodic with period M: construction (e) of laws.privacy_loss)
+        rows = periodic_shift_atoms(block.logpmf, int(block.M), S)
+        return DominatingPairs(tuple(rows), envelope="hull",
+                               note=f"two-sided geometric (first-steps block, period "
+                               f"{block.M}): convex-hull envelope of the exact PLDs of the "
+                               f"sampled pmf over all shifts 1..{S} ({len(rows)} critical "
+                               "shifts, both orders; clamping is post-processing)")
     if block is not None:  # block sampler: ideal decay j ln2/M, 64-bit table (periodic)
         M = int(block.M)
         a = block.j * math.log(2.0) / M
