@@ -285,8 +285,13 @@ def test_mean_is_composition_of_count_and_sum() -> None:
 
 # ------------------------------------------------------------------ zCDP
 def test_zcdp_rhos_and_refusals() -> None:
-    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None)
+    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None, sampler="cks")
     assert rho_of(dg) == pytest.approx(1 / 100)
+    # the alias table has finite support: infinite Renyi divergence, no rho
+    table = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None)
+    assert table.sampler == "table"
+    with pytest.raises(dp.ParameterError, match="Renyi divergence"):
+        get_accountant("zcdp").charge_for(table)
     assert rho_of(dp.Laplace(epsilon=0.4, sensitivity=1.0)) == pytest.approx(0.08)
     for m in (dp.AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0),
               dp.TruncatedLaplace(epsilon=1.0, delta=1e-3, sensitivity=1.0),
@@ -309,7 +314,7 @@ def test_cks_conversion_is_an_upper_bound_and_tighter_than_classic(sigma) -> Non
 
 def test_zcdp_accountant_with_rho_budget() -> None:
     acc = get_accountant("zcdp")
-    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None)
+    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None, sampler="cks")
     state = acc.compose_many(acc.empty(), acc.charge_for(dg), 10)
     assert state.rho == pytest.approx(0.1)
     assert acc.fits(state, AccountingBudget(rho=0.1 + 1e-12))

@@ -83,7 +83,8 @@ def test_pld_ledger_composes_refuses_and_is_never_looser_than_basic() -> None:
 
 def test_zcdp_ledger_with_rho_budget_and_refusals(tmp_path: Path) -> None:
     led = Ledger(tmp_path / "z.sqlite", budget=Budget(rho=0.1), create=True)
-    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=100.0, upper=None)  # rho = 1/200
+    dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=100.0, upper=None,
+                             sampler="cks")  # rho = 1/200
     assert _fill(led, dg) == 20
     assert led.spent().rho == pytest.approx(0.1) and led.spent().rho <= 0.1
     for refused in (dp.Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0),

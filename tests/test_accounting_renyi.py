@@ -60,7 +60,7 @@ def test_curves_tighten_zcdp_composition_and_stay_above_the_pld_truth() -> None:
 
 
 def test_discrete_gaussian_curve_is_alpha_rho_and_splits_scale_it() -> None:
-    m = dp.DiscreteGaussian(epsilon=1.0, sigma2=9.0, upper=None)
+    m = dp.DiscreteGaussian(epsilon=1.0, sigma2=9.0, upper=None, sampler="cks")
     np.testing.assert_allclose(curve_of(m), ALPHAS / 18.0)
     np.testing.assert_allclose(curve_of(m, shift=3), ALPHAS * 9 / 18.0)
     assert np.all(curve_of(dp.Geometric(epsilon=0.2), shift=4)

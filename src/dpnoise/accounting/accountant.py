@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
-from .sources import fractional_split_pld, mechanism_pld, split_pld
+from .sources import fractional_split_pld, mechanism_pld, profile_of, split_pld
 from .zcdp import epsilon_from_rho, rho_of
 
 _MAGIC = b"DPNACC1\n"
@@ -225,6 +225,7 @@ def _basic(what: Any) -> tuple[float, float]:
     e = d = 0.0
     for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
             (m, min(k, c)) for m, k, c in _fractions(what)):
+        profile_of(m)  # refuses a release that is not DP
         g = m.guarantee
         e += k * float(g.epsilon)
         d += k * float(g.delta)

@@ -1,10 +1,12 @@
-"""Dominating PLDs built as envelopes over many pairs: the lattice staircase.
+"""Dominating PLDs built as envelopes over many pairs (e.g. the lattice staircase).
 
-The lattice staircase is not log-concave, so the monotone-likelihood-ratio argument (a) of
-:mod:`.sources` fails (a shift s < S can be worse than S at some ε).  It is charged the
-**convex-hull envelope** (:func:`hull_envelope_of_atoms`; Zhu, Dong and Wang, AISTATS 2022)
-of the exact PLDs of a finite set of ordered pairs that provably contains, for every
-neighbouring pair, one with the same PLD (:func:`periodic_additive_envelope`).  The envelope
+The lattice staircase is not log-concave, so the monotone-likelihood-ratio argument of
+:mod:`dpnoise.laws.privacy_loss` fails (a shift s < S can be worse than S at some ε).  It is
+charged the **convex-hull envelope** (:func:`hull_envelope_of_atoms`; Zhu, Dong and Wang,
+AISTATS 2022) of the exact PLDs of a finite set of ordered pairs that provably contains, for
+every neighbouring pair, one with the same PLD
+(:func:`dpnoise.laws.privacy_loss.periodic_shift_atoms`, reported by the staircase's
+privacy profile).  The envelope
 dominates each of its inputs, hence every neighbouring pair.  (The tail envelope
 :meth:`PLD.envelope` is also valid but mixes the tails of different shifts: for the staircase
 it composed worse than the randomized-response fallback.)  RangeLaplace is NOT built here
@@ -21,7 +23,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ParameterError
 from .pld import PLD, U
 
 _CACHE: OrderedDict[Hashable, Any] = OrderedDict()
@@ -154,108 +155,14 @@ def hull_envelope_of_grid(idx_rows: list[NDArray[np.int64]], mass_rows: list[NDA
     return PLD(h, lo, masses, min(1.0, inf), deficit).truncated()
 
 
-# --------------------------------------------------------------------------- staircase
-def _runs(values: NDArray[np.float64], first: int) -> tuple[NDArray[np.int64],
-                                                            NDArray[np.float64]]:
-    """Run-length encoding: (start index of each run, value of the run)."""
-    st = np.concatenate([[0], np.flatnonzero(values[1:] != values[:-1]) + 1])
-    return (st + first).astype(np.int64), values[st]
-
-
 def periodic_additive_envelope(logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]],
                                period: int, max_shift: int, h: float,
                                symmetric: bool = True) -> tuple[PLD, int]:
-    """Dominating PLD of an additive lattice law over every shift 1..``max_shift`` (both signs).
+    """Dominating PLD of an additive lattice law with geometric tails of period ``period``
+    over every shift 1..``max_shift`` (both signs): the convex-hull envelope of the exact
+    PLDs at the critical shifts (:func:`dpnoise.laws.privacy_loss.periodic_shift_atoms`,
+    proof there).  Returns (PLD, number of shifts enveloped)."""
+    from ..laws.privacy_loss import periodic_shift_atoms
 
-    ``logpmf(z)``: ln g(z) of the noise on ℤ, with a geometric tail of period P:
-    g(z + P) = r·g(z) for z >= W and g(z − P) = r·g(z) for z < −W, where W is the smallest
-    multiple of P that is >= max_shift (checked numerically on a period, to 1e-9).
-
-    **Proof.**  (1) *Reduction to shifts.*  The release for centre c is c + Z, Z ~ g, so the
-    ordered pair of centres (c, c') has the PLD of (G_0, G_{c'−c}); neighbours have
-    |c' − c| <= max_shift, so the shifts s ∈ ±{1..max_shift} cover every ordered pair (both
-    the "remove" and the "add" order).  If g is symmetric about −1/2 (g(z) = g(−1 − z), the
-    half-offset lattice), y ↦ −1 − y maps (G_0, G_{−s}) onto (G_0, G_s), so the PLDs agree and
-    s > 0 suffices (checked numerically; else both signs are computed).
-    (2) *Exact PLD of one shift.*  ln g is piecewise constant: runs [b_i, b_{i+1}) of equal
-    values (the sampler's aligned blocks).  On the window [−W − P, W + P) the loss
-    ln g(z) − ln g(z − s) is constant between consecutive points of B ∪ (B + s) (B: run starts
-    and the region boundaries ±W, ±(W + P)), so the PLD restricted to the window is a finite
-    sum over those segments (length · g(start)).  For z >= W both z and z − s lie in the
-    periodic tail, so z and z + P have the same loss and masses in ratio r: the outputs
-    z >= W contribute the atoms of [W, W + P) times 1/(1 − r); likewise z < −W from
-    [−W − P, −W).  This is the exact PLD (as a law of the loss), up to the float error of the
-    logs, which is added to each loss before rounding up (8u(|ln g(z)| + |ln g(z − s)|) +
-    1e-13).
-    (3) *Finitely many shifts suffice.*  Between two consecutive *critical* shifts
-    s ∈ {b − b' : b ∈ B, b' a run start} the order of the points of B ∪ (B + s) does not
-    change, so every segment keeps its pair of runs (hence its loss) and its length is affine
-    in s: for every ℓ the tail P_s(L >= ℓ), and for every ε the hockey stick
-    H_s(ε) = Σ_segments length·g(start)·(1 − e^{ε − L})_+, are affine in s there, so their
-    maxima over the integer shifts of the interval are attained at an end.  The envelope
-    (tail or convex hull: both are functions of the pointwise maxima) over the critical
-    shifts together with ±1 and ±max_shift therefore equals the one over all shifts.
-    Returns (PLD, number of shifts enveloped).
-    """
-    P, S = int(period), int(max_shift)
-    if P < 1 or S < 1:
-        raise ParameterError("period and max_shift must be >= 1")
-    W = P * max(1, math.ceil(S / P))
-    z0 = -W - P - S
-    z = np.arange(z0, W + P + max(P, S), dtype=np.int64)
-    lp = np.asarray(logpmf(z), dtype=np.float64)
-    if not np.all(np.isfinite(lp)):
-        raise ParameterError("periodic envelope needs a law with full support")
-    # periodic geometric tails, checked on one period each side
-    up = lp[W + P - z0:W + 2 * P - z0] - lp[W - z0:W + P - z0]
-    dn = lp[-W - P - z0:-W - z0] - lp[-W - z0:-W + P - z0]
-    gaps = np.concatenate([up, dn])
-    if gaps.size == 0 or float(np.ptp(gaps)) > 1e-9 or float(np.max(gaps)) >= 0:
-        raise ParameterError("the law's tail is not geometric with the declared period")
-    log_r = float(np.max(gaps)) + 1e-12  # rounded up: the tail masses are over-counted
-    tail_factor = 1.0 / (-math.expm1(log_r))
-    zz = np.arange(-W - P, W + P)
-    sym = symmetric and bool(np.array_equal(lp[zz - z0], lp[-1 - zz - z0]))
-    b, v = _runs(lp, z0)
-    zb = np.union1d(b[(b >= -W - P) & (b < W + P)], [-W - P, -W, W, W + P])
-    # critical shifts: zb_i − b_j with 1 <= |zb_i − b_j| <= S
-    lo = np.searchsorted(b, zb - S, side="left")
-    hi = np.searchsorted(b, zb + S, side="right")
-    cnt = np.maximum(hi - lo, 0)
-    offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    diffs = np.repeat(zb, cnt) - b[np.repeat(lo, cnt) + offs]
-    diffs = np.union1d(diffs[(diffs != 0) & (np.abs(diffs) <= S)], [1, S, -1, -S])
-    shifts = diffs[diffs > 0] if sym else diffs
-    rows = []
-    for s in shifts.astype(np.int64).tolist():
-        pts = np.union1d(zb, np.clip(b + s, -W - P, W + P))
-        start, length = pts[:-1], np.diff(pts)
-        keep = length > 0
-        start, length = start[keep], length[keep].astype(np.float64)
-        lp_s = v[np.searchsorted(b, start, side="right") - 1]
-        lq_s = v[np.searchsorted(b, start - s, side="right") - 1]
-        tail = (start < -W) | (start >= W)
-        mass = length * np.exp(lp_s) * np.where(tail, tail_factor, 1.0)
-        err = 8 * U * (np.abs(lp_s) + np.abs(lq_s)) + 1e-13
-        if abs(math.fsum(mass.tolist()) - 1.0) > 1e-9:
-            raise ParameterError("the law's pmf does not sum to 1 on the window and tails")
-        rows.append((lp_s - lq_s + err, mass))
-    return hull_envelope_of_atoms(rows, h), len(rows)
-
-
-def staircase_pld(m: Any, h: float, mult: int = 1, steps: int | None = None
-                  ) -> tuple[PLD, str]:
-    """Exact dominating PLD of :class:`~dpnoise.Staircase` (cached by public parameters):
-    :func:`periodic_additive_envelope` over the shifts 1..S (S = ``steps``, else ``mult``
-    times the mechanism's shift)."""
-    model = m.privacy_model()
-    S = int(model.max_shift) * int(mult) if steps is None else int(steps)
-    key = ("Staircase", repr(m), float(m.level), float(h), S)
-
-    def build() -> tuple[PLD, str]:
-        pld, n = periodic_additive_envelope(model.logpmf, int(model.period), S, h)
-        return pld, (f"lattice staircase (period {model.period} cells): tail envelope of the "
-                     f"exact PLDs over all shifts 1..{S} ({n} critical shifts enveloped; "
-                     "symmetric law, both orders)")
-
-    return cached(key, build)
+    rows = periodic_shift_atoms(logpmf, period, max_shift, symmetric)
+    return hull_envelope_of_atoms([(r.losses + r.error, r.probs) for r in rows], h), len(rows)

@@ -1,36 +1,27 @@
 """The PLD of one release of a dpnoise mechanism, from the pmf that is actually sampled.
 
-Every builder returns a :class:`~dpnoise.accounting.pld.PLD` that dominates *every* ordered
-neighbouring pair (both the "remove" and the "add" direction) of the sampled law; the proof is
-given per family.  The tools are:
+The accountant never knows a mechanism by its class: it asks the mechanism for its
+:class:`~dpnoise.profile.PrivacyProfile` (``mechanism.privacy_profile()``) and composes what
+that reports.  A profile's ``pairs(S)`` gives :class:`~dpnoise.profile.DominatingPairs` for
+a centre shift of S lattice cells: the loss atoms of ordered pairs of the SAMPLED law whose
+envelope, mixed with a revealed coin, dominates every ordered neighbouring pair (both the
+"remove" and the "add" direction).  The constructions and their proofs (monotone likelihood
+ratio, revealed coin, all-shift envelope) are in :mod:`dpnoise.laws.privacy_loss`; which one
+each family uses, from which table, in :mod:`dpnoise.mechanisms.profiles`.  Here:
 
-(a) **Monotone likelihood ratio.**  If g is log-concave on ℤ, the location family g(· − s) has
-    a monotone likelihood ratio, so for 0 < s <= S the most powerful test of G_0 against G_s
-    (a threshold test) has at every level a power against G_S at least its power against G_s
-    (Lehmann and Romano, "Testing Statistical Hypotheses", 3rd ed. 2005, Thm. 3.4.1(ii)).
-    Hence T(G_0, G_S) <= T(G_0, G_s): the extreme shift S dominates all smaller shifts, and by
-    shift invariance every pair of centres at distance <= S.  Negative shifts are the ordered
-    pair (G_0, G_{−S}); both are computed and enveloped (:meth:`PLD.envelope`).
-(b) **A revealed coin.**  If the sampled pmf satisfies p̃ >= g pointwise for a log-concave
-    g of mass λ, then p̃ = λ·G + (1 − λ)·R (G = g/λ, R a pmf), i.e. the mechanism first flips
-    a λ-coin and adds G- or R-noise.  Publishing the coin as well is more informative
-    (post-processing drops it), and the pair with the coin has H = λ·H_G + (1 − λ)·H_R <=
-    λ·H_{G_0,G_S} + (1 − λ): the PLD λ·PLD(G_0, G_S) + (1 − λ)·(+∞) dominates every pair.
-    This pays for the 64-bit quantisation of the tables (which break exact log-concavity at
-    the 1e-15 level) with an infinite-loss mass of 1 − λ ~ 1e-14.
-    Two constructions of g from an ideal log-concave f: g = e^{−ρ}·f with
-    ρ = max ln(f/p̃) (relative closeness), or g = (f − c)_+ with c = max(f − p̃) (absolute
-    closeness); (f − c)_+ is log-concave where positive since
-    (ln(e^φ − c))'' = [φ''e^φ(e^φ − c) − c φ'²e^φ]/(e^φ − c)² <= 0 for concave φ.
-(c) **Post-processing.**  A clamped release is a function of the unclamped one, so the PLD of
-    the unclamped mechanism dominates it (data-processing inequality for the hockey-stick
-    divergence).
-(d) **Fallback.**  Any (ε, δ)-DP mechanism is dominated by the randomized-response pair of
-    Kairouz, Oh and Viswanath (:meth:`PLD.randomized_response`).  Used, and reported as such,
-    for range-adherent Laplace (not additive), the planar and multivariate mechanisms.  This
-    is never worse than basic composition.
-(e) **All-shift envelope.**  The staircase (not log-concave): the convex-hull envelope of the
-    exact PLDs over every lattice shift (:mod:`.envelopes`).
+* :func:`pairs_pld` rounds each pair's losses UP onto the grid h·ℤ (after adding the
+  float-error bound the pair reports), takes the tail envelope (:meth:`PLD.envelope`) or
+  the convex-hull envelope (:func:`.envelopes.hull_envelope_of_atoms`), and mixes in the
+  coin's +∞ mass (:meth:`PLD.mixture`);
+* **Post-processing.**  A clamped release is a function of the unclamped one, so the PLD of
+  the unclamped law dominates it (data-processing inequality for the hockey-stick
+  divergence); the profiles of clamped mechanisms report the unclamped pairs;
+* **Fallback.**  A profile without pairs (``pairs=None``) is charged the randomized-response
+  pair of its claimed (ε, δ) (Kairouz, Oh and Viswanath, "The composition theorem for
+  differential privacy", ICML 2015, Thm. 2.1; :meth:`PLD.randomized_response`), reported as
+  such: range-adherent Laplace (not additive), the planar and multivariate mechanisms.
+  This is never worse than basic composition;
+* a profile with ``dp=False`` is refused (:func:`profile_of`).
 """
 
 from __future__ import annotations
@@ -41,10 +32,10 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from .pld import DEFAULT_H, PLD, U
+from ..profile import DominatingPairs, PrivacyProfile
+from .pld import DEFAULT_H, PLD
 
 EXACT = "exact"          # PLD of the sampled law (up to the documented λ-mixture)
 FALLBACK = "fallback"    # randomized-response pair from the claimed (ε, δ)
@@ -59,180 +50,60 @@ class SourcedPLD:
     note: str
 
 
-# --------------------------------------------------------------------------- helpers
-def _pair_pld(lg: NDArray[np.float64], shift: int, h: float) -> PLD:
-    """PLD of (G_0, G_shift) for a pmf given by its log ``lg`` on consecutive integers."""
-    s = abs(int(shift))
-    pad = np.full(s, -np.inf)
-    ext = np.concatenate([pad, lg, pad])
-    lp, lq = (ext[s:], ext[:-s]) if shift > 0 else (ext[:-s], ext[s:])
-    # lp: G_0 at output y; lq: G_shift at y (G_shift(y) = G(y − shift))
-    finite_p = np.isfinite(lp)
-    with np.errstate(invalid="ignore"):
-        loss = np.where(np.isfinite(lq), lp - lq, np.inf)
-    loss = loss[finite_p]
-    probs = np.exp(lp[finite_p])
-    err = 8 * U * (np.abs(lp[finite_p]) + np.abs(np.where(np.isfinite(lq), lq, 0.0)[finite_p]))
-    return PLD.from_losses(loss, probs, h=h, error=err + 1e-13)
+# --------------------------------------------------------------------------- profiles
+def profile_of(mechanism: Any) -> PrivacyProfile:
+    """The mechanism's :class:`~dpnoise.profile.PrivacyProfile`; refuses anything that is
+    not differentially private (every accountant calls this first)."""
+    get = getattr(mechanism, "privacy_profile", None)
+    if get is None:
+        raise ParameterError(f"cannot account for {type(mechanism).__name__}: it has no "
+                             "privacy profile")
+    profile = get()
+    if not profile.dp:
+        raise ParameterError(f"cannot account for {mechanism!r}: {profile.note or 'not DP'} "
+                             "(every accountant refuses a release that is not DP)")
+    return profile
 
 
-def _log_concave_additive(logp: NDArray[np.float64], logf: NDArray[np.float64], S: int, h: float,
-                          how: str) -> tuple[PLD, float]:
-    """Construction (a)+(b) on one window of consecutive lattice points.
+def pairs_pld(pairs: DominatingPairs, h: float) -> PLD:
+    """The dominating PLD of reported pairs: each pair's losses rounded up onto the grid h·ℤ
+    (after adding its float-error bound), their tail or convex-hull envelope, then the
+    revealed coin (:class:`~dpnoise.profile.DominatingPairs`)."""
+    if not pairs.pairs:
+        raise ParameterError("no dominating pair reported")
+    if pairs.envelope == "hull":
+        from .envelopes import hull_envelope_of_atoms
 
-    ``logp``: the sampled pmf (−inf off its support, which must be an interval);
-    ``logf``: an ideal log-concave function on the same points (normalisation irrelevant);
-    ``how``: 'ratio' (g = e^{−ρ}f) or 'absolute' (g = (f − c)_+).  Returns (PLD, λ).
-    """
-    fin = np.flatnonzero(np.isfinite(logp))
-    if fin.size == 0:
-        raise ParameterError("empty support")
-    a, b = int(fin[0]), int(fin[-1])
-    if fin.size != b - a + 1:
-        raise ParameterError("the sampled pmf has holes: not an interval support")
-    lp = logp[a:b + 1]
-    lf = logf[a:b + 1] - float(np.max(logf[a:b + 1]))
-    lf = lf + (math.log(math.fsum(np.exp(lp).tolist())) - math.log(math.fsum(np.exp(lf).tolist())))
-    if how == "ratio":
-        rho = float(np.max(lf - lp)) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
-        rho = max(rho, 0.0)
-        lg = lf - rho
-    elif how == "absolute":
-        p, f = np.exp(lp), np.exp(lf)
-        c = float(np.max(f - p)) * (1 + 1e-9) + 1e-300 + 16 * U * float(f.max())
-        g = f - c
-        with np.errstate(divide="ignore"):
-            lg = np.where(g > 0, np.log(np.maximum(g, 1e-320)), -np.inf)
-        pos = np.flatnonzero(np.isfinite(lg))
-        lg = lg[pos[0]:pos[-1] + 1]
-    else:  # pragma: no cover
-        raise ParameterError(how)
-    lam = math.fsum(np.exp(lg).tolist()) * (1 - 16 * U)  # mass of g, rounded down
-    lg = lg - math.log(math.fsum(np.exp(lg).tolist()))  # G = g/λ
-    pld = PLD.envelope([_pair_pld(lg, S, h), _pair_pld(lg, -S, h)])
-    return pld.mixture(min(1.0, lam)), lam
-
-
-def _geometric_pld(a: float, S: int, h: float, *, half: bool, lam: float = 1.0) -> PLD:
-    """Exact PLD of the ideal two-sided geometric law (decay a per cell), shift S (analytic tails).
-
-    ``half=False``: p(z) ∝ e^{−a|z|} on ℤ (discrete Laplace).  ``half=True``: the half-offset
-    lattice p(j) ∝ e^{−a·K(j)}, K(j) = j (j >= 0) or −j − 1 (j < 0).  Both laws are symmetric,
-    so (G_0, G_{−S}) mirrors (G_0, G_S) and one direction suffices.
-    """
-    r = math.exp(-a)
-    if half:
-        # j < 0: loss +Sa, mass 1/2;  j >= S: loss −Sa, mass r^S/2;  0 <= j < S: (S−1−2j)a
-        j = np.arange(S, dtype=np.float64)
-        losses = np.concatenate([[S * a, -S * a], (S - 1 - 2 * j) * a])
-        probs = np.concatenate([[0.5, 0.5 * r**S], 0.5 * (-math.expm1(-a)) * np.exp(-a * j)])
+        pld = hull_envelope_of_atoms([(np.asarray(a.losses) + a.error, a.probs)
+                                      for a in pairs.pairs], h)
     else:
-        norm = (-math.expm1(-a)) / (1 + r)
-        z = np.arange(1, S, dtype=np.float64)
-        losses = np.concatenate([[S * a, -S * a], (S - 2 * z) * a])
-        probs = np.concatenate([[1 / (1 + r), r**S / (1 + r)], norm * np.exp(-a * z)])
-    err = 16 * U * np.abs(losses) + 1e-13
-    return PLD.from_losses(losses, probs, h=h, error=err).mixture(lam)
+        each = [PLD.from_losses(a.losses, a.probs, h=h, error=a.error) for a in pairs.pairs]
+        pld = each[0] if len(each) == 1 else PLD.envelope(each)
+    return pld if pairs.coin is None else pld.mixture(pairs.coin)
 
 
-# --------------------------------------------------------------------------- families
-def _laplace(m: Any, h: float, mult: int = 1, steps: int | None = None) -> SourcedPLD:
-    M = int(m.block.M)
-    S = int(m.shift_steps) * mult if steps is None else int(steps)
-    a = math.log(2.0) / M
-    k = np.arange(2 * M, dtype=np.int64)
-    lp = np.asarray(m.block.logpmf(k), dtype=np.float64)  # ln P(K = k), sampled
-    lf = np.log(-math.expm1(-a)) - a * k.astype(np.float64)  # ideal (1 − r) r^k
-    gap = lf - lp
-    if not np.allclose(gap[:M], gap[M:], rtol=0, atol=1e-12):
-        raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
-    rho = max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
-    lam = math.exp(-rho)
-    pld = _geometric_pld(a, S, h, half=True, lam=lam)
-    return SourcedPLD(pld, EXACT, f"lattice Laplace: ideal discrete Laplace (decay ln2/{M}) at "
-                      f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
-                      "table vs ideal, periodic in blocks)")
+def _exact(profile: PrivacyProfile, S: int, h: float) -> SourcedPLD:
+    build = profile.pairs
+    assert build is not None
+
+    def make() -> tuple[PLD, str]:
+        pairs = build(S)
+        return pairs_pld(pairs, h), pairs.note
+
+    if profile.cache_key is None:
+        pld, note = make()
+    else:
+        from .envelopes import cached
+
+        pld, note = cached((profile.cache_key, float(h), S), make)
+    return SourcedPLD(pld, EXACT, note)
 
 
-def _geometric(m: Any, h: float, mult: int = 1, steps: int | None = None) -> SourcedPLD:
-    S = int(m.sensitivity) * mult if steps is None else int(steps)
-    block = getattr(m, "block", None)
-    if block is not None:  # block sampler: ideal decay j ln2/M, 64-bit table (periodic)
-        M = int(block.M)
-        a = block.j * math.log(2.0) / M
-        z = np.arange(0, 2 * M + 1, dtype=np.int64)
-        lp = np.asarray(block.logpmf(z), dtype=np.float64)
-        lf = math.log(-math.expm1(-a)) - math.log1p(math.exp(-a)) - a * z.astype(np.float64)
-        gap = lf - lp
-        if not np.allclose(gap[1 : M + 1], gap[M + 1 :], rtol=0, atol=1e-12):
-            raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
-        rho = max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
-        pld = _geometric_pld(a, S, h, half=False, lam=math.exp(-rho))
-        return SourcedPLD(pld, EXACT, f"two-sided geometric (block sampler, decay {a:.6g}), "
-                          f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
-                          "table vs ideal, periodic in blocks; clamping is post-processing)")
-    a = m.s / m.t  # exact sampler (CKS Alg. 2): the sampled law IS the ideal one
-    return SourcedPLD(_geometric_pld(a, S, h, half=False), EXACT,
-                      f"two-sided geometric, decay {a:.6g}, shift {S} (exact sampler; clamping is "
-                      "post-processing)")
-
-
-def _discrete_gaussian(m: Any, h: float, mult: int = 1,
-                       steps: int | None = None) -> SourcedPLD:
-    from ..laws.discrete_gaussian import logpmf
-
-    s2 = float(m.sigma2)
-    S = int(m.sensitivity) * mult if steps is None else int(steps)
-    table = getattr(m, "table", None)
-    if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
-        z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
-        lp = np.asarray(table.logpmf(z), dtype=np.float64)
-        lf = -(z.astype(np.float64) ** 2) / (2 * s2)
-        pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
-        return SourcedPLD(pld, EXACT, f"discrete Gaussian table sigma2={s2:.6g}, shift {S}: "
-                          f"log-concave minorant of mass {lam:.17g}, rest at +inf (finite "
-                          "support; clamping is post-processing)")
-    K = math.ceil(40 * math.sqrt(s2)) + 2 * S + 60  # beyond 40σ the mass is < e^-790
-    z = np.arange(-K, K + 1)
-    lp = logpmf(z, s2)
-    pld, _ = _log_concave_additive(lp, lp, S, h, "ratio")
-    return SourcedPLD(pld, EXACT, f"discrete Gaussian sigma2={s2:.6g}, shift {S} (exact CKS "
-                      "sampler, log-concave; clamping is post-processing)")
-
-
-def _finite_table(m: Any, h: float, ideal: str, mult: int = 1,
-                  steps: int | None = None) -> SourcedPLD:
-    model = m.privacy_model()
-    z = np.arange(model.lo, model.hi + 1, dtype=np.int64)
-    lp = np.asarray(model.logpmf(z), dtype=np.float64)
-    S = int(model.max_shift) * mult if steps is None else int(steps)
-    if ideal == "gauss":
-        lf = -0.5 * (z * (m.grid / m.sigma)) ** 2
-        pld, lam = _log_concave_additive(lp, lf, S, h, "absolute")
-        what = f"discretised Gaussian table sigma={m.sigma:.6g}"
-    else:  # truncated Laplace: folded block geometric, ideal = truncated discrete Laplace
-        a = math.log(2.0) / int(m.block.M)
-        K = np.where(z >= 0, z, -z - 1)
-        lf = -a * K.astype(np.float64)
-        pld, lam = _log_concave_additive(lp, lf, S, h, "ratio")
-        what = "truncated Laplacian table"
-    return SourcedPLD(pld, EXACT, f"{what}: log-concave minorant of mass {lam:.17g} at shift "
-                      f"{S}, rest at +inf (finite support: the shift's unmatched cells are +inf)")
-
-
-def _count_noise(m: Any, h: float) -> SourcedPLD:
-    law = m.noise()  # the additive table on -D..D (clamp/clip are post-/pre-processing)
-    with np.errstate(divide="ignore"):
-        lp = np.log(np.asarray(law.probs, dtype=np.float64))
-    pld = PLD.envelope([_pair_pld(lp, 1, h), _pair_pld(lp, -1, h)])
-    return SourcedPLD(pld, EXACT, f"count noise table D={m.D}, shifts +-1 (the only neighbours)")
-
-
-def _fallback(m: Any, h: float, why: str) -> SourcedPLD:
-    g = m.guarantee
-    return SourcedPLD(PLD.randomized_response(float(g.epsilon), float(g.delta), h=h), FALLBACK,
-                      f"{why}: randomized-response pair of the claimed (eps={g.epsilon:g}, "
-                      f"delta={g.delta:g}) (Kairouz-Oh-Viswanath); no tighter than basic per "
+def _fallback(profile: PrivacyProfile, h: float, why: str) -> SourcedPLD:
+    e, d = float(profile.epsilon), float(profile.delta)
+    return SourcedPLD(PLD.randomized_response(e, d, h=h), FALLBACK,
+                      f"{why}: randomized-response pair of the claimed (eps={e:g}, "
+                      f"delta={d:g}) (Kairouz-Oh-Viswanath); no tighter than basic per "
                       "release, tighter under composition")
 
 
@@ -264,7 +135,6 @@ def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H, shift: int = 1,
     t; the staircase envelope runs over 1..t).  Families without a per-shift construction
     (count noise, fallbacks) are charged at their full sensitivity, which dominates.
     """
-    name = type(mechanism).__name__
     d = int(shift)
     if d != shift or d < 1:
         raise ParameterError(f"shift must be an integer >= 1, got {shift!r}")
@@ -272,44 +142,25 @@ def mechanism_pld(mechanism: Any, *, h: float = DEFAULT_H, shift: int = 1,
         if d != 1 or int(steps) != steps or steps < 1:
             raise ParameterError(f"steps must be an integer >= 1 (with shift=1), got {steps!r}")
         steps = int(steps)
-    if name == "Laplace":
-        return _laplace(mechanism, h, d, steps)
-    if name == "ClampedLaplace":
-        inner = _laplace(mechanism.laplace, h, d, steps)
-        return SourcedPLD(inner.pld, EXACT, "clamp of " + inner.note)
-    if name == "Geometric":
-        return _geometric(mechanism, h, d, steps)
-    if name == "DiscreteGaussian":
-        return _discrete_gaussian(mechanism, h, d, steps)
-    if name in ("Gaussian", "AnalyticGaussian"):
-        return _finite_table(mechanism, h, "gauss", d, steps)
-    if name == "TruncatedLaplace":
-        return _finite_table(mechanism, h, "laplace", d, steps)
-    if name == "CountNoise":
-        if d != 1:
-            raise ParameterError("CountNoise is defined for shifts of 1 only (sensitivity 1)")
-        return _count_noise(mechanism, h)
-    if name == "Staircase":
-        from .envelopes import staircase_pld
-
-        if steps is None:
-            pld, note = staircase_pld(mechanism, h, d)
-        else:
-            pld, note = staircase_pld(mechanism, h, 1, steps)
-        return SourcedPLD(pld, EXACT, note)
-    why = {"RangeLaplace": "range-adherent Laplace (not additive)"}.get(
-        name, f"{name} (no exact PLD)")
-    if not hasattr(mechanism, "guarantee"):
-        raise ParameterError(f"cannot account for {name}: it has no guarantee")
+    profile = profile_of(mechanism)
+    if profile.pairs is not None:
+        if not profile.sub_shifts:  # one construction, at the full sensitivity only
+            if d != 1:
+                raise ParameterError(f"{profile.note or 'this mechanism'} is defined for "
+                                     "shifts of 1 only (sensitivity 1)")
+            return _exact(profile, int(profile.shift_cells), h)
+        S = int(profile.shift_cells) * d if steps is None else steps
+        return _exact(profile, S, h)
+    why = profile.note or "no exact PLD"
     if d == 1:
-        return _fallback(mechanism, h, why)
-    g = mechanism.guarantee
-    if float(g.delta) > 0:
-        raise ParameterError(f"{name} is (eps, delta)-DP: a shift of {d} times its sensitivity "
+        return _fallback(profile, h, why)
+    if float(profile.delta) > 0:
+        raise ParameterError(f"{why} is (eps, delta)-DP: a shift of {d} times its sensitivity "
                              "has no fallback bound here (group privacy with delta is not used)")
-    return SourcedPLD(PLD.randomized_response(d * float(g.epsilon), 0.0, h=h), FALLBACK,
+    e = float(profile.epsilon)
+    return SourcedPLD(PLD.randomized_response(d * e, 0.0, h=h), FALLBACK,
                       f"{why}: randomized-response pair of the group-privacy bound "
-                      f"{d}x eps={g.epsilon:g}")
+                      f"{d}x eps={e:g}")
 
 
 def partitions(k: int, parts: int) -> list[tuple[int, ...]]:
@@ -391,7 +242,7 @@ def split_pld(mechanism: Any, k: int, cells: int, *, h: float = DEFAULT_H) -> So
     if first.method == FALLBACK or len(splits) > MAX_SPLITS:
         g = mechanism.guarantee
         if float(g.delta) > 0:
-            raise ParameterError(f"{type(mechanism).__name__} is (eps, delta)-DP: no bound for "
+            raise ParameterError(f"{mechanism!r} is (eps, delta)-DP: no bound for "
                                  f"{k} contributions split over cells (charge it per cell "
                                  "at sensitivity k times the unit instead)")
         why = "fallback mechanism" if first.method == FALLBACK else \
@@ -435,7 +286,7 @@ def fractional_split_pld(mechanism: Any, k: int, cells: int, *,
     if k == 1 or j == 1:
         return full
     splits = partitions(k, cells)
-    per_shift = full.method == EXACT and type(mechanism).__name__ != "CountNoise"
+    per_shift = full.method == EXACT and profile_of(mechanism).sub_shifts
     if not per_shift or len(splits) > MAX_SPLITS:
         return SourcedPLD(full.pld.self_compose(j), full.method,
                           f"{full.note} x{j} cells at the full sensitivity")

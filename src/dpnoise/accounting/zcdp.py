@@ -2,19 +2,18 @@
 
 ρ-zCDP (Bun and Steinke, "Concentrated differential privacy: simplifications, extensions, and
 lower bounds", TCC 2016, Def. 1.1): D_α(M(x) ‖ M(x')) <= ρα for every α > 1 and neighbours.
-Composition adds ρ (ibid. Lemma 2.3).  What dpnoise charges per mechanism:
+Composition adds ρ (ibid. Lemma 2.3).  Each mechanism states its own ρ in its privacy
+profile (``privacy_profile().rho``, :mod:`dpnoise.profile`), from the law it samples:
 
-* ``DiscreteGaussian``: ρ = Δ²/(2σ²) *exactly for the law sampled* (the exact CKS sampler draws
-  N_ℤ(0, σ²)); Canonne, Kamath, Steinke, "The discrete Gaussian for differential privacy",
-  NeurIPS 2020, Prop. 5 (Rényi divergence of shifted discrete Gaussians <= αΔ²/(2σ²)).
-* pure ε-DP mechanisms (Laplace, ClampedLaplace, Geometric, Staircase, RangeLaplace, and the
-  planar/multivariate ones by their claimed ε): ρ = ε²/2 (Bun and Steinke, Prop. 1.4).
-* ``Gaussian`` / ``AnalyticGaussian``: dpnoise samples a *finite* 64-bit table on ±9.6σ, not
-  N(0, σ²); two shifted finite-support laws have D_α = ∞ (some outputs are possible under one
-  only).  Likewise ``TruncatedLaplace`` and ``CountNoise``.  **Refused** under "zcdp" with a
-  ParameterError (decision: an approximate-zCDP charge would need a proof for the quantised
-  table's tails that is not written yet; use the "pld" accountant, which accounts for these
-  laws exactly, or DiscreteGaussian).
+* the discrete Gaussian's exact CKS sampler (``sampler="cks"``) draws N_ℤ(0, σ²):
+  ρ = Δ²/(2σ²) (Canonne, Kamath, Steinke, "The discrete Gaussian for differential
+  privacy", NeurIPS 2020, Prop. 5);
+* pure ε-DP mechanisms: ρ = ε²/2 (Bun and Steinke, Prop. 1.4);
+* a finite-support law (the discrete Gaussian's alias table, the lattice Gaussians'
+  tables, the truncated Laplacian, count noise) has D_α = ∞ between shifted neighbours
+  (some outputs are possible under one only): ρ is None and the zCDP accountant
+  **refuses** it with the profile's reason (``not_zcdp``);
+* (ε, δ) guarantees with δ > 0 and releases that are not DP: refused.
 
 Conversions to (ε, δ): the tight one of Canonne, Kamath and Steinke (NeurIPS 2020, Sec. 2.3,
 Prop. 12 / Cor. 13 of arXiv:2004.00010v3): ρ-zCDP implies (ε, δ)-DP with
@@ -35,25 +34,16 @@ import numpy as np
 
 from ..errors import ParameterError
 
-REFUSED = ("Gaussian", "AnalyticGaussian", "TruncatedLaplace", "CountNoise")
-
 
 def rho_of(mechanism: Any) -> float:
-    """The zCDP parameter ρ of one release of ``mechanism`` (see the module docstring)."""
-    name = type(mechanism).__name__
-    if name == "DiscreteGaussian":
-        return float(mechanism.sensitivity) ** 2 / (2 * float(mechanism.sigma2))
-    if name in REFUSED:
-        raise ParameterError(
-            f"{name} samples a finite-support law, whose Renyi divergence between neighbours "
-            "is infinite: it has no zCDP guarantee. Use the 'pld' accountant (exact for this "
-            "law) or DiscreteGaussian under 'zcdp'.")
-    g = getattr(mechanism, "guarantee", None)
-    if g is None:
-        raise ParameterError(f"cannot account for {name}: it has no guarantee")
-    if g.delta and g.delta > 0:
-        raise ParameterError(f"{name} is (eps, delta)-DP with delta > 0: no zCDP guarantee")
-    return float(g.epsilon) ** 2 / 2
+    """The zCDP parameter ρ of one release of ``mechanism``, from its privacy profile;
+    ParameterError when it has none (see the module docstring)."""
+    from .sources import profile_of
+
+    profile = profile_of(mechanism)  # refuses what is not DP
+    if profile.rho is None:
+        raise ParameterError(f"{profile.not_zcdp or 'no zCDP guarantee'} ({mechanism!r})")
+    return float(profile.rho)
 
 
 def renyi_gaussian(alpha: float | np.ndarray, sigma: float, sensitivity: float = 1.0) -> Any:

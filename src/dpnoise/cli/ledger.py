@@ -315,6 +315,7 @@ def _verify(path: str, args: argparse.Namespace) -> int:
         raise LedgerError(f"ledger {path!r} is anchored: give its anchor (--anchor FILE), or "
                           "--no-anchor to verify it without detecting a restored older copy")
     written = _write_anchor(path, rep, args) if rep.ok and args.write_anchor else None
+    tables = _table_charges(path, rep, args) if rep.ok and not unchecked else None
     if args.json:
         emit_json({"ledger": rep.path, "ok": rep.ok, "format": rep.version,
                    "events": rep.events, "releases": rep.releases, "head": rep.head,
@@ -322,7 +323,11 @@ def _verify(path: str, args: argparse.Namespace) -> int:
                    "anchor": rep.anchor, "anchored": bool(rep.anchored_at or written),
                    "rollback_checked": rep.ok and rep.anchor is not None,
                    "anchor_written": None if written is None else
-                   {"file": args.write_anchor, "event": written[0], "hash": written[1]}})
+                   {"file": args.write_anchor, "event": written[0], "hash": written[1]},
+                   **({} if tables is None else {"table_charges": {
+                       "releases": list(tables[0].releases), "draws": tables[0].draws,
+                       "total_variation": tables[0].tv, "spent_with_allowance": {
+                           "epsilon": tables[1][0], "delta": tables[1][1]}}})})
         if unchecked:
             print(NOT_CHECKED, file=sys.stderr)
         return 0 if rep.ok and not unchecked else 1
@@ -341,6 +346,10 @@ def _verify(path: str, args: argparse.Namespace) -> int:
         if unchecked:
             print(NOT_CHECKED)
             return 1
+        if tables is not None:
+            print(f"FLAGGED:  {tables[0].message()}")
+            print(f"spent with the allowance: epsilon={tables[1][0]:.6g}, "
+                  f"delta={tables[1][1]:.3g}")
         print("result:   OK")
         return 0
     where = f" at event {rep.seq}" if rep.seq is not None else ""
@@ -360,6 +369,17 @@ def _write_anchor(path: str, rep: Any, args: argparse.Namespace) -> tuple[int, s
     with Ledger(path, anchor=args.anchor if rep.anchored_at else None) as led:
         led.write_anchor(args.write_anchor)
         return led.head_seq, str(led.head)
+
+
+def _table_charges(path: str, rep: Any, args: argparse.Namespace) -> Any:
+    """(TableCharges, spent with the allowance) of a zCDP ledger charged for discrete
+    Gaussian alias tables, else None (:mod:`dpnoise.session.table_charges`)."""
+    from ..session.ledger import Ledger
+    from ..session.table_charges import shown_spent, table_charges
+
+    with Ledger(path, anchor=args.anchor if rep.anchored_at else None) as led:
+        found = table_charges(led)
+        return None if found is None else (found, shown_spent(led, found))
 
 
 def _migrate(path: str, args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..exact.scalar import grid_index
 from ..params import Interval, check_supported
+from ..profile import PrivacyProfile
 from ..randomness import resolve_rng
 
 Notion = Literal["pure", "approximate", "metric", "none"]
@@ -194,6 +195,25 @@ class Mechanism(ABC):
             evaluates to recompute the worst-case privacy loss.
         """
         raise NotImplementedError(f"{type(self).__name__} has no privacy model")
+
+    def privacy_profile(self) -> PrivacyProfile:
+        """What one release answers for, from the law it samples: its dominating pair, Rényi
+        curve or none, ρ or "not zCDP", and the facts interval code needs
+        (:class:`~dpnoise.profile.PrivacyProfile`).  The accountants read only this.
+
+        This default knows the mechanism by its claimed guarantee alone: the
+        randomized-response pair of (ε, δ) (and for δ = 0 its Rényi curve and ρ = ε²/2);
+        notion "none" answers "not DP".  Families with an exact construction override it
+        (:mod:`dpnoise.mechanisms.profiles`)."""
+        from ..profile import claimed_profile, not_dp_profile
+
+        g = self.guarantee
+        name = type(self).__name__
+        if g.notion == "none":
+            return not_dp_profile(g.epsilon, f"{name} is NOT differentially private",
+                                  noise_at=self.noise)
+        return claimed_profile(g.epsilon, g.delta, note=f"{name} (no exact PLD)",
+                               noise_at=self.noise)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if getattr(self, "_frozen", False):

@@ -440,6 +440,12 @@ class CountNoise(Mechanism):
         clip_in, clip_out = self._clips()
         return _push_forward(z, p, n, clip_in, clip_out)
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import count_noise_profile
+
+        return count_noise_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import DiscreteFamily
 

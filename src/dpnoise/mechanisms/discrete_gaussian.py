@@ -263,6 +263,12 @@ class DiscreteGaussian(Mechanism):
         return _clamped_release(true_value, self.lower, self.upper, self.boundary,
                                 self.sample_noise, rng)
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import discrete_gaussian_profile
+
+        return discrete_gaussian_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import DiscreteFamily, FiniteLattice
 

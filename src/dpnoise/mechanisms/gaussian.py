@@ -423,6 +423,12 @@ class _LatticeGaussian(Mechanism):
         v = np.asarray(outputs, dtype=np.float64) / self.grid
         return np.floor(v) == v
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import lattice_gaussian_profile
+
+        return lattice_gaussian_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 

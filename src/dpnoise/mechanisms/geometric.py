@@ -287,6 +287,12 @@ class Geometric(Mechanism):
         return _clamped_release(true_value, self.lower, self.upper, self.boundary,
                                 self.sample_noise, rng)
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import geometric_profile
+
+        return geometric_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice
 

@@ -212,6 +212,12 @@ class Laplace(HalfLatticeMechanism):
             period=self.block.M,
         )
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import laplace_profile
+
+        return laplace_profile(self)
+
     def __repr__(self) -> str:
         return (
             f"Laplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
@@ -311,6 +317,12 @@ class ClampedLaplace(Mechanism):
         ends = (y == self.lower) | (y == self.upper)
         inside = (y > self.lower) & (y < self.upper) & self.laplace.in_output_set(y)
         return ends | inside
+
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import clamped_laplace_profile
+
+        return clamped_laplace_profile(self)
 
     def privacy_model(self) -> Any:
         """Exact clamped laws on a grid of true values near both ends and in the middle.

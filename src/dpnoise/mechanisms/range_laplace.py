@@ -468,6 +468,16 @@ class RangeLaplace(Mechanism):
                             add(e1 + da, e2 + db)
         return sorted(pairs)
 
+    def privacy_profile(self) -> Any:
+        """Range-adherent (not additive): known by its claimed guarantee (randomized
+        response, :meth:`Mechanism.privacy_profile`); its law depends on where the true
+        value lies in the domain."""
+        from ..profile import claimed_profile
+
+        g = self.guarantee
+        return claimed_profile(g.epsilon, g.delta, note="range-adherent Laplace (not additive)",
+                               noise_at=self.noise, range_adherent=True)
+
     def privacy_model(self, block: int | None = None) -> Any:
         """The exact lattice pmfs that are sampled (a :class:`~dpnoise.verify.LatticeFamily`):
         on an interval, half-line or the line those of the one :class:`ConvexSampler` every

@@ -10,6 +10,11 @@ and declares the command-line flags of its family.  It is used by
 * ``dpnoise compare`` (:data:`dpnoise.compare.CANDIDATES` names entries here) and
   ``dpnoise audit`` (:mod:`dpnoise.audit_targets`).
 
+Entries are of a ``kind``: "value" (a noisy scalar answer; :func:`entries` lists these by
+default) or "statistic" (report noisy max, partition selection: a choice made from a whole
+vector; the custodian session builds them, the test harness, the verifier and the
+accountants sweep them, ``release``/``compare``/``audit`` skip them).
+
 A new mechanism joins all of them by adding one :class:`MechanismEntry` to ``ENTRIES``.
 Constructors are imported inside the builders, so importing this module is cheap.
 A builder passes optional arguments on only when the request carries them, so every caller
@@ -40,8 +45,8 @@ class Request:
 
     ``delta``, ``lower``, ``upper``, ``grid``: None means "not given" (the constructor's
     default applies).  ``options`` holds family-specific settings by their keyword name
-    (``D``, ``eta``, ``method``, ``boundary``, ``sigma2``, ``criterion``, ``level``,
-    ``mode``, ``domain``, ``border``); other keys are ignored.
+    (``D``, ``eta``, ``method``, ``boundary``, ``sigma2``, ``sampler``, ``criterion``,
+    ``level``, ``mode``, ``domain``, ``border``); other keys are ignored.
     """
 
     epsilon: float
@@ -70,10 +75,17 @@ Builder = Callable[[Request], Mechanism]
 
 @dataclass(frozen=True)
 class MechanismEntry:
+    """One registry entry.  ``kind``: "value" -- releases a noisy scalar answer (what
+    ``dpnoise release``/``verify``, ``compare`` and ``audit`` use); "statistic" -- takes a
+    whole vector (utilities, person counts) and releases a choice (report noisy max, partition
+    selection): those callers skip it, the test harness, the verifier and the accountants
+    sweep it like every mechanism."""
+
     name: str
     summary: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     build: Builder
+    kind: str = "value"
 
     def build_from_args(self, a: argparse.Namespace) -> Mechanism:
         return self.build(Request.from_args(a))
@@ -278,7 +290,7 @@ def _build_dg(r: Request) -> Mechanism:
 
     return DiscreteGaussian(epsilon=r.epsilon, delta=r.delta, **r.given("sigma2"),
                             sensitivity=r.sensitivity, **_count_bounds(r),
-                            **r.given("boundary"))
+                            **r.given("boundary", "sampler"))
 def _staircase_args(p: argparse.ArgumentParser) -> None:
     _privacy_args(p)
     p.add_argument("--criterion", choices=["variance", "mean_abs", "interval"],
@@ -296,6 +308,39 @@ def _build_staircase(r: Request) -> Mechanism:
 
     return Staircase(epsilon=r.epsilon, sensitivity=r.sensitivity,
                      **r.given("criterion", "level"), grid=r.grid)
+
+
+def _quantile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--sensitivity", type=int, default=1,
+                   help="largest change of one utility between neighbours (integer)")
+    p.add_argument("--candidates", type=int, required=True, help="number of candidates")
+
+
+def _build_quantile(r: Request) -> Mechanism:
+    """``sensitivity``: the utilities' sensitivity Δu; ``options['candidates']``."""
+    from .statistics import NoisyMaxQuantile
+
+    return NoisyMaxQuantile(epsilon=r.epsilon, utility_sensitivity=r.sensitivity,
+                            candidates=r.options.get("candidates", 1))
+
+
+def _selection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--delta", type=float, required=True, help="privacy parameter delta > 0")
+    p.add_argument("--groups", type=int, default=1,
+                   help="most groups one person contributes to (L1 sensitivity)")
+
+
+def _build_selection(r: Request) -> Mechanism:
+    """``options['groups']``: the most groups one person is in."""
+    from ..errors import ParameterError
+    from .statistics import PartitionSelection
+
+    if r.delta is None:
+        raise ParameterError("partition selection needs delta > 0")
+    return PartitionSelection(epsilon=r.epsilon, delta=r.delta,
+                              groups=r.options.get("groups", 1))
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -328,18 +373,25 @@ ENTRIES: list[MechanismEntry] = [
     MechanismEntry("staircase", "optimal data-independent pure ε-DP noise "
                    "(Soria-Comas & Domingo-Ferrer 2013), exact "
                    "on a power-of-two grid", _staircase_args, _build_staircase),
+    MechanismEntry("noisy-max-quantile",
+                   "report noisy max over integer utilities (DP quantiles), exact geometric "
+                   "noise, pure ε-DP", _quantile_args, _build_quantile, kind="statistic"),
+    MechanismEntry("partition-selection",
+                   "keep groups whose noisy person count clears a threshold, exact geometric "
+                   "noise, (ε, δ)-DP", _selection_args, _build_selection, kind="statistic"),
 ]
 
 
-def entries() -> dict[str, MechanismEntry]:
-    return {e.name: e for e in ENTRIES}
+def entries(kind: str | None = "value") -> dict[str, MechanismEntry]:
+    """The entries of ``kind`` ("value", "statistic"; None: all) by name."""
+    return {e.name: e for e in ENTRIES if kind is None or e.kind == kind}
 
 
 def build(name: str, request: Request) -> Mechanism:
-    """The calibrated mechanism ``name`` for ``request``."""
+    """The calibrated mechanism ``name`` (of any kind) for ``request``."""
     from ..errors import ParameterError
 
-    entry = entries().get(name)
+    entry = entries(None).get(name)
     if entry is None:
-        raise ParameterError(f"unknown mechanism {name!r}; choose from {sorted(entries())}")
+        raise ParameterError(f"unknown mechanism {name!r}; choose from {sorted(entries(None))}")
     return entry.build(request)

@@ -212,6 +212,12 @@ class Staircase(HalfLatticeMechanism):
     def _law(self, center: float) -> LatticeStaircaseNoise:
         return LatticeStaircaseNoise(self.law, self.grid, center)
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import staircase_profile
+
+        return staircase_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import AdditiveLattice
 

@@ -422,6 +422,12 @@ class TruncatedLaplace(HalfLatticeMechanism):
         """
         return TLapDistribution(self.epsilon, self.delta, self.sensitivity)
 
+    def privacy_profile(self) -> Any:
+        """See :mod:`dpnoise.mechanisms.profiles`."""
+        from .profiles import truncated_laplace_profile
+
+        return truncated_laplace_profile(self)
+
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 

@@ -171,6 +171,13 @@ def ledger_report(ledger: Any, *, name: str | None = None, checked_at: str | Non
     if accountant != "basic":
         sb = ledger.spent_basic()
         body.append(_kpi(f"{sb.epsilon:.6g}", "ε basic composition would have spent"))
+    from ..session.table_charges import shown_spent, table_charges
+
+    tables = table_charges(ledger)
+    if tables is not None:  # rho charged for finite-support tables: flagged, delta added
+        e_t, d_t = shown_spent(ledger, tables)
+        body.append(_kpi(f"ε {e_t:.6g}, δ {d_t:.3g}", "spent with the table allowance: "
+                         + tables.message(), "bad"))
     status, note = integrity
     body.append(_kpi(status, "ledger hash chain: " + note,
                      {"verified": "ok", "BROKEN": "bad"}.get(status, "")))

@@ -99,6 +99,10 @@ class Spec:
     lower: float
     upper: float
     integer: bool
+    #: the accountant composes Rényi curves ("zcdp"): a family with a finite-support table
+    #: sampler and an exact sampler of its infinite law uses the latter (the discrete
+    #: Gaussian's CKS sampler), since a finite-support law has no Rényi curve
+    exact_sampler: bool = False
 
 
 Builder = Callable[[Spec], Mechanism]
@@ -183,15 +187,17 @@ def _geometric(s: Spec) -> Mechanism:
 
 @lru_cache(maxsize=64)
 def _discrete_gaussian_cached(epsilon: float, delta: float, sensitivity: int,
-                              lower: float, upper: float) -> Mechanism:
+                              lower: float, upper: float, exact: bool) -> Mechanism:
+    options = {"sampler": "cks"} if exact else {}
     return build("discrete-gaussian", Request(epsilon=epsilon, delta=delta,
-                                              sensitivity=sensitivity, lower=lower, upper=upper))
+                                              sensitivity=sensitivity, lower=lower, upper=upper,
+                                              options=options))
 
 
 def _discrete_gaussian(s: Spec) -> Mechanism:
     return _discrete_gaussian_cached(s.epsilon, s.delta,
                                      _integer_sensitivity(s, "discrete-gaussian"),
-                                     s.lower, s.upper)
+                                     s.lower, s.upper, s.exact_sampler)
 
 
 @lru_cache(maxsize=64)
@@ -349,11 +355,12 @@ class Plan:
 
 
 def plan(target: Target, *, epsilon: float, delta: float = 0.0,
-         mechanism: str | None = None, n_cells: int = 1) -> Plan:
+         mechanism: str | None = None, n_cells: int = 1, exact_sampler: bool = False) -> Plan:
     """Calibrate the mechanism for ``target`` at total (epsilon, delta); no randomness used.
 
     ``n_cells`` (public: the number of declared keys) steers the default away from
     mechanisms whose release is not vectorised over many distinct true values.
+    ``exact_sampler``: see :attr:`Spec.exact_sampler` (the session sets it under "zcdp").
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
@@ -382,12 +389,13 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
         if info.needs_delta:
             g = target.cells_changed
             spec = Spec(epsilon / g, delta / g, target.cell_rows * target.unit,
-                        target.lower, target.upper, target.integer)
+                        target.lower, target.upper, target.integer, exact_sampler)
         else:
             spec = Spec(epsilon / k, delta / k, target.unit, target.lower, target.upper,
-                        target.integer)
+                        target.integer, exact_sampler)
     else:
-        spec = Spec(epsilon, delta, k * target.unit, target.lower, target.upper, target.integer)
+        spec = Spec(epsilon, delta, k * target.unit, target.lower, target.upper, target.integer,
+                    exact_sampler)
     mech = info.build(spec)
     g = mech.guarantee
     if g.epsilon > spec.epsilon or g.delta > spec.delta:  # never charge less than guaranteed

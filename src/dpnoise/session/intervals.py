@@ -16,13 +16,16 @@ true value, at the edges of the range included.  It is conservative: for a discr
 the tails hold at most ``alpha/2`` each, and every numerical shortcut below only
 *enlarges* ``A(y)``.
 
-How ``A(y)`` is computed (:func:`component_interval`):
+How ``A(y)`` is computed (:func:`component_interval`), from the mechanism's privacy
+profile (:class:`~dpnoise.profile.PrivacyProfile`; no mechanism is known by its class):
 
-* **shift-invariant laws then clamping** (geometric, discrete Gaussian, lattice
-  Laplace, staircase, truncated Laplacian, clamped Laplace: ``Y = clip(t' + Z, a, b)``
-  with ``t'`` the truth snapped to the mechanism's grid): inside the range
+* **shift-invariant laws then clamping** (``profile.shift_invariant``: the geometric,
+  discrete Gaussian, lattice Laplace, staircase, truncated Laplacian, clamped Laplace:
+  ``Y = clip(t' + Z, a, b)`` with ``t'`` the truth snapped to the grid ``profile.snap``
+  and ``Z ~ profile.noise_law()``): inside the range
   ``A(y) ⊆ [y - ppf_Z(1 - alpha/2), y - ppf_Z(alpha/2)]``, widened by one grid step for
-  the snapping (and by 1/2 for a count rounded from a non-integer law); at the upper end
+  the snapping (and by 1/2 for a count rounded from a law whose outputs are not integers,
+  ``profile.integer_output``); at the upper end
   ``y = b`` the upper tail condition ``P(Y <= b) = 1`` always holds, so the set is
   ``[b - ppf_Z(1 - alpha/2), b]`` (symmetrically at ``a``).  ``ppf_Z`` is computed once per
   mechanism (cached) and applied to all cells at once;
@@ -50,8 +53,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-_SHIFT_INVARIANT = ("Geometric", "DiscreteGaussian", "Laplace", "Staircase",
-                    "TruncatedLaplace", "ClampedLaplace")
 _BISECTIONS = 48
 # an unbounded side of a range-adherent law is searched within this many noise scales of
 # the output: farther true values put y in a tail of mass < e^-80 (rejected at any usual
@@ -59,19 +60,17 @@ _BISECTIONS = 48
 _SEARCH_SCALES = 80.0
 
 
-def _noise_law(mech: Any) -> tuple[Any, float]:
-    """The law of Z (centred noise) and the snapping allowance of a shift-invariant
-    mechanism."""
-    name = type(mech).__name__
-    if name == "ClampedLaplace":
-        return mech.laplace.noise(None), float(mech.laplace.grid)
-    grid = float(getattr(mech, "grid", 0.0) or 0.0)
-    return mech.noise(None), grid
+@lru_cache(maxsize=512)
+def _profile(mech: Any) -> Any:
+    return mech.privacy_profile()
 
 
 @lru_cache(maxsize=512)
 def _quantiles(mech: Any, alpha: float) -> tuple[float, float, float]:
-    law, slack = _noise_law(mech)
+    """ppf_Z(alpha/2), ppf_Z(1 - alpha/2) of a shift-invariant mechanism's noise law, and
+    its snapping allowance (the grid step)."""
+    profile = _profile(mech)
+    law, slack = profile.noise_law(), float(profile.snap)
     lo = float(np.asarray(law.ppf(alpha / 2)).reshape(-1)[0])
     hi = float(np.asarray(law.ppf(1 - alpha / 2)).reshape(-1)[0])
     return lo, hi, slack
@@ -128,10 +127,10 @@ def component_interval(plan: Any, y: NDArray[Any], alpha: float
     mech = plan.mechanism
     a, b = float(t.lower), float(t.upper)
     yv = np.asarray(y, dtype=np.float64).reshape(-1)
-    if type(mech).__name__ in _SHIFT_INVARIANT:
+    profile = _profile(mech)
+    if profile.shift_invariant:
         zlo, zhi, slack = _quantiles(mech, float(alpha))
-        if (t.integer and not getattr(mech, "in_output_set", None)) or \
-                (t.integer and type(mech).__name__ not in ("Geometric", "DiscreteGaussian")):
+        if t.integer and not profile.integer_output:
             slack += 0.5
         low = yv - zhi - slack
         high = yv - zlo + slack

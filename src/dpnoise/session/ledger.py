@@ -902,9 +902,13 @@ class Ledger:
         (pld; dominates every (epsilon, delta)-DP release) or rho = epsilon^2/2 (zcdp,
         pure DP only)."""
         from ..mechanisms.base import Guarantee
+        from ..profile import claimed_profile
 
-        class Claimed:  # what the accountants read of a mechanism: its guarantee
+        class Claimed:  # what the accountants read of a mechanism: its privacy profile
             guarantee = Guarantee(epsilon=epsilon, delta=delta)
+
+            def privacy_profile(self) -> Any:
+                return claimed_profile(epsilon, delta, note="a claimed (epsilon, delta)")
 
         return self.charge_for(Claimed())
 

@@ -14,7 +14,8 @@ total and its composed state -- and never reads the data or spends budget:
 * :func:`expected_error` is the expected absolute error and RMSE of each component from
   its exact law at a public point: for additive laws the noise law itself (the same at
   every true value; the clamp into the valid range only shrinks the error), for the
-  range-adherent laws (RangeLaplace, ClampedLaplace) the worst of 9 evenly spaced public
+  range-adherent laws (``privacy_profile().range_adherent``: RangeLaplace, ClampedLaplace)
+  the worst of 9 evenly spaced public
   points of the range, both ends included -- never the law at the true value; for a
   ClampedLaplace range wider than 2^20 grid cells, the unclamped law (an upper bound at every
   true value in the range: its exact clamped laws would be tables of 10^7+ cells).
@@ -33,32 +34,9 @@ from ..errors import ParameterError
 if TYPE_CHECKING:  # pragma: no cover
     from .adapter import Plan
 
-RANGE_ADHERENT = ("RangeLaplace", "ClampedLaplace")
 ERROR_POINTS = 9
 MAX_LAW_CELLS = 2**20  # wider clamped ranges: the unclamped law's error (an upper bound)
 SHRINK = 1e-9  # the plan aims this far (relatively) inside the total: the ledger is strict
-
-
-@dataclass(frozen=True)
-class WholeRelease:
-    """A component known only by its (epsilon, delta) for the whole release (the report
-    noisy max of a quantile, DP partition selection): accountants charge it by that
-    guarantee -- basic composition as is, the PLD accountant by the randomized-response
-    pair that dominates every (epsilon, delta)-DP mechanism (Kairouz, Oh and Viswanath,
-    "The composition theorem for differential privacy", ICML 2015, Thm. 2.1), zCDP
-    (pure only) as rho = epsilon^2 / 2."""
-
-    name: str
-    epsilon: float
-    delta: float
-
-    @property
-    def guarantee(self) -> Any:
-        from ..mechanisms.base import Guarantee
-
-        notion = "approximate" if self.delta > 0 else "pure"
-        return Guarantee(float(self.epsilon), float(self.delta), notion,
-                         f"{self.name}: charged by its (epsilon, delta)")
 
 
 def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -> Any:
@@ -78,15 +56,17 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
       charges min(k, cells) cells).  For a Gaussian it equals one full-sensitivity cell.
 
     A mean's count and centred sum are both moved by the same rows; composing the two
-    roles' charges dominates every joint split (composition preserves domination).
+    roles' charges dominates every joint split (composition preserves domination).  A
+    statistic's plan (a quantile's rank, partition selection) is charged its registry
+    mechanism over the cells one person can change: ``ReleaseSpec.cells(m,
+    p.charge_cells)``.
     """
     from ..accounting import ReleaseSpec
 
     specs = []
     for role, p in plans:
-        if not hasattr(p, "target"):  # a quantile's rank, partition selection: no additive
-            # law, charged by the (epsilon, delta) the plan guarantees for the whole release
-            specs.append(ReleaseSpec.cells(WholeRelease(p.name, p.epsilon, p.delta), 1, role))
+        if getattr(p, "target", None) is None:  # a statistic (quantile rank, selection)
+            specs.append(ReleaseSpec.cells(p.mechanism, p.charge_cells, role))
             continue
         t, m = p.target, p.mechanism
         k = int(t.rows)
@@ -102,20 +82,20 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
 def expected_error(p: Plan) -> dict[str, Any]:
     """E|error| and RMSE of one component per cell, from its exact law at public points."""
     m = p.mechanism
-    name = type(m).__name__
+    profile = m.privacy_profile()
     t = p.target
-    inner = getattr(m, "laplace", None) if name == "ClampedLaplace" else None
-    if inner is not None and math.isfinite(t.lower) and math.isfinite(t.upper) and \
-            (t.upper - t.lower) / float(inner.grid) > MAX_LAW_CELLS:
+    if profile.range_adherent and profile.shift_invariant and math.isfinite(t.lower) and \
+            math.isfinite(t.upper) and profile.snap > 0 and \
+            (t.upper - t.lower) / float(profile.snap) > MAX_LAW_CELLS:
         # the exact clamped law is a table over the whole range (10^7+ cells, GBs at 9
         # points): use the unclamped law, an upper bound at every true value in the range
-        law = inner.noise()
+        law = profile.noise_law()
         return {"mean_abs": float(law.mean_abs()),
                 "rmse": float(law.std()),
                 "at": f"unclamped noise law: an upper bound at every point of [{t.lower:g}, "
                       f"{t.upper:g}] (clamping towards a true value inside the range only "
                       "shrinks the error)"}
-    if name in RANGE_ADHERENT and math.isfinite(t.lower) and math.isfinite(t.upper):
+    if profile.range_adherent and math.isfinite(t.lower) and math.isfinite(t.upper):
         worst_abs = worst_rmse = 0.0
         for x in np.linspace(t.lower, t.upper, ERROR_POINTS).tolist():
             law = m.noise(x)

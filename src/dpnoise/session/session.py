@@ -695,6 +695,7 @@ class Session:
         partition selection first and the statistic's components are pure."""
         targets = self._targets(q, with_rows)
         out: list[tuple[str, Any]] = []
+        exact = self.ledger.accountant == "zcdp"  # Renyi curves: no finite-support tables
         private = any(self.schema.column(g).private_keys for g in q.group_by)
         if private:
             _, _, changed = self.schema.bounds(True)
@@ -709,13 +710,15 @@ class Session:
             col = self.schema.numeric(q.column)  # type: ignore[arg-type]
             grid = quantile_grid(exact_sum(col, self.schema.max_rows))
             out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
-                                      mechanism=mechanism, n_cells=n_cells)))
+                                      mechanism=mechanism, n_cells=n_cells,
+                                      exact_sampler=exact)))
             out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
                                          per_cell, changed)))
             return out
         share = len(targets)
         out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
-                            mechanism=mechanism, n_cells=n_cells)) for role, t in targets]
+                            mechanism=mechanism, n_cells=n_cells, exact_sampler=exact))
+                for role, t in targets]
         return out
 
     def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
@@ -1243,7 +1246,8 @@ def _rebuild(p: Mapping[str, Any], n_cells: int) -> Plan:
     target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
                     float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
     return plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
-                mechanism=p["mechanism"], n_cells=n_cells)
+                mechanism=p["mechanism"], n_cells=n_cells,
+                exact_sampler="sampler='cks'" in str(p.get("repr", "")))
 
 
 def entry_interval(entry: Any, confidence: float = 0.95

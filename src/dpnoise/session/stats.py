@@ -1,5 +1,11 @@
 """Components that are not a noisy vector: DP quantiles and DP partition selection.
 
+The calibration and the sampling are the registry mechanisms
+:class:`~dpnoise.mechanisms.statistics.NoisyMaxQuantile` and
+:class:`~dpnoise.mechanisms.statistics.PartitionSelection` (so the verifier, the harness and
+the accountants see them); the plans here add what the custodian path needs: the
+utilities from bucket counts, the charge, the rank error bar and the recorded parameters.
+
 :class:`RankPlan` -- a quantile by **report noisy max with exact two-sided geometric
 noise** over a public grid of candidates.  The exponential mechanism for quantiles
 (McSherry & Talwar, "Mechanism design via differential privacy", FOCS 2007; Smith,
@@ -61,49 +67,20 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-import mpmath
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..exact.discrete_laplace import discrete_laplace
-from ..exact.words import WordStream
 from ..mechanisms.base import Guarantee
-from ..mechanisms.geometric import _rational_below
+from ..mechanisms.registry import Request, build
+from ..mechanisms.statistics import geometric_tail, tail_index
 from .plan import QuantileGrid
+
+__all__ = ["LEVEL_DENOMINATOR", "RankPlan", "SelectionPlan", "geometric_tail", "level_interval",
+           "rank_error", "rank_error_from_parameters", "tail_index"]
 
 #: largest denominator of a quantile's level
 LEVEL_DENOMINATOR = 1 << 16
-
-
-def _decay(epsilon: float) -> tuple[int, int]:
-    s, t = _rational_below(epsilon)
-    if t > 1 << 56:
-        raise ParameterError(
-            "epsilon too small for the exact geometric sampler of this statistic (the "
-            "per-unit decay would be below 2^-32): raise epsilon or lower the bounds")
-    return s, t
-
-
-def geometric_tail(s: int, t: int, m: int) -> float:
-    """``P(Z >= m)`` (``m >= 0``) for ``P(z) ∝ e^{-|z| s/t}``, rounded UP to a double."""
-    with mpmath.workdps(50):
-        r = mpmath.exp(-mpmath.mpf(s) / t)
-        v = r ** m / (1 + r)
-        out = float(v)
-    return math.nextafter(out, math.inf)
-
-
-def tail_index(s: int, t: int, target: float) -> int:
-    """The smallest ``m >= 0`` with ``P(Z >= m) <= target`` (exact check, rounded up)."""
-    a = s / t
-    guess = max(0, math.ceil(math.log(target * (1 + math.exp(-a))) / -a)) if target < 1 else 0
-    m = max(0, guess - 2)
-    while geometric_tail(s, t, m) > target:
-        m += 1
-    while m > 0 and geometric_tail(s, t, m - 1) <= target:
-        m -= 1
-    return m
 
 
 #: the exact convolution of :func:`rank_error` is used up to this many terms
@@ -201,7 +178,13 @@ class RankPlan:
         self.epsilon = float(epsilon)
         self.delta = 0.0
         self.cell_epsilon = self.epsilon / changed if cells else self.epsilon
-        self.s, self.t = _decay(self.cell_epsilon / (2 * self.delta_u))
+        #: the registry mechanism (report noisy max); a person changes at most ``changed``
+        #: cells of a GROUP BY, each a cell_epsilon-DP choice: charged as that many cells
+        self.mechanism = build("noisy-max-quantile", Request(
+            epsilon=self.cell_epsilon, sensitivity=self.delta_u,
+            options={"candidates": grid.size}))
+        self.charge_cells = changed if cells else 1
+        self.s, self.t = self.mechanism.s, self.mechanism.t
         self.spec = RankSpec(self.cell_epsilon, 0.0, float(self.delta_u))
         self.points = grid.points()
 
@@ -228,9 +211,8 @@ class RankPlan:
         return -np.maximum(np.maximum(a, b), 0)
 
     def choose(self, counts: NDArray[np.int64], rng: Any) -> NDArray[np.int64]:
-        u = self.utilities(counts)
-        z = discrete_laplace(WordStream(rng), self.s, self.t, u.size).reshape(u.shape)
-        return np.argmax(u + z, axis=1)  # the first maximum: smallest index on ties
+        """The released candidate per cell: report noisy max over the utilities."""
+        return self.mechanism.release(self.utilities(counts), rng)
 
     def release(self, counts: NDArray[np.int64], rng: Any) -> NDArray[np.float64]:
         shape = np.shape(counts)[:-1]
@@ -267,11 +249,13 @@ class SelectionPlan:
                 "that survive DP partition selection, which needs delta > 0 (e.g. delta="
                 "1e-6); or declare its keys (categories / integer) in the schema")
         self.epsilon, self.delta_requested, self.groups = float(epsilon), float(delta), groups
-        self.s, self.t = _decay(self.epsilon / groups)
-        m = tail_index(self.s, self.t, delta / groups)
-        self.threshold = m + 1
-        self.delta_exact = min(1.0, math.nextafter(
-            groups * geometric_tail(self.s, self.t, m), math.inf))
+        #: the registry mechanism (partition selection), charged as one release
+        self.mechanism = build("partition-selection", Request(
+            epsilon=self.epsilon, delta=self.delta_requested, options={"groups": groups}))
+        self.charge_cells = 1
+        self.s, self.t = self.mechanism.s, self.mechanism.t
+        self.threshold = self.mechanism.threshold
+        self.delta_exact = self.mechanism.delta
         self.delta = max(self.delta_requested, self.delta_exact)  # charged
         self.spec = RankSpec(self.epsilon / groups, self.delta_exact / groups, 1.0)
 
@@ -281,9 +265,7 @@ class SelectionPlan:
                          note=f"partition selection: threshold {self.threshold}")
 
     def release(self, persons: NDArray[np.int64], rng: Any) -> NDArray[np.bool_]:
-        u = np.asarray(persons, dtype=np.int64).reshape(-1)
-        z = discrete_laplace(WordStream(rng), self.s, self.t, u.size)
-        return (u + z) >= self.threshold
+        return self.mechanism.release(persons, rng)
 
     def suppressed_bound(self, alpha: float) -> int:
         """With probability ``>= 1 - alpha``, a group NOT released has at most this many
