@@ -310,11 +310,11 @@ def test_sampled_law_is_within_2_5_percent_of_the_ideal_law(corner: Corner) -> N
                                                   (14.0, 3), (20.0, 3), (40.0, 3), (14.5, 7)])
 def test_geometric_first_steps_block_meets_the_rule_and_never_under_reports(
         epsilon: float, sensitivity: int) -> None:
-    """Where the uniform block decay j·ln2/M is too coarse, ``auto`` takes CKS, and the opt-in
-    two-word block sampler with the ideal decay inside blocks is within 2.5 % of
-    1/sinh(ε/Δ); the verifier's loss of its sampled pmf is <= the stated ε and <= the
-    measured loss it reports."""
-    assert dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity).sampler == "cks"
+    """Where the uniform block decay j·ln2/M is too coarse, ``auto`` takes the two-word block
+    sampler with the ideal decay inside blocks, which is within 2.5 % of 1/sinh(ε/Δ); the
+    verifier's loss of its sampled pmf is <= the stated ε and <= the measured loss it
+    reports."""
+    assert dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity).sampler == "first-steps"
     m = dpnoise.Geometric(epsilon=epsilon, sensitivity=sensitivity, lower=None,
                           sampler="first-steps")
     assert m.sampler == "first-steps" and m.block is not None and m.block.inner is not None

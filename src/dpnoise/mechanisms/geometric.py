@@ -9,16 +9,17 @@ pure ε-DP, with one of three exact samplers:
   two words per draw, ~20x faster than rejection;
 * ``sampler="cks"``: the rejection sampler of CKS Algorithm 2 with a rational decay s/t
   (relative gap <= 2^-24), kept as the reference implementation;
-* ``sampler="first-steps"`` (opt-in): the same two-word sampler and kernel with the decay
-  ε/Δ on every step *inside* a block and a block factor 2^-j <= e^(−Mε/Δ)
+* ``sampler="first-steps"``: the same two-word sampler and kernel with the decay ε/Δ on
+  every step *inside* a block and a block factor 2^-j <= e^(−Mε/Δ)
   (:func:`~dpnoise.exact.integer_block.calibrate_first_steps`): as fast as ``"block"`` and
-  within 2.5 % of the ideal E|noise| where the uniform decay is too coarse.  Not picked by
-  ``"auto"`` yet: the PLD accountant bounds a block law by the uniform geometric law at
-  j·ln2/M, which is loose for this law (it then falls back to basic composition).
+  within 2.5 % of the ideal E|noise| where the uniform decay is too coarse; its privacy
+  profile is the exact all-shift envelope of its own pmf, so the PLD accountant charges it
+  tightly.
 
 The default ``"auto"`` picks the block sampler where its realised law meets the accuracy rule
 of :mod:`dpnoise.laws.accuracy` (E|noise| within 2.5 % of the two-sided geometric law at the
-asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), else CKS.  The uniform block decay j·ln2/M
+asked ε/Δ, or that ideal E|noise| below 1e-6·Δ), else the first-steps law where it meets the
+rule, else CKS.  The uniform block decay j·ln2/M
 with j <= 48 misses the rule for about two thirds of the ε/Δ in [2, 14.5] (E|Z| ≈ 2e^(−a)
 punishes an absolute gap in the decay a, and j·ln2/M moves in steps there).  Where the rule
 does not hold (only below the floor for ``"auto"``) the guarantee states the realised loss
@@ -171,7 +172,9 @@ class Geometric(Mechanism):
                     raise
             if sampler == "auto" and calibrated is not None and not self._block_qualifies(
                     calibrated[0]):
-                calibrated = None
+                # the uniform decay is too coarse here: the first-steps law (same sampler
+                # and kernel) meets the rule, else the exact CKS sampler serves
+                calibrated = _first_steps_block(self.epsilon, self.sensitivity)
         self.sampler = ("cks" if calibrated is None else
                         "first-steps" if calibrated[0].inner is not None else "block")
         if calibrated is not None:
