@@ -138,7 +138,9 @@ def hull_envelope_of_grid(idx_rows: list[NDArray[np.int64]], mass_rows: list[NDA
         np.maximum(Hmax, profile(dens, pinf), out=Hmax)
     x = np.exp(sc)  # x_i scaled by e^{−mid·h}; slopes and masses scale consistently
     x0 = x[0]
-    total = 1.0
+    # H(−∞) = the total mass: 1, or above 1 for pointwise-close inflations (:mod:`.pld`)
+    total = max([1.0] + [math.fsum(p.tolist()) + pi for p, pi in zip(mass_rows, infs,
+                                                                     strict=True)])
     slopes = np.empty(n + 1)  # slopes[0]: below x_0; slopes[i+1]: on (x_i, x_{i+1})
     slopes[0] = (Hmax[0] - total) / x0
     slopes[1:n] = np.diff(Hmax) / np.diff(x)

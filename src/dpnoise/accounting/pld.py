@@ -482,37 +482,42 @@ class PLD:
         g(ε_0) is valid (g(ε) <= g(ε_0) there)."""
         if not 0 <= delta <= 1:
             raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
-        m = self.masses
-        err = 4 * m.size * U * float(m.sum())
-        budget = delta - self.inf_mass - self.slack - err
+        budget = delta - self.inf_mass - self.slack - 1e-300
         eps0 = self._invert(budget)
         if not math.isfinite(eps0) or self.log_err is None:
             return eps0
         return self._invert(budget - delta_term(self.errors, eps0))
 
     def _invert(self, budget: float) -> float:
-        """Smallest ε >= 0 with (finite part of δ)(ε) <= ``budget``, rounded up."""
+        """Smallest ε >= 0 with (finite part of δ)(ε) <= ``budget``, rounded up.
+
+        The tail sums A_i, C_i are sums of at most n non-negative terms, each computed with
+        relative error <= (n + 2)u (Higham 2002, eq. (4.4); :func:`_discounted_suffix`), so
+        D_i = A_i − C_i is off by at most 4(n + 2)u·(A_i + C_i): a relative bound, which
+        keeps ε(δ) exact down to the smallest δ (an absolute n·u bound would be ~1e-10).
+        """
         if budget <= 0:
             return math.inf
         m = self.masses
         L, A, C = self._tails()
+        rel = 4 * (m.size + 2) * U
         # δ at grid loss L_i (mass at L_i itself has weight 0): D_i = A_i − C_i
-        D = A - C
+        D = A - C + rel * (A + C)
         ok = np.flatnonzero(budget >= D)
         if ok.size == 0:
             return math.inf
         i = int(ok[0])
         if i == 0:
             # below the lowest loss δ(ε) = A_{-1} − e^ε B with all masses: solve for ε <= L_0
-            A0 = float(m.sum())
-            B0 = float((m * np.exp(-(L - L[0]))).sum())  # = B·e^{L_0}
+            A0 = float(m.sum()) * (1 + rel)
+            B0 = float((m * np.exp(-(L - L[0]))).sum()) * (1 - rel)  # = B·e^{L_0}
             if budget >= A0:
                 return 0.0
             eps = L[0] + math.log((A0 - budget) / B0)
         else:
             # on (L_{i-1}, L_i]: δ(ε) = A_{i-1} − e^{ε − L_{i−1}} C'_{i−1}, C' incl. ω_i..
-            Ai = float(A[i - 1])
-            Ci = float(C[i - 1])  # = Σ_{j>i−1} ω_j e^{L_{i−1} − L_j}
+            Ai = float(A[i - 1]) * (1 + rel)
+            Ci = float(C[i - 1]) * (1 - rel)  # = Σ_{j>i−1} ω_j e^{L_{i−1} − L_j}
             if Ci <= 0:
                 eps = float(L[i])
             else:

@@ -47,6 +47,7 @@ from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD, U
 
 EXACT = "exact"          # PLD of the sampled law (up to the documented λ-mixture)
+EXACT_TABLE_SHIFTS = 16  # a finite table is enveloped over its shifts 1..S up to this S
 FALLBACK = "fallback"    # randomized-response pair from the claimed (ε, δ)
 
 
@@ -113,12 +114,16 @@ def _log_concave_additive(logp: NDArray[np.float64], logf: NDArray[np.float64], 
     return pld.mixture(min(1.0, lam)), lam
 
 
-def _geometric_pld(a: float, S: int, h: float, *, half: bool, lam: float = 1.0) -> PLD:
+def _geometric_pld(a: float, S: int, h: float, *, half: bool,
+                   close: tuple[float, float] = (0.0, 0.0)) -> PLD:
     """Exact PLD of the ideal two-sided geometric law (decay a per cell), shift S (analytic tails).
 
     ``half=False``: p(z) ∝ e^{−a|z|} on ℤ (discrete Laplace).  ``half=True``: the half-offset
     lattice p(j) ∝ e^{−a·K(j)}, K(j) = j (j >= 0) or −j − 1 (j < 0).  Both laws are symmetric,
-    so (G_0, G_{−S}) mirrors (G_0, G_S) and one direction suffices.
+    so (G_0, G_{−S}) mirrors (G_0, G_S) and one direction suffices.  ``close = (ρ_lo, ρ_hi)``:
+    the sampled law p̃ satisfies e^{−ρ_lo} f <= p̃ <= e^{ρ_hi} f pointwise (f the ideal law), and
+    the PLD returned is the pointwise-close inflation of :mod:`.pld` (losses + ρ_lo + ρ_hi,
+    masses × e^{ρ_hi}).
     """
     r = math.exp(-a)
     if half:
@@ -131,8 +136,8 @@ def _geometric_pld(a: float, S: int, h: float, *, half: bool, lam: float = 1.0) 
         z = np.arange(1, S, dtype=np.float64)
         losses = np.concatenate([[S * a, -S * a], (S - 2 * z) * a])
         probs = np.concatenate([[1 / (1 + r), r**S / (1 + r)], norm * np.exp(-a * z)])
-    err = 16 * U * np.abs(losses) + 1e-13
-    return PLD.from_losses(losses, probs, h=h, error=err).mixture(lam)
+    err = 16 * U * np.abs(losses) + 1e-13 + (close[0] + close[1]) * (1 + 4 * U)
+    return PLD.from_losses(losses, probs * math.exp(close[1]) * (1 + 4 * U), h=h, error=err)
 
 
 # --------------------------------------------------------------------------- families
@@ -146,12 +151,12 @@ def _laplace(m: Any, h: float, mult: int = 1, steps: int | None = None) -> Sourc
     gap = lf - lp
     if not np.allclose(gap[:M], gap[M:], rtol=0, atol=1e-12):
         raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
-    rho = max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
-    lam = math.exp(-rho)
-    pld = _geometric_pld(a, S, h, half=True, lam=lam)
+    pad = 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
+    rho = (max(0.0, float(np.max(gap))) + pad, max(0.0, -float(np.min(gap))) + pad)
+    pld = _geometric_pld(a, S, h, half=True, close=rho)
     return SourcedPLD(pld, EXACT, f"lattice Laplace: ideal discrete Laplace (decay ln2/{M}) at "
-                      f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
-                      "table vs ideal, periodic in blocks)")
+                      f"shift {S}, inflated by the 64-bit table's pointwise log-gaps to the "
+                      f"ideal law ({rho[0]:.3g}, {rho[1]:.3g}; periodic in blocks)")
 
 
 def _geometric(m: Any, h: float, mult: int = 1, steps: int | None = None) -> SourcedPLD:
@@ -166,11 +171,13 @@ def _geometric(m: Any, h: float, mult: int = 1, steps: int | None = None) -> Sou
         gap = lf - lp
         if not np.allclose(gap[1 : M + 1], gap[M + 1 :], rtol=0, atol=1e-12):
             raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
-        rho = max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
-        pld = _geometric_pld(a, S, h, half=False, lam=math.exp(-rho))
+        pad = 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
+        rho = (max(0.0, float(np.max(gap))) + pad, max(0.0, -float(np.min(gap))) + pad)
+        pld = _geometric_pld(a, S, h, half=False, close=rho)
         return SourcedPLD(pld, EXACT, f"two-sided geometric (block sampler, decay {a:.6g}), "
-                          f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
-                          "table vs ideal, periodic in blocks; clamping is post-processing)")
+                          f"shift {S}, inflated by the 64-bit table's pointwise log-gaps to the "
+                          f"ideal law ({rho[0]:.3g}, {rho[1]:.3g}; periodic in blocks; clamping "
+                          "is post-processing)")
     a = m.s / m.t  # exact sampler (CKS Alg. 2): the sampled law IS the ideal one
     return SourcedPLD(_geometric_pld(a, S, h, half=False), EXACT,
                       f"two-sided geometric, decay {a:.6g}, shift {S} (exact sampler; clamping is "
@@ -184,6 +191,13 @@ def _discrete_gaussian(m: Any, h: float, mult: int = 1,
     s2 = float(m.sigma2)
     S = int(m.sensitivity) * mult if steps is None else int(steps)
     table = getattr(m, "table", None)
+    if table is not None and S <= EXACT_TABLE_SHIFTS:  # every shift of the table itself
+        z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
+        lp = np.asarray(table.logpmf(z), dtype=np.float64)
+        pld = PLD.envelope([_pair_pld(lp, d, h) for s in range(1, S + 1) for d in (s, -s)])
+        return SourcedPLD(pld, EXACT, f"discrete Gaussian table sigma2={s2:.6g}: the table's "
+                          f"exact PLDs at every shift +-1..{S}, tail envelope (finite support: "
+                          "the unmatched end cells are +inf; clamping is post-processing)")
     if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
         z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
         lp = np.asarray(table.logpmf(z), dtype=np.float64)
