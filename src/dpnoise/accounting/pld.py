@@ -246,6 +246,9 @@ class PLD:
     slack: float = 0.0
     #: ln of bounds on ‖ω − ω̃‖_θ at the tilts :data:`.tilt.THETAS` (None: no error)
     log_err: NDArray[np.float64] | None = None
+    #: serialisation format: 1 = written before the tilted errors (composed by
+    #: :mod:`.pld_legacy` with another version-1 PLD, so that old ledgers verify)
+    version: int = 2
 
     @property
     def errors(self) -> NDArray[np.float64]:
@@ -337,6 +340,10 @@ class PLD:
         """
         if other.h != self.h:
             raise ParameterError(f"cannot compose PLDs on different grids ({self.h} vs {other.h})")
+        if self.version == 1 and other.version == 1:
+            from .pld_legacy import compose_v1
+
+            return compose_v1(self, other)
         a, b = self.masses, other.masses
         la, lb = self.losses, other.losses
         start = self.start + other.start
@@ -528,8 +535,11 @@ class PLD:
 
     # ------------------------------------------------------------------ serialisation
     def to_bytes(self) -> bytes:
-        fields = {"h": self.h.hex(), "start": self.start, "n": int(self.masses.size),
-                  "inf": float(self.inf_mass).hex(), "slack": float(self.slack).hex()}
+        fields: dict[str, object] = {
+            "h": self.h.hex(), "start": self.start, "n": int(self.masses.size),
+            "inf": float(self.inf_mass).hex(), "slack": float(self.slack).hex()}
+        if self.version != 1:  # absent in PLDs of the first format
+            fields["v"] = self.version
         if self.log_err is not None:  # absent in PLDs written before the tilted errors
             fields["err"] = [float(x).hex() for x in self.errors]
         head = json.dumps(fields, sort_keys=True).encode()
@@ -554,7 +564,8 @@ class PLD:
             raise ParameterError("serialised PLD has an error vector of the wrong length")
         return cls(float.fromhex(head["h"]), int(head["start"]), masses,
                    float.fromhex(head["inf"]), float.fromhex(head["slack"]),
-                   None if err is None else np.array([float.fromhex(x) for x in err]))
+                   None if err is None else np.array([float.fromhex(x) for x in err]),
+                   int(head.get("v", 1)))
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
