@@ -198,11 +198,13 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     na, nb = a.size, b.size
     n = na + nb - 1
     L = (start + np.arange(n)) * h
-    theta1 = choose_tilt(a, la, b, lb)
+    g0 = _fft_l1_error(a, b, n)
+    log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
+    theta1 = choose_tilt(a, la, b, lb, log_norms(a, la), log_norms(b, lb), log_rel)
     ta, sa, ra = tilted(a, la, theta1)
     tb, sb, rb = tilted(b, lb, theta1)
     # where to splice (a heuristic: every s is valid; the bounds below are of the pieces)
-    g0, g1 = _fft_l1_error(a, b, n), _fft_l1_error(ta, tb, n)
+    g1 = _fft_l1_error(ta, tb, n)
     s = n if g0 <= 0 else int(np.searchsorted(
         L, (math.log(g1) + sa + sb - math.log(g0)) / theta1, side="left"))
     s = min(max(s, 0), n)

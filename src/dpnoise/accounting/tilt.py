@@ -106,24 +106,48 @@ def delta_term(log_err: NDArray[np.float64], epsilon: float) -> float:
     return float(math.exp(min(700.0, float(np.min(val))))) * (1 + 1e-12)
 
 
+def _moments(m: NDArray[np.float64], L: NDArray[np.float64]) -> tuple[float, float]:
+    """Mean and variance of the (normalised) finite part, on bins of :data:`BIN` points."""
+    nb = -(-m.size // BIN)
+    pad = np.zeros(nb * BIN)
+    pad[:m.size] = m
+    w = pad.reshape(nb, BIN).sum(axis=1)
+    step = float(L[1] - L[0]) if L.size > 1 else 0.0
+    x = float(L[0]) + (np.arange(nb) * BIN + BIN / 2) * step
+    tot = float(w.sum())
+    if tot <= 0:
+        return 0.0, 0.0
+    mu = float(w @ x) / tot
+    return mu, float(w @ (x - mu) ** 2) / tot
+
+
 def choose_tilt(a: NDArray[np.float64], la: NDArray[np.float64], b: NDArray[np.float64],
-                lb: NDArray[np.float64]) -> float:
-    """θ ≈ TILT_Z / sd(L_A + L_B): the tilted laws then peak near the loss where
-    δ ≈ 1e-12 is decided (any θ is valid; this one only makes the bound small there).
-    The variances are computed on bins of :data:`BIN` points (a heuristic: no bound)."""
-    var = 0.0
-    for m, L in ((a, la), (b, lb)):
-        nb = -(-m.size // BIN)
-        pad = np.zeros(nb * BIN)
-        pad[:m.size] = m
-        w = pad.reshape(nb, BIN).sum(axis=1)
-        x = L[0] + (np.arange(nb) * BIN + BIN / 2) * (L[1] - L[0] if L.size > 1 else 0.0)
-        tot = float(w.sum())
-        if tot > 0:
-            mu = float(w @ x) / tot
-            var += float(w @ (x - mu) ** 2) / tot
-    sd = math.sqrt(var) if var > 0 else 1.0
-    return min(MAX_TILT, max(MIN_TILT, TILT_Z / sd))
+                lb: NDArray[np.float64], norm_a: NDArray[np.float64],
+                norm_b: NDArray[np.float64], log_rel: float) -> float:
+    """The tilt θ1 of the tilted convolution (any θ1 > 0 is valid; this only makes the
+    bound small where it matters).
+
+    The error at δ ≈ 1e-12 is decided near ε* ≈ mean + TILT_Z·sd of the composed loss (a
+    Gaussian approximation, on bins).  For each θ1 of :data:`THETAS` the spliced error is
+    predicted from the operands' θ-norms (the tilted FFT's error ≈ e^{log_rel}‖ã‖‖b̃‖, as
+    untilted) by :func:`split_errors`, and the θ1 whose prediction gives the smallest δ term
+    min_θ c_θ e^{err_θ − θε*} is taken.  (θ1 = TILT_Z/sd alone fails for laws with far,
+    light tails -- finite tables' edges -- whose large-θ norms they dominate.)"""
+    mu_a, var_a = _moments(a, la)
+    mu_b, var_b = _moments(b, lb)
+    eps_star = mu_a + mu_b + TILT_Z * math.sqrt(max(var_a + var_b, 1e-30))
+    log_e0 = log_rel + float(norm_a[0] + norm_b[0])
+    l_max = float(la[-1] + lb[-1])
+    best, best_val = MIN_TILT, math.inf
+    for k in range(1, THETAS.size):
+        t1 = float(THETAS[k])
+        log_e1 = log_rel + float(norm_a[k] + norm_b[k])
+        l_s = min(max((log_e1 - log_e0) / t1, float(la[0] + lb[0])), l_max)
+        err = split_errors(log_e0, log_e1, t1, l_s, l_s, l_max)
+        val = float(np.min(np.log(C_THETA) + err - THETAS * eps_star))
+        if val < best_val:
+            best, best_val = t1, val
+    return best
 
 
 def tilted(m: NDArray[np.float64], L: NDArray[np.float64],
