@@ -24,14 +24,28 @@ upper bounds for the pair it dominates:
   the pessimistic estimate of Meiser and Mohammadi, "Tight on budget?", CCS 2018, Sec. 5;
 * composition is the convolution of the finite parts (PLDs of a product pair add), with
   ω_∞ = 1 − (1 − a_∞)(1 − b_∞); computed by FFT *without* wrap-around (linear convolution of
-  length n_a + n_b − 1), its round-off is bounded (Higham, "Accuracy and Stability of Numerical
-  Algorithms", 2nd ed. SIAM 2002, Thm. 24.2: relative 2-norm error <= log2(n)·η/(1 − log2(n)·η),
-  η = μ + γ_4(√2 + μ)) and the bound, converted to an ℓ1 bound (√n·ℓ2), is added to ``slack``:
-  since every weight in (1) lies in [0, 1], an ℓ1 error e in the masses changes H by at most e,
-  and composing with a later PLD of total mass <= 1 does not enlarge it; negative round-off
-  values are clipped to 0, which only raises H;
-* tails: masses beyond the upper truncation go to +∞, masses below the lower truncation are
-  lifted to the lowest kept loss (both only raise H).
+  length n_a + n_b − 1), twice: untilted for the low losses and *exponentially tilted*
+  (masses × e^{θL}) for the upper tail, where δ(ε) is decided at small δ (:mod:`.tilt`).
+  The round-off of each (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.
+  SIAM 2002, Thm. 24.2: relative 2-norm error <= log2(n)·η/(1 − log2(n)·η),
+  η = μ + γ_4(√2 + μ), converted to an ℓ1 bound, √n·ℓ2) is tracked as bounds on the
+  θ-weighted ℓ1 norms ‖e‖_θ = Σ|e_i|e^{θL_i} of the error (``log_err``); such a bound costs
+  δ(ε) only c_θ e^{−θε}‖e‖_θ, so the tail is resolved to relative precision instead of
+  being charged ~1e-10 of δ per composition; negative round-off values are clipped to 0,
+  which only raises H;
+* tails: masses beyond the upper truncation (1e-18 per composition) go to +∞, masses below
+  the lower truncation are lifted to the lowest kept loss (both only raise H);
+* **pointwise-close laws.**  If a sampled pmf satisfies e^{−ρ_lo} f <= p̃ <= e^{ρ_hi} f
+  pointwise for an ideal law f (a 64-bit table of a geometric law), then for every pair
+  (p̃_0, p̃_1) of shifted copies and every output y,
+  (p̃_0(y) − e^ε p̃_1(y))_+ <= e^{ρ_hi} (f_0(y) − e^{ε − ρ_lo − ρ_hi} f_1(y))_+, so
+  H_p̃(ε) <= e^{ρ_hi} H_f(ε − ρ): the PLD of f with every loss raised by ρ = ρ_lo + ρ_hi and
+  every mass multiplied by e^{ρ_hi} (total mass e^{ρ_hi} > 1) bounds it.  Such PLDs compose
+  by the same convolution: for a product pair H(ε) = b_∞ + Σ_j b_j H_1(ε − L_j), an
+  expectation of a non-decreasing, non-negative function of the loss, so the pointwise
+  bounds multiply output by output (also adaptively, the bound holding for every history).
+  This replaces the revealed-coin construction's +∞ mass 1 − e^{−ρ} (~1e-14 to 3e-11 per
+  release, which 1000 releases turned into a δ floor) by an ε shift of ~1e-13.
 
 δ(ε) is evaluated exactly for the discrete law by tail sums, δ(ε) = A(ε) − e^ε B(ε) with
 A = Σ_{L_i > ε} ω_i and B = Σ_{L_i > ε} ω_i e^{−L_i}, plus ω_∞ and ``slack``, plus a bound on the
@@ -200,13 +214,14 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     L = (start + np.arange(n)) * h
     g0 = _fft_l1_error(a, b, n)
     log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
-    theta1 = choose_tilt(a, la, b, lb, log_norms(a, la), log_norms(b, lb), log_rel)
-    ta, sa, ra = tilted(a, la, theta1)
-    tb, sb, rb = tilted(b, lb, theta1)
-    # where to splice (a heuristic: every s is valid; the bounds below are of the pieces)
-    g1 = _fft_l1_error(ta, tb, n)
-    s = n if g0 <= 0 else int(np.searchsorted(
-        L, (math.log(g1) + sa + sb - math.log(g0)) / theta1, side="left"))
+    norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+    theta1 = choose_tilt(a, la, b, lb, norm_a, norm_b, log_rel)
+    k1 = int(np.searchsorted(THETAS, theta1))
+    # where to splice (a heuristic: every s is valid; the bounds below are of the pieces):
+    # the tilted FFT's error predicted as e^{log_rel}‖a‖_θ1‖b‖_θ1, as in choose_tilt
+    log_g1 = log_rel + float(norm_a[k1] + norm_b[k1])
+    s = n if g0 <= 0 else int(np.searchsorted(L, (log_g1 - math.log(g0)) / theta1,
+                                              side="left"))
     s = min(max(s, 0), n)
     c = np.zeros(n)
     noise = np.zeros(n)
@@ -218,7 +233,8 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
         log_e0 = math.log(e0) if e0 > 0 else -math.inf
     if s < n:
         oa, ob = max(0, s - nb + 1), max(0, s - na + 1)
-        pa, pb = ta[oa:], tb[ob:]
+        pa, sa, ra = tilted(a[oa:], la[oa:], theta1)
+        pb, sb, rb = tilted(b[ob:], lb[ob:], theta1)
         c1, e1 = _atoms_and_fft(pa, pb, pa.size + pb.size - 1)
         ab = float(pa.sum()) * float(pb.sum())
         rc = 8 * U * (abs(sa + sb) + theta1 * float(np.max(np.abs(L))) + 2)  # untilting
@@ -231,6 +247,21 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     log_err = split_errors(log_e0, log_e1, theta1, float(L[s - 1]) if s > 0 else None,
                            float(L[s]) if s < n else None, float(L[-1]))
     return c, log_err, noise
+
+
+def _tail_count(m: NDArray[np.float64], t: float) -> int:
+    """The largest j with Σ_{i<j} m_i <= t (m >= 0), reading chunks from the start (the
+    tails are short: no cumulative sum over the whole array)."""
+    done, acc, chunk = 0, 0.0, 4096
+    while done < m.size:
+        part = np.cumsum(m[done:done + chunk]) + acc
+        j = int(np.searchsorted(part, t, side="right"))
+        if j < part.size:
+            return done + j
+        acc = float(part[-1])
+        done += part.size
+        chunk *= 4
+    return m.size
 
 
 @dataclass(frozen=True, eq=False)
@@ -325,12 +356,9 @@ class PLD:
         m = np.maximum(self.masses, 0.0)
         if m.size <= 1:
             return PLD(self.h, self.start, m.copy(), self.inf_mass, self.slack, self.log_err)
-        upper = np.cumsum(m[::-1])[::-1]        # upper[i] = Σ_{j>=i} m_j
-        lower = np.cumsum(m)                    # lower[i] = Σ_{j<=i} m_j
-        hi_cut = int(np.searchsorted(-upper, -tail_hi, side="right"))  # first i: upper[i] <= t
-        hi = max(0, hi_cut - 1)                 # keep 0..hi, send hi+1.. to ∞
-        lo = int(np.searchsorted(lower, tail_lo, side="right"))  # lower[lo-1] <= tail_lo
-        lo = min(lo, hi)
+        hi = m.size - 1 - _tail_count(m[::-1], tail_hi)  # keep 0..hi, send hi+1.. to ∞
+        hi = max(0, hi)
+        lo = min(_tail_count(m, tail_lo), hi)             # Σ_{j<lo} m_j <= tail_lo
         return PLD(self.h, self.start, m, self.inf_mass, self.slack, self.log_err)._moved(lo, hi)
 
     def compose(self, other: PLD) -> PLD:
@@ -384,19 +412,20 @@ class PLD:
 
     def _moved(self, i0: int, i1: int, extra_inf: float = 0.0) -> PLD:
         """Keep entries i0..i1; lift those below onto i0, send those above to +∞."""
-        c, L, err = self.masses, self.losses, self.errors
+        c, err, h0 = self.masses, self.errors, self.start
         slack = self.slack
         inf = self.inf_mass + extra_inf
         if i1 + 1 < c.size:
             inf += float(c[i1 + 1:].sum())
             # the ideal PLD's moved mass differs by <= e^{−θ L_cut}‖e‖_θ: an additive δ
-            slack += math.exp(min(700.0, float(np.min(err - THETAS * L[i1 + 1]))))
+            slack += math.exp(min(700.0, float(np.min(err - THETAS * ((h0 + i1 + 1)
+                                                                  * self.h)))))
         new = c[i0:i1 + 1].copy()
         if i0 > 0:
             new[0] += float(c[:i0].sum())
             # lifted error: |Σ_R e|·e^{θ L_0} <= ‖e‖_0 e^{θ L_0} (θ > 0; unchanged at θ = 0)
             lifted = err.copy()
-            lifted[1:] = log_add(err[1:], err[0] + THETAS[1:] * L[i0])
+            lifted[1:] = log_add(err[1:], err[0] + THETAS[1:] * ((h0 + i0) * self.h))
             err = lifted
         return PLD(self.h, self.start + i0, new, min(1.0, inf), slack,
                    err if np.any(np.isfinite(err)) else None)
