@@ -385,11 +385,12 @@ class PLD:
             noise = None
         else:
             c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h)
-        c = np.minimum(np.maximum(c, 0.0), 1.0)  # the ideal entries lie in [0, 1]
         err_a, err_b = self.errors, other.errors
-        log_err = compose_errors(err_a, norm_a, err_b, norm_b, conv_err)
         mass_a = float(a.sum()) + math.exp(min(700.0, float(err_a[0])))
         mass_b = float(b.sum()) + math.exp(min(700.0, float(err_b[0])))
+        # the ideal entries lie in [0, total ideal mass]: clipping into it never adds error
+        c = np.minimum(np.maximum(c, 0.0), max(1.0, mass_a * mass_b))
+        log_err = compose_errors(err_a, norm_a, err_b, norm_b, conv_err)
         slack = self.slack * max(1.0, mass_b) + other.slack * max(1.0, mass_a)
         out = PLD(self.h, start, c, min(1.0, inf), slack, log_err)
         if noise is not None:
