@@ -90,6 +90,8 @@ def dpnoise_epsilons() -> list[dict[str, Any]]:
             state = acc.compose_many(state, acc.charge_for(what), n)
         eps = [acc.epsilon(state, d) for d in DELTAS]
         out.append({"label": label, "eps": eps, "seconds": time.perf_counter() - t})
+        print(f"dpnoise: {label[:50]} {eps} {out[-1]['seconds']:.1f} s", file=sys.stderr,
+              flush=True)
     return out
 
 
@@ -219,8 +221,12 @@ def main() -> None:
     else:
         before, how = {}, "not available"
     after = dpnoise_epsilons()
-    truths = [truth(build) for _, build in rows()]
-    peers = [dp_accounting(build) for _, build in rows()]
+    truths, peers = [], []
+    for label, build in rows():
+        truths.append(truth(build))
+        peers.append(dp_accounting(build))
+        print(f"references: {label[:50]} {truths[-1]} {peers[-1]}", file=sys.stderr,
+              flush=True)
     text = table(after, before, truths, peers)
     worst = max(r["seconds"] for r in after)
     note = (f"\nMachine load (1, 5, 15 min) at the start: {load[0]:.2f}, {load[1]:.2f}, "
