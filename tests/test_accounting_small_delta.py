@@ -117,6 +117,10 @@ def test_a_ledger_written_by_the_first_format_verifies_and_keeps_composing(tmp_p
     path = tmp_path / "old.sqlite"
     shutil.copy(DATA / "ledger_pld_v1.sqlite", path)
     assert verify_ledger(path).ok
+    from dpnoise.cli import main
+
+    assert main(["ledger", "migrate", str(path)]) == 0  # the ledger format moved on since
+    assert verify_ledger(path).ok
     acc = get_accountant("pld")
     m = dp.Laplace(epsilon=0.005, sensitivity=1.0)
     with Ledger(path) as led:
