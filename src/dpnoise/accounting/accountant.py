@@ -8,8 +8,9 @@ so far), so that reserving release n + 1 composes only the new charge:
              algorithmic foundations of differential privacy", 2014, Thm. 3.16).
 ``"pld"``    the composed privacy-loss distribution of what is sampled (:mod:`.sources`),
              numerically exact up to proven, pessimistic discretisation (:mod:`.pld`); the
-             reported (ε, δ) is never worse than basic composition (the minimum of the two
-             bounds is taken: both are valid).
+             reported (ε, δ) is the minimum of the PLD bound, the Rényi-curve conversion
+             (when every release has a curve, :mod:`.renyi`) and basic composition: all
+             three are valid upper bounds.
 ``"zcdp"``   Σρ (:mod:`.zcdp`), converted to (ε, δ) by Canonne–Kamath–Steinke, also never worse
              than basic; a budget may also be a total ρ.
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
@@ -151,7 +153,7 @@ class Charge:
     pld: PLD | None = None
     rho: float = 0.0
     notes: tuple[str, ...] = ()
-    rdp: tuple[float, ...] | None = None  # Rényi curve on renyi.ALPHAS ("zcdp"; None: αρ)
+    rdp: tuple[float, ...] | None = None  # Rényi curve on renyi.ALPHAS (zcdp: None = αρ; pld: none)
 
     def to_bytes(self) -> bytes:
         head = {"kind": "charge", "accountant": self.accountant,
@@ -316,30 +318,82 @@ class PLDAccountant(Accountant):
         e, d = _basic(what)
         total: PLD | None = None
         notes = []
+        curves: list[NDArray[np.float64] | None] = []
         for m, k in _parts(what):
             src = mechanism_pld(m, h=self.h)
             notes.append(f"{src.method}: {src.note}" + (f" x{k} cells" if k > 1 else ""))
             part = src.pld.self_compose(k) if k > 1 else src.pld
             total = part if total is None else total.compose(part)
+            curves.append(_curve_of_part(m, src.pld, "cells", k))
         for m, k, cells in _splits(what):
             src = split_pld(m, k, cells, h=self.h)
             notes.append(f"{src.method}: {src.note}")
             total = src.pld if total is None else total.compose(src.pld)
+            curves.append(_curve_of_part(m, src.pld, "split", k))
         for m, k, cells in _fractions(what):
             src = fractional_split_pld(m, k, cells, h=self.h)
             notes.append(f"{src.method}: {src.note}")
             total = src.pld if total is None else total.compose(src.pld)
+            curves.append(_curve_of_part(m, src.pld, "fraction", k))
         if total is None:
             raise ParameterError("a release with no mechanism has nothing to charge")
-        return Charge(self.name, e, d, total, 0.0, tuple(notes))
+        rdp = None if any(c is None for c in curves) else \
+            tuple(np.sum(np.array(curves), axis=0).tolist())
+        return Charge(self.name, e, d, total, 0.0, tuple(notes), rdp)
+
+    @staticmethod
+    def _add_curves(state: State, charge: Charge, n: int) -> tuple[float, ...] | None:
+        """Σ Rényi curves, or None as soon as one release has none (a "pld" charge without
+        a curve has no Rényi bound at all: it must not count as zero)."""
+        if charge.rdp is None or (state.count > 0 and state.rdp is None):
+            return None
+        from .renyi import ALPHAS
+
+        old = np.array(state.rdp) if state.rdp is not None else np.zeros(ALPHAS.size)
+        return tuple((old + n * np.array(charge.rdp)).tolist())
 
     def epsilon(self, state: State, delta: float) -> float:
-        basic = super().epsilon(state, delta)
-        return basic if state.pld is None else min(basic, state.pld.epsilon(delta))
+        best = super().epsilon(state, delta)
+        if state.pld is not None:
+            best = min(best, state.pld.epsilon(delta))
+        if state.rdp is not None and delta > 0:
+            from .renyi import epsilon_from_curve
+
+            best = min(best, epsilon_from_curve(np.array(state.rdp), delta))
+        return best
 
     def delta(self, state: State, epsilon: float) -> float:
-        basic = super().delta(state, epsilon)
-        return basic if state.pld is None else min(basic, state.pld.delta(epsilon))
+        best = super().delta(state, epsilon)
+        if state.pld is not None:
+            best = min(best, state.pld.delta(epsilon))
+        if state.rdp is not None:
+            from .renyi import delta_from_curve
+
+            best = min(best, delta_from_curve(np.array(state.rdp), epsilon))
+        return best
+
+
+def _curve_of_part(m: Any, pld: PLD, kind: str, k: int) -> NDArray[np.float64] | None:
+    """The Rényi curve of one part of a release for the "pld" accountant, or None.
+
+    The curves of :func:`.renyi.curve_of` (the zCDP accountant's: randomized response of a
+    pure ε for pure ε-DP laws, α·Δ²/(2σ²) for the exact discrete Gaussian) are used only
+    where the part's own PLD has no +∞ mass: a law whose neighbours' supports differ has
+    an infinite Rényi divergence (a positive +∞ mass of the true PLD, which the dominating
+    PLD bounds from above), so no finite curve may be charged for it.
+    """
+    from .renyi import ALPHAS, curve_of
+
+    if pld.inf_mass > 0:
+        return None
+    try:
+        if kind == "cells":
+            return k * curve_of(m)
+        if kind == "split":
+            return curve_of(m, shift=k)
+        return ALPHAS * rho_of(m)  # a fraction split: Σ(d_i/k)² <= 1, one cell's ρ
+    except ParameterError:
+        return None
 
 
 class ZCDPAccountant(Accountant):

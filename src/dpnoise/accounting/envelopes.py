@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .pld import PLD, U
+from .tilt import C_THETA, THETAS
 
 _CACHE: OrderedDict[Hashable, Any] = OrderedDict()
 _CACHE_SIZE = 64
@@ -112,9 +113,22 @@ def hull_envelope_of_atoms(rows: list[tuple[NDArray[np.float64], NDArray[np.floa
 
 
 def hull_envelope_of_grid(idx_rows: list[NDArray[np.int64]], mass_rows: list[NDArray[np.float64]],
-                          infs: list[float], h: float) -> PLD:
+                          infs: list[float], h: float,
+                          log_errs: list[NDArray[np.float64]] | None = None) -> PLD:
     """:func:`hull_envelope_of_atoms` of PLDs already on the grid: per pair, its atoms' grid
-    indices (loss = index·h), their masses, and its +∞ mass (no rounding: exact indices)."""
+    indices (loss = index·h), their masses, and its +∞ mass (no rounding: exact indices).
+
+    ``log_errs``: per pair, the tracked error of a computed PLD (:mod:`.tilt`): its true
+    profile is below H_k + G_k, G_k(ε) = min_θ c_θ e^{err_θ − θε}, a non-increasing
+    function.  The hull is then taken of V_i = max_k H_k(u_i) + G_k(u_{i−1}) (G at the
+    previous union point; the constant θ = 0 bound before the first): on (x_{i−1}, x_i]
+    H_k is affine and G_k <= G_k(u_{i−1}), so H_k + G_k lies below the chord of V.
+
+    Float error: the profiles are sums of at most n non-negative terms A_i and e^{u_i h}B_i,
+    so each is off by at most 4(n + 2)u(A_i + e^{u_i h}B_i).  Any shortfall of the hull's
+    recomputed profile against V (plus those bounds) is covered by scaling the masses by
+    1 + κ (κ the largest relative shortfall): a relative, not an additive, δ.
+    """
     inf = max(infs) if infs else 0.0
     u = np.unique(np.concatenate(idx_rows)) if idx_rows else np.zeros(0, np.int64)
     if u.size == 0:
@@ -122,36 +136,62 @@ def hull_envelope_of_grid(idx_rows: list[NDArray[np.int64]], mass_rows: list[NDA
     mid = 0.5 * (float(u[0]) + float(u[-1]))
     sc = (u.astype(np.float64) - mid) * h  # |sc| <= half the loss range
     if float(np.max(np.abs(sc))) > 300:  # exponents too wide for the direct sums
-        return envelope_of_atoms([(idx.astype(np.float64) * h, m) for idx, m in
-                                  zip(idx_rows, mass_rows, strict=True)], h)
+        flat = 0.0 if log_errs is None else max(math.exp(min(700.0, float(e[0])))
+                                                  for e in log_errs)
+        env = envelope_of_atoms([(idx.astype(np.float64) * h, m) for idx, m in
+                                 zip(idx_rows, mass_rows, strict=True)], h)
+        return PLD(env.h, env.start, env.masses, env.inf_mass, env.slack + flat)
 
-    def profile(dens: NDArray[np.float64], pinf: float) -> NDArray[np.float64]:
-        """H(u_i h) = Σ_{j>i} d_j (1 − e^{(u_i − u_j)h}) + ω_∞ at every union point."""
+    def profile(dens: NDArray[np.float64], pinf: float
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """H(u_i h) = Σ_{j>i} d_j (1 − e^{(u_i − u_j)h}) + ω_∞ at every union point, and
+        the magnitude A_i + e^{u_i h}B_i of its two sums."""
         A = np.concatenate([np.cumsum(dens[::-1])[::-1][1:], [0.0]])
         w = dens * np.exp(-sc)
-        Bs = np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]])
-        return np.maximum(A - np.exp(sc) * Bs, 0.0) + pinf
+        Bs = np.exp(sc) * np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]])
+        return np.maximum(A - Bs, 0.0) + pinf, A + Bs
 
     n = u.size
-    Hmax = np.zeros(n)
-    for idx, p, pinf in zip(idx_rows, mass_rows, infs, strict=True):
+    V = np.zeros(n)
+    mag = np.zeros(n)
+    loss = u.astype(np.float64) * h
+    for k, (idx, p, pinf) in enumerate(zip(idx_rows, mass_rows, infs, strict=True)):
         dens = np.bincount(np.searchsorted(u, idx), weights=p, minlength=n)
-        np.maximum(Hmax, profile(dens, pinf), out=Hmax)
+        Hk, mk = profile(dens, pinf)
+        if log_errs is not None:
+            err = np.asarray(log_errs[k])
+            g = np.empty(n)
+            g[0] = math.exp(min(700.0, float(err[0])))
+            if n > 1:
+                g[1:] = np.exp(np.minimum(np.min(np.log(C_THETA)[None, :] + err[None, :]
+                                                 - THETAS[None, :] * loss[:-1, None],
+                                                 axis=1), 700.0))
+            Hk = Hk + g
+        np.maximum(V, Hk, out=V)
+        np.maximum(mag, mk, out=mag)
     x = np.exp(sc)  # x_i scaled by e^{−mid·h}; slopes and masses scale consistently
     x0 = x[0]
-    total = 1.0
+    # H(−∞) = the total mass: 1, or above 1 for pointwise-close inflations (:mod:`.pld`)
+    total = max([1.0] + [math.fsum(p.tolist()) + pi for p, pi in zip(mass_rows, infs,
+                                                                     strict=True)])
+    if log_errs is not None:
+        total += max(math.exp(min(700.0, float(e[0]))) for e in log_errs)
     slopes = np.empty(n + 1)  # slopes[0]: below x_0; slopes[i+1]: on (x_i, x_{i+1})
-    slopes[0] = (Hmax[0] - total) / x0
-    slopes[1:n] = np.diff(Hmax) / np.diff(x)
+    slopes[0] = (V[0] - total) / x0
+    slopes[1:n] = np.diff(V) / np.diff(x)
     slopes[n] = 0.0
     omega = np.maximum(x * (slopes[1:] - slopes[:-1]), 0.0)
-    got = profile(omega, inf)
-    err = 8 * n * U + 1e-15
-    deficit = max(0.0, float(np.max(Hmax - got)),
-                  total - math.fsum(omega.tolist()) - inf) + err  # incl. ε → −∞
+    got, gmag = profile(omega, inf)
+    need = V - got + 4 * (n + 2) * U * (mag + gmag) + 1e-300
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(got > inf, need / (got - inf), np.inf)
+    rel = ratio <= 1e-6  # relative shortfalls: scale; the others (far tails): additive
+    kappa = max(0.0, float(np.max(ratio[rel]))) if np.any(rel) else 0.0
+    flat = max(0.0, float(np.max(need[~rel]))) if np.any(~rel) else 0.0
+    deficit = flat + max(0.0, total - math.fsum(omega.tolist()) * (1 + kappa) - inf)
     lo = int(u[0])
     masses = np.zeros(int(u[-1]) - lo + 1)
-    masses[u - lo] = omega
+    masses[u - lo] = omega * (1 + kappa)
     return PLD(h, lo, masses, min(1.0, inf), deficit).truncated()
 
 

@@ -24,14 +24,28 @@ upper bounds for the pair it dominates:
   the pessimistic estimate of Meiser and Mohammadi, "Tight on budget?", CCS 2018, Sec. 5;
 * composition is the convolution of the finite parts (PLDs of a product pair add), with
   ω_∞ = 1 − (1 − a_∞)(1 − b_∞); computed by FFT *without* wrap-around (linear convolution of
-  length n_a + n_b − 1), its round-off is bounded (Higham, "Accuracy and Stability of Numerical
-  Algorithms", 2nd ed. SIAM 2002, Thm. 24.2: relative 2-norm error <= log2(n)·η/(1 − log2(n)·η),
-  η = μ + γ_4(√2 + μ)) and the bound, converted to an ℓ1 bound (√n·ℓ2), is added to ``slack``:
-  since every weight in (1) lies in [0, 1], an ℓ1 error e in the masses changes H by at most e,
-  and composing with a later PLD of total mass <= 1 does not enlarge it; negative round-off
-  values are clipped to 0, which only raises H;
-* tails: masses beyond the upper truncation go to +∞, masses below the lower truncation are
-  lifted to the lowest kept loss (both only raise H).
+  length n_a + n_b − 1), twice: untilted for the low losses and *exponentially tilted*
+  (masses × e^{θL}) for the upper tail, where δ(ε) is decided at small δ (:mod:`.tilt`).
+  The round-off of each (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.
+  SIAM 2002, Thm. 24.2: relative 2-norm error <= log2(n)·η/(1 − log2(n)·η),
+  η = μ + γ_4(√2 + μ), converted to an ℓ1 bound, √n·ℓ2) is tracked as bounds on the
+  θ-weighted ℓ1 norms ‖e‖_θ = Σ|e_i|e^{θL_i} of the error (``log_err``); such a bound costs
+  δ(ε) only c_θ e^{−θε}‖e‖_θ, so the tail is resolved to relative precision instead of
+  being charged ~1e-10 of δ per composition; negative round-off values are clipped to 0,
+  which only raises H;
+* tails: masses beyond the upper truncation (1e-18 per composition) go to +∞, masses below
+  the lower truncation are lifted to the lowest kept loss (both only raise H);
+* **pointwise-close laws.**  If a sampled pmf satisfies e^{−ρ_lo} f <= p̃ <= e^{ρ_hi} f
+  pointwise for an ideal law f (a 64-bit table of a geometric law), then for every pair
+  (p̃_0, p̃_1) of shifted copies and every output y,
+  (p̃_0(y) − e^ε p̃_1(y))_+ <= e^{ρ_hi} (f_0(y) − e^{ε − ρ_lo − ρ_hi} f_1(y))_+, so
+  H_p̃(ε) <= e^{ρ_hi} H_f(ε − ρ): the PLD of f with every loss raised by ρ = ρ_lo + ρ_hi and
+  every mass multiplied by e^{ρ_hi} (total mass e^{ρ_hi} > 1) bounds it.  Such PLDs compose
+  by the same convolution: for a product pair H(ε) = b_∞ + Σ_j b_j H_1(ε − L_j), an
+  expectation of a non-decreasing, non-negative function of the loss, so the pointwise
+  bounds multiply output by output (also adaptively, the bound holding for every history).
+  This replaces the revealed-coin construction's +∞ mass 1 − e^{−ρ} (~1e-14 to 3e-11 per
+  release, which 1000 releases turned into a δ floor) by an ε shift of ~1e-13.
 
 δ(ε) is evaluated exactly for the discrete law by tail sums, δ(ε) = A(ε) − e^ε B(ε) with
 A = Σ_{L_i > ε} ω_i and B = Σ_{L_i > ε} ω_i e^{−L_i}, plus ω_∞ and ``slack``, plus a bound on the
@@ -52,10 +66,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from .tilt import (
+    NO_ERROR,
+    THETAS,
+    choose_tilt,
+    compose_errors,
+    delta_term,
+    log_add,
+    log_norms,
+    split_errors,
+    tilted,
+)
 
 U = 2.0**-53
 DEFAULT_H = 2.0**-16  # 1.5e-5: k·h bounds the ε error of a k-fold composition
-TAIL_HI = 1e-16       # upper tail mass moved to +∞ per truncation (costs δ)
+TAIL_HI = 1e-18       # upper tail mass moved to +∞ per truncation (costs δ)
 TAIL_LO = 1e-9        # lower tail mass lifted to the lowest kept loss (costs nothing at ε >= 0)
 _MAGIC = b"DPNPLD1\n"
 
@@ -170,6 +195,75 @@ def _atoms_and_fft(a: NDArray[np.float64], b: NDArray[np.float64],
     return c, err
 
 
+def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
+                         b: NDArray[np.float64], lb: NDArray[np.float64], start: int,
+                         h: float) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                            NDArray[np.float64]]:
+    """a * b from two FFT convolutions, with ln ‖error‖_θ at every tilt and a noise level.
+
+    The untilted convolution (ℓ1 error E_0, :func:`_atoms_and_fft`) is used below an output
+    index s, the θ1-tilted one (:mod:`.tilt`: θ1-norm error E_1, including the relative
+    rounding of tilting the operands and untilting the result) from s on, s being where the
+    entry-wise scale E_1 e^{−θ1 L} is expected to drop below E_0.  Output k is
+    Σ_i a_i b_{k−i}, so the outputs below s need only a[:s] and b[:s], and those from s on
+    only a[s − n_b + 1:] and b[s − n_a + 1:] (a ledger's small charge: each FFT covers about
+    half of the state).  Returns (masses, log error per θ, entry-wise noise level for
+    :meth:`PLD._drop_noise`)."""
+    na, nb = a.size, b.size
+    n = na + nb - 1
+    L = (start + np.arange(n)) * h
+    g0 = _fft_l1_error(a, b, n)
+    log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
+    norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+    theta1 = choose_tilt(a, la, b, lb, norm_a, norm_b, log_rel)
+    k1 = int(np.searchsorted(THETAS, theta1))
+    # where to splice (a heuristic: every s is valid; the bounds below are of the pieces):
+    # the tilted FFT's error predicted as e^{log_rel}‖a‖_θ1‖b‖_θ1, as in choose_tilt
+    log_g1 = log_rel + float(norm_a[k1] + norm_b[k1])
+    s = n if g0 <= 0 else int(np.searchsorted(L, (log_g1 - math.log(g0)) / theta1,
+                                              side="left"))
+    s = min(max(s, 0), n)
+    c = np.zeros(n)
+    noise = np.zeros(n)
+    log_e0, log_e1 = -math.inf, -math.inf
+    if s > 0:
+        c0, e0 = _atoms_and_fft(a[:s], b[:s], min(s, na) + min(s, nb) - 1)
+        c[:s] = c0[:s]
+        noise[:s] = e0 / math.sqrt(n)
+        log_e0 = math.log(e0) if e0 > 0 else -math.inf
+    if s < n:
+        oa, ob = max(0, s - nb + 1), max(0, s - na + 1)
+        pa, sa, ra = tilted(a[oa:], la[oa:], theta1)
+        pb, sb, rb = tilted(b[ob:], lb[ob:], theta1)
+        c1, e1 = _atoms_and_fft(pa, pb, pa.size + pb.size - 1)
+        ab = float(pa.sum()) * float(pb.sum())
+        rc = 8 * U * (abs(sa + sb) + theta1 * float(np.max(np.abs(L))) + 2)  # untilting
+        e1 = e1 + (ra + rb + ra * rb) * ab + rc * (ab + e1) + 1e-300 * n
+        with np.errstate(over="ignore"):
+            scale = np.exp(np.minimum(sa + sb - theta1 * L[s:], 700.0))
+        c[s:] = c1[s - oa - ob:n - oa - ob] * scale
+        noise[s:] = e1 / math.sqrt(n) * scale
+        log_e1 = math.log(e1) + sa + sb
+    log_err = split_errors(log_e0, log_e1, theta1, float(L[s - 1]) if s > 0 else None,
+                           float(L[s]) if s < n else None, float(L[-1]))
+    return c, log_err, noise
+
+
+def _tail_count(m: NDArray[np.float64], t: float) -> int:
+    """The largest j with Σ_{i<j} m_i <= t (m >= 0), reading chunks from the start (the
+    tails are short: no cumulative sum over the whole array)."""
+    done, acc, chunk = 0, 0.0, 4096
+    while done < m.size:
+        part = np.cumsum(m[done:done + chunk]) + acc
+        j = int(np.searchsorted(part, t, side="right"))
+        if j < part.size:
+            return done + j
+        acc = float(part[-1])
+        done += part.size
+        chunk *= 4
+    return m.size
+
+
 @dataclass(frozen=True, eq=False)
 class PLD:
     """A pessimistic privacy-loss distribution on the grid ``h·ℤ`` (see module docstring).
@@ -183,6 +277,20 @@ class PLD:
     masses: NDArray[np.float64]
     inf_mass: float = 0.0
     slack: float = 0.0
+    #: ln of bounds on ‖ω − ω̃‖_θ at the tilts :data:`.tilt.THETAS` (None: no error)
+    log_err: NDArray[np.float64] | None = None
+    #: serialisation format: 1 = written before the tilted errors (composed by
+    #: :mod:`.pld_legacy` with another version-1 PLD, so that old ledgers verify)
+    version: int = 2
+
+    @property
+    def errors(self) -> NDArray[np.float64]:
+        """``log_err``, or −inf everywhere (no tracked error)."""
+        return NO_ERROR.copy() if self.log_err is None else np.asarray(self.log_err)
+
+    def flat_slack(self) -> float:
+        """The tracked error as an additive δ valid at every ε (its ℓ1 bound, θ = 0)."""
+        return math.exp(min(700.0, float(self.errors[0])))
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -247,56 +355,81 @@ class PLD:
         """Move the top ``tail_hi`` of finite mass to +∞ and lift the bottom ``tail_lo``."""
         m = np.maximum(self.masses, 0.0)
         if m.size <= 1:
-            return PLD(self.h, self.start, m.copy(), self.inf_mass, self.slack)
-        upper = np.cumsum(m[::-1])[::-1]        # upper[i] = Σ_{j>=i} m_j
-        lower = np.cumsum(m)                    # lower[i] = Σ_{j<=i} m_j
-        hi_cut = int(np.searchsorted(-upper, -tail_hi, side="right"))  # first i: upper[i] <= t
-        hi = max(0, hi_cut - 1)                 # keep 0..hi, send hi+1.. to ∞
-        moved_up = float(upper[hi + 1]) if hi + 1 < m.size else 0.0
-        lo = int(np.searchsorted(lower, tail_lo, side="right"))  # lower[lo-1] <= tail_lo
-        lo = min(lo, hi)
-        new = m[lo:hi + 1].copy()
-        if lo > 0:
-            new[0] += float(lower[lo - 1])
-        inf = self.inf_mass + moved_up
-        return PLD(self.h, self.start + lo, new, min(1.0, inf), self.slack)
+            return PLD(self.h, self.start, m.copy(), self.inf_mass, self.slack, self.log_err)
+        hi = m.size - 1 - _tail_count(m[::-1], tail_hi)  # keep 0..hi, send hi+1.. to ∞
+        hi = max(0, hi)
+        lo = min(_tail_count(m, tail_lo), hi)             # Σ_{j<lo} m_j <= tail_lo
+        return PLD(self.h, self.start, m, self.inf_mass, self.slack, self.log_err)._moved(lo, hi)
 
     def compose(self, other: PLD) -> PLD:
-        """The PLD of the product pair (upper bound, round-off added to ``slack``)."""
+        """The PLD of the product pair (upper bound; round-off tracked in ``log_err``).
+
+        Small operands: direct convolution (sums of non-negative products, relative error
+        <= 2·min(n_a, n_b)·u per entry, so ‖e‖_θ <= that times ‖a‖_θ‖b‖_θ).  Large ones:
+        :func:`_spliced_convolution` (an untilted and a tilted FFT, :mod:`.tilt`).
+        """
         if other.h != self.h:
             raise ParameterError(f"cannot compose PLDs on different grids ({self.h} vs {other.h})")
+        if self.version == 1 and other.version == 1:
+            from .pld_legacy import compose_v1
+
+            return compose_v1(self, other)
         a, b = self.masses, other.masses
-        n = a.size + b.size - 1
+        la, lb = self.losses, other.losses
+        start = self.start + other.start
+        norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+        inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         if min(a.size, b.size) <= 64:
             c = np.convolve(a, b)  # sums of non-negative products: no cancellation
-            err = 2 * min(a.size, b.size) * U * float(a.sum()) * float(b.sum())
+            conv_err = math.log(2 * min(a.size, b.size) * U) + norm_a + norm_b
+            noise = None
         else:
-            c, err = _atoms_and_fft(a, b, n)
-        inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
-        lift = 0
-        if min(a.size, b.size) > 64:
-            # entries at the round-off level (<= the ℓ2 error bound) are noise, so that the
-            # tails can be truncated: those ABOVE the last larger entry go to +∞, those BELOW
-            # the first one are lifted onto it (both only raise H; lifting within the finite
-            # losses costs far less δ than +∞, which matters when a ledger composes one
-            # release at a time); interior ones stay (clipped at 0, error in ``slack``)
-            noise = err / math.sqrt(n)
-            big = np.flatnonzero(c > noise)
-            if big.size:
-                i0, i1 = int(big[0]), int(big[-1])
-                inf += float(np.maximum(c[i1 + 1:], 0.0).sum())
-                low = float(np.maximum(c[:i0], 0.0).sum())
-                c = c[i0:i1 + 1].copy()
-                c[0] += low
-                lift = i0
-            else:
-                inf += float(np.maximum(c, 0.0).sum())
-                c = np.zeros(1)
-        c = np.maximum(c, 0.0)
-        scale = max(1.0, float(a.sum()))
-        slack = self.slack * max(1.0, float(b.sum())) + other.slack * scale + err
-        return PLD(self.h, self.start + other.start + lift, c, min(1.0, inf),
-                   slack).truncated()
+            c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h)
+        err_a, err_b = self.errors, other.errors
+        mass_a = float(a.sum()) + math.exp(min(700.0, float(err_a[0])))
+        mass_b = float(b.sum()) + math.exp(min(700.0, float(err_b[0])))
+        # the ideal entries lie in [0, total ideal mass]: clipping into it never adds error
+        c = np.minimum(np.maximum(c, 0.0), max(1.0, mass_a * mass_b))
+        log_err = compose_errors(err_a, norm_a, err_b, norm_b, conv_err)
+        slack = self.slack * max(1.0, mass_b) + other.slack * max(1.0, mass_a)
+        out = PLD(self.h, start, c, min(1.0, inf), slack, log_err)
+        if noise is not None:
+            out = out._drop_noise(noise)
+        return out.truncated()
+
+    def _drop_noise(self, noise: NDArray[np.float64]) -> PLD:
+        """Entries at the round-off level (<= ``noise``, entry-wise) are noise, so that the
+        tails can be truncated: those ABOVE the last larger entry go to +∞, those BELOW the
+        first one are lifted onto it (both only raise H; lifting within the finite losses
+        costs far less δ than +∞, which matters when a ledger composes one release at a
+        time); interior ones stay.  The error bookkeeping of both moves: :mod:`.tilt`."""
+        c = self.masses
+        big = np.flatnonzero(c > noise)
+        if big.size == 0:
+            return PLD(self.h, self.start, np.zeros(1), min(1.0, self.inf_mass + float(c.sum())),
+                       self.slack + self.flat_slack(), None)
+        i0, i1 = int(big[0]), int(big[-1])
+        return self._moved(i0, i1)
+
+    def _moved(self, i0: int, i1: int, extra_inf: float = 0.0) -> PLD:
+        """Keep entries i0..i1; lift those below onto i0, send those above to +∞."""
+        c, err, h0 = self.masses, self.errors, self.start
+        slack = self.slack
+        inf = self.inf_mass + extra_inf
+        if i1 + 1 < c.size:
+            inf += float(c[i1 + 1:].sum())
+            # the ideal PLD's moved mass differs by <= e^{−θ L_cut}‖e‖_θ: an additive δ
+            slack += math.exp(min(700.0, float(np.min(err - THETAS * ((h0 + i1 + 1)
+                                                                  * self.h)))))
+        new = c[i0:i1 + 1].copy()
+        if i0 > 0:
+            new[0] += float(c[:i0].sum())
+            # lifted error: |Σ_R e|·e^{θ L_0} <= ‖e‖_0 e^{θ L_0} (θ > 0; unchanged at θ = 0)
+            lifted = err.copy()
+            lifted[1:] = log_add(err[1:], err[0] + THETAS[1:] * ((h0 + i0) * self.h))
+            err = lifted
+        return PLD(self.h, self.start + i0, new, min(1.0, inf), slack,
+                   err if np.any(np.isfinite(err)) else None)
 
     def self_compose(self, k: int) -> PLD:
         """k-fold composition by repeated squaring."""
@@ -315,8 +448,9 @@ class PLD:
         """λ·(this PLD) + (1 − λ)·(loss +∞): the pair with a revealed coin (see additive.py)."""
         if not 0 <= weight <= 1:
             raise ParameterError("mixture weight must be in [0, 1]")
+        err = None if self.log_err is None else self.errors + math.log(weight or 1e-300)
         return PLD(self.h, self.start, self.masses * weight,
-                   min(1.0, 1.0 - weight * (1.0 - self.inf_mass)), self.slack * weight)
+                   min(1.0, 1.0 - weight * (1.0 - self.inf_mass)), self.slack * weight, err)
 
     @staticmethod
     def envelope(plds: Sequence[PLD]) -> PLD:
@@ -348,7 +482,8 @@ class PLD:
         # re-establish tail domination exactly against float differencing
         got = np.cumsum(masses[::-1])[::-1] + inf
         deficit = float(np.max(tails[:-1] - got))
-        slack = max(p.slack for p in plds) + max(0.0, deficit)
+        # the operands' tracked errors as additive δ (θ = 0 bound), then the float deficit
+        slack = max(p.slack + p.flat_slack() for p in plds) + max(0.0, deficit)
         return PLD(h, lo, masses, min(1.0, inf), slack).truncated()
 
     # ------------------------------------------------------------------ queries
@@ -375,35 +510,53 @@ class PLD:
             w = -np.expm1(epsilon - L[above])
             core = math.fsum((m[above] * w).tolist())
         err = 8 * U * core + 1e-300
-        return min(1.0, core + self.inf_mass + self.slack + err)
+        return min(1.0, core + self.inf_mass + self.slack + err
+                   + delta_term(self.errors, epsilon))
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε with δ(ε) <= ``delta`` (exact for the discrete law, rounded up), or inf."""
+        """Smallest ε with δ(ε) <= ``delta`` (exact for the discrete law, rounded up), or inf.
+
+        The tracked error's δ term g(ε) (:func:`.tilt.delta_term`) decreases in ε: with ε_0
+        the answer without it (a lower bound of the answer), the ε solving the budget less
+        g(ε_0) is valid (g(ε) <= g(ε_0) there)."""
         if not 0 <= delta <= 1:
             raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
-        m = self.masses
-        err = 4 * m.size * U * float(m.sum())
-        budget = delta - self.inf_mass - self.slack - err
+        budget = delta - self.inf_mass - self.slack - 1e-300
+        eps0 = self._invert(budget)
+        if not math.isfinite(eps0) or self.log_err is None:
+            return eps0
+        return self._invert(budget - delta_term(self.errors, eps0))
+
+    def _invert(self, budget: float) -> float:
+        """Smallest ε >= 0 with (finite part of δ)(ε) <= ``budget``, rounded up.
+
+        The tail sums A_i, C_i are sums of at most n non-negative terms, each computed with
+        relative error <= (n + 2)u (Higham 2002, eq. (4.4); :func:`_discounted_suffix`), so
+        D_i = A_i − C_i is off by at most 4(n + 2)u·(A_i + C_i): a relative bound, which
+        keeps ε(δ) exact down to the smallest δ (an absolute n·u bound would be ~1e-10).
+        """
         if budget <= 0:
             return math.inf
+        m = self.masses
         L, A, C = self._tails()
+        rel = 4 * (m.size + 2) * U
         # δ at grid loss L_i (mass at L_i itself has weight 0): D_i = A_i − C_i
-        D = A - C
+        D = A - C + rel * (A + C)
         ok = np.flatnonzero(budget >= D)
         if ok.size == 0:
             return math.inf
         i = int(ok[0])
         if i == 0:
             # below the lowest loss δ(ε) = A_{-1} − e^ε B with all masses: solve for ε <= L_0
-            A0 = float(m.sum())
-            B0 = float((m * np.exp(-(L - L[0]))).sum())  # = B·e^{L_0}
+            A0 = float(m.sum()) * (1 + rel)
+            B0 = float((m * np.exp(-(L - L[0]))).sum()) * (1 - rel)  # = B·e^{L_0}
             if budget >= A0:
                 return 0.0
             eps = L[0] + math.log((A0 - budget) / B0)
         else:
             # on (L_{i-1}, L_i]: δ(ε) = A_{i-1} − e^{ε − L_{i−1}} C'_{i−1}, C' incl. ω_i..
-            Ai = float(A[i - 1])
-            Ci = float(C[i - 1])  # = Σ_{j>i−1} ω_j e^{L_{i−1} − L_j}
+            Ai = float(A[i - 1]) * (1 + rel)
+            Ci = float(C[i - 1]) * (1 - rel)  # = Σ_{j>i−1} ω_j e^{L_{i−1} − L_j}
             if Ci <= 0:
                 eps = float(L[i])
             else:
@@ -414,9 +567,14 @@ class PLD:
 
     # ------------------------------------------------------------------ serialisation
     def to_bytes(self) -> bytes:
-        head = json.dumps({"h": self.h.hex(), "start": self.start, "n": int(self.masses.size),
-                           "inf": float(self.inf_mass).hex(), "slack": float(self.slack).hex()},
-                          sort_keys=True).encode()
+        fields: dict[str, object] = {
+            "h": self.h.hex(), "start": self.start, "n": int(self.masses.size),
+            "inf": float(self.inf_mass).hex(), "slack": float(self.slack).hex()}
+        if self.version != 1:  # absent in PLDs of the first format
+            fields["v"] = self.version
+        if self.log_err is not None:  # absent in PLDs written before the tilted errors
+            fields["err"] = [float(x).hex() for x in self.errors]
+        head = json.dumps(fields, sort_keys=True).encode()
         return (_MAGIC + struct.pack("<I", len(head)) + head
                 + np.ascontiguousarray(self.masses, dtype="<f8").tobytes())
 
@@ -433,8 +591,13 @@ class PLD:
             np.float64)
         if off + 8 * masses.size != len(data):
             raise ParameterError("serialised PLD has trailing or missing bytes")
+        err = head.get("err")
+        if err is not None and len(err) != THETAS.size:
+            raise ParameterError("serialised PLD has an error vector of the wrong length")
         return cls(float.fromhex(head["h"]), int(head["start"]), masses,
-                   float.fromhex(head["inf"]), float.fromhex(head["slack"]))
+                   float.fromhex(head["inf"]), float.fromhex(head["slack"]),
+                   None if err is None else np.array([float.fromhex(x) for x in err]),
+                   int(head.get("v", 1)))
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
@@ -442,4 +605,5 @@ class PLD:
     def __repr__(self) -> str:
         return (f"PLD(h={self.h:g}, losses=[{self.start * self.h:.4g}, "
                 f"{(self.start + self.masses.size - 1) * self.h:.4g}], n={self.masses.size}, "
-                f"inf_mass={self.inf_mass:.3g}, slack={self.slack:.3g})")
+                f"inf_mass={self.inf_mass:.3g}, slack={self.slack:.3g}, "
+                f"err={self.flat_slack():.3g})")

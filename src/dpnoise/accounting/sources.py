@@ -207,7 +207,7 @@ def _split_envelope(splits: list[tuple[int, ...]], by_part: dict[int, PLD]) -> P
         [(p.start + np.flatnonzero(k)).astype(np.int64) for p, k in zip(composed, keep,
                                                                        strict=True)],
         [p.masses[k] for p, k in zip(composed, keep, strict=True)],
-        [p.inf_mass for p in composed], composed[0].h)
+        [p.inf_mass for p in composed], composed[0].h, [p.errors for p in composed])
     return PLD(hull.h, hull.start, hull.masses, hull.inf_mass,
                hull.slack + max(p.slack for p in composed))
 

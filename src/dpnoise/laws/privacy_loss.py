@@ -94,12 +94,16 @@ def minorant_pairs(logp: NDArray[np.float64], logf: NDArray[np.float64], S: int,
                            f"{lam:.17g} at shift {S}, rest at +inf")
 
 
-def geometric_atoms(a: float, S: int, *, half: bool) -> LossAtoms:
+def geometric_atoms(a: float, S: int, *, half: bool,
+                    close: tuple[float, float] = (0.0, 0.0)) -> LossAtoms:
     """Exact PLD atoms of the ideal two-sided geometric law (decay a per cell), shift S.
 
     ``half=False``: p(z) ∝ e^{−a|z|} on ℤ (discrete Laplace).  ``half=True``: the half-offset
     lattice p(j) ∝ e^{−a·K(j)}, K(j) = j (j >= 0) or −j − 1 (j < 0).  Both laws are symmetric,
-    so (G_0, G_{−S}) mirrors (G_0, G_S) and one direction suffices.
+    so (G_0, G_{−S}) mirrors (G_0, G_S) and one direction suffices.  ``close = (ρ_lo, ρ_hi)``:
+    the sampled law p̃ satisfies e^{−ρ_lo} f <= p̃ <= e^{ρ_hi} f pointwise (f the ideal law),
+    and the atoms returned are the pointwise-close inflation of :mod:`dpnoise.accounting.pld`
+    (losses + ρ_lo + ρ_hi, masses × e^{ρ_hi}): they dominate the sampled pair.
     """
     r = math.exp(-a)
     if half:
@@ -112,18 +116,20 @@ def geometric_atoms(a: float, S: int, *, half: bool) -> LossAtoms:
         z = np.arange(1, S, dtype=np.float64)
         losses = np.concatenate([[S * a, -S * a], (S - 2 * z) * a])
         probs = np.concatenate([[1 / (1 + r), r**S / (1 + r)], norm * np.exp(-a * z)])
-    return LossAtoms(losses, probs, 16 * U * np.abs(losses) + 1e-13)
+    err = 16 * U * np.abs(losses) + 1e-13 + (close[0] + close[1]) * (1 + 4 * U)
+    return LossAtoms(losses, probs * math.exp(close[1]) * (1 + 4 * U), err)
 
 
-def periodic_coin(lf: NDArray[np.float64], lp: NDArray[np.float64], first: slice,
-                  second: slice) -> float:
-    """ρ = max ln(f/p̃) (rounded up) of a block-periodic sampled table ``lp`` against the
-    ideal ``lf``; the gap must repeat between the ``first`` and ``second`` period (so the
-    maximum over two periods is the maximum everywhere).  The coin is e^{−ρ}."""
+def periodic_gaps(lf: NDArray[np.float64], lp: NDArray[np.float64], first: slice,
+                  second: slice) -> tuple[float, float]:
+    """(ρ_lo, ρ_hi), rounded up: e^{−ρ_lo} f <= p̃ <= e^{ρ_hi} f for a block-periodic sampled
+    table ``lp`` against the ideal ``lf`` (the gap must repeat between the ``first`` and
+    ``second`` period, so its extremes over two periods are its extremes everywhere)."""
     gap = lf - lp
     if not np.allclose(gap[first], gap[second], rtol=0, atol=1e-12):
         raise ParameterError("block law is not periodic: cannot bound it by the ideal law")
-    return max(0.0, float(np.max(gap))) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
+    pad = 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
+    return max(0.0, float(np.max(gap))) + pad, max(0.0, -float(np.min(gap))) + pad
 
 
 def _runs(values: NDArray[np.float64], first: int) -> tuple[NDArray[np.int64],

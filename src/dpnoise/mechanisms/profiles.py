@@ -33,10 +33,14 @@ from ..laws.privacy_loss import (
     geometric_atoms,
     minorant_pairs,
     pair_atoms,
-    periodic_coin,
+    periodic_gaps,
     periodic_shift_atoms,
 )
 from ..profile import DominatingPairs, PrivacyProfile, pure_renyi, renyi_gaussian
+
+#: a finite table (the discrete Gaussian's) is charged the exact PLDs of its own pmf at every
+#: shift 1..S up to this S (tail envelope); beyond, its log-concave minorant
+EXACT_TABLE_SHIFTS = 16
 
 _FINITE = ("samples a finite-support law, whose Renyi divergence between neighbours is "
            "infinite: it has no zCDP guarantee. Use the 'pld' accountant (exact for this law)")
@@ -66,11 +70,11 @@ def laplace_pairs(m: Any, S: int) -> DominatingPairs:
     k = np.arange(2 * M, dtype=np.int64)
     lp = np.asarray(m.block.logpmf(k), dtype=np.float64)  # ln P(K = k), sampled
     lf = np.log(-math.expm1(-a)) - a * k.astype(np.float64)  # ideal (1 − r) r^k
-    rho = periodic_coin(lf, lp, slice(0, M), slice(M, 2 * M))
-    return DominatingPairs((geometric_atoms(a, S, half=True),), coin=math.exp(-rho),
+    rho = periodic_gaps(lf, lp, slice(0, M), slice(M, 2 * M))
+    return DominatingPairs((geometric_atoms(a, S, half=True, close=rho),),
                            note=f"lattice Laplace: ideal discrete Laplace (decay ln2/{M}) at "
-                           f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} (64-bit "
-                           "table vs ideal, periodic in blocks)")
+                           f"shift {S}, inflated by the 64-bit table's pointwise log-gaps to "
+                           f"the ideal law ({rho[0]:.3g}, {rho[1]:.3g}; periodic in blocks)")
 
 
 def laplace_profile(m: Any) -> PrivacyProfile:
@@ -113,12 +117,12 @@ def geometric_pairs(m: Any, S: int) -> DominatingPairs:
         z = np.arange(0, 2 * M + 1, dtype=np.int64)
         lp = np.asarray(block.logpmf(z), dtype=np.float64)
         lf = math.log(-math.expm1(-a)) - math.log1p(math.exp(-a)) - a * z.astype(np.float64)
-        rho = periodic_coin(lf, lp, slice(1, M + 1), slice(M + 1, None))
-        return DominatingPairs((geometric_atoms(a, S, half=False),), coin=math.exp(-rho),
+        rho = periodic_gaps(lf, lp, slice(1, M + 1), slice(M + 1, None))
+        return DominatingPairs((geometric_atoms(a, S, half=False, close=rho),),
                                note=f"two-sided geometric (block sampler, decay {a:.6g}), "
-                               f"shift {S}, mixed with +inf mass 1 - e^-rho, rho = {rho:.3g} "
-                               "(64-bit table vs ideal, periodic in blocks; clamping is "
-                               "post-processing)")
+                               f"shift {S}, inflated by the 64-bit table's pointwise log-gaps "
+                               f"to the ideal law ({rho[0]:.3g}, {rho[1]:.3g}; periodic in "
+                               "blocks; clamping is post-processing)")
     a = m.s / m.t  # exact sampler (CKS Alg. 2): the sampled law IS the ideal one
     return DominatingPairs((geometric_atoms(a, S, half=False),), coin=1.0,
                            note=f"two-sided geometric, decay {a:.6g}, shift {S} (exact "
@@ -137,6 +141,14 @@ def discrete_gaussian_pairs(m: Any, S: int) -> DominatingPairs:
 
     s2 = float(m.sigma2)
     table = m.table
+    if table is not None and S <= EXACT_TABLE_SHIFTS:  # every shift of the table itself
+        z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
+        lp = np.asarray(table.logpmf(z), dtype=np.float64)
+        return DominatingPairs(
+            tuple(pair_atoms(lp, d) for s in range(1, S + 1) for d in (s, -s)),
+            note=f"discrete Gaussian table sigma2={s2:.6g}: the table's exact PLDs at every "
+            f"shift +-1..{S}, tail envelope (finite support: the unmatched end cells are +inf; "
+            "clamping is post-processing)")
     if table is not None:  # the sampled table vs the ideal (log-concave) discrete Gaussian
         z = np.arange(-table.K - S, table.K + S + 1, dtype=np.int64)
         lp = np.asarray(table.logpmf(z), dtype=np.float64)
