@@ -1,0 +1,38 @@
+"""Every performance figure in the README and docs is a generated block (benchmarks/blocks.py)
+that matches the committed benchmark output it was written from."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "blocks.py"
+_spec = importlib.util.spec_from_file_location("bench_blocks", _PATH)
+assert _spec is not None and _spec.loader is not None
+blocks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(blocks)
+
+
+def test_every_block_matches_its_committed_result() -> None:
+    assert blocks.stale() == []
+
+
+def test_the_performance_page_shows_the_targets_table() -> None:
+    names = {n for doc in blocks.documents() for n, _ in blocks.blocks(doc.read_text())}
+    assert "targets" in names
+    assert all((blocks.RESULTS / f"{n}.md").is_file() for n in names)
+
+
+def test_a_hand_edited_block_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "x.md").write_text("ratio 1.00x\n")
+    (tmp_path / "README.md").write_text("a\n<!-- bench:x -->\nratio 1.00x\n<!-- /bench:x -->\n")
+    (tmp_path / "docs" / "p.md").write_text("<!-- bench:x -->\nratio 9.99x\n<!-- /bench:x -->\n")
+    monkeypatch.setattr(blocks, "ROOT", tmp_path)
+    monkeypatch.setattr(blocks, "RESULTS", tmp_path / "benchmarks" / "results")
+    assert blocks.stale() == ["docs/p.md: x"]
+    assert blocks.rewrite() == [tmp_path / "docs" / "p.md"]
+    assert blocks.stale() == []
