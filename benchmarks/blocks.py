@@ -2,9 +2,9 @@
 
 A block in a markdown file is::
 
-    <!-- bench:NAME -->
+    <!-- BEGIN bench:NAME -->
     ...the exact text of benchmarks/results/NAME.md...
-    <!-- /bench:NAME -->
+    <!-- END bench:NAME -->
 
 ``python benchmarks/run.py`` (``make bench``) runs the benchmark scripts, writes each one's
 output with the machine's load to ``benchmarks/results/NAME.md`` and rewrites every block
@@ -19,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-_BLOCK = re.compile(r"<!-- bench:([a-z0-9_-]+) -->\n(.*?)<!-- /bench:\1 -->", re.DOTALL)
+_BLOCK = re.compile(r"<!-- BEGIN bench:([a-z0-9_-]+) -->\n(.*?)<!-- END bench:\1 -->",
+                    re.DOTALL)
 
 
 def documents() -> list[Path]:
@@ -42,8 +43,8 @@ def result(name: str) -> str:
 
 def render(text: str) -> str:
     """``text`` with every block's body replaced by its committed result."""
-    return _BLOCK.sub(lambda m: f"<!-- bench:{m.group(1)} -->\n{result(m.group(1))}"
-                      f"<!-- /bench:{m.group(1)} -->", text)
+    return _BLOCK.sub(lambda m: f"<!-- BEGIN bench:{m.group(1)} -->\n{result(m.group(1))}"
+                      f"<!-- END bench:{m.group(1)} -->", text)
 
 
 def rewrite() -> list[Path]:

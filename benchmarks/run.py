@@ -4,8 +4,8 @@
 
 Each benchmark script runs in its own process (``--quick`` unless ``--full``); its output is
 written, under a line giving the command, the date and the machine's load average before
-and after it, to ``benchmarks/results/NAME.md``, and every ``<!-- bench:NAME -->`` block in
-README.md and docs/ is rewritten from it (:mod:`blocks`).  A script's output is shown as
+and after it, to ``benchmarks/results/NAME.md``, and every ``<!-- BEGIN bench:NAME -->``
+block in README.md and docs/ is rewritten from it (:mod:`blocks`).  A script's output is shown as
 it is printed; markdown tables stay tables, anything else is fenced as text.
 """
 

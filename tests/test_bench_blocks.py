@@ -29,8 +29,9 @@ def test_a_hand_edited_block_is_caught(tmp_path: Path, monkeypatch: pytest.Monke
     (tmp_path / "docs").mkdir()
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     (tmp_path / "benchmarks" / "results" / "x.md").write_text("ratio 1.00x\n")
-    (tmp_path / "README.md").write_text("a\n<!-- bench:x -->\nratio 1.00x\n<!-- /bench:x -->\n")
-    (tmp_path / "docs" / "p.md").write_text("<!-- bench:x -->\nratio 9.99x\n<!-- /bench:x -->\n")
+    begin, end = "<!-- BEGIN bench:x -->\n", "<!-- END bench:x -->\n"
+    (tmp_path / "README.md").write_text(f"a\n{begin}ratio 1.00x\n{end}")
+    (tmp_path / "docs" / "p.md").write_text(f"{begin}ratio 9.99x\n{end}")
     monkeypatch.setattr(blocks, "ROOT", tmp_path)
     monkeypatch.setattr(blocks, "RESULTS", tmp_path / "benchmarks" / "results")
     assert blocks.stale() == ["docs/p.md: x"]
