@@ -33,7 +33,7 @@ test-quick: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,spark,bench]"
-	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/run.py
 
 DOCS_STAMP := $(VENV)/.docs-installed
 $(DOCS_STAMP): $(STAMP)

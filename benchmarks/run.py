@@ -24,6 +24,7 @@ import blocks
 
 #: name -> (script, its arguments in a quick run, whether its output is markdown)
 BENCHMARKS: dict[str, tuple[str, list[str], bool]] = {
+    "summary": ("summary.py", [], True),
     "targets": ("targets.py", ["--quick"], True),
     "throughput": ("throughput.py", ["--quick"], False),
     "truncated_laplace": ("truncated_laplace.py", ["--quick"], False),

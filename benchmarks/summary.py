@@ -1,36 +1,32 @@
-"""The README's performance summary: a short table measured now, written between markers.
+"""The README's performance summary: a short table measured now.
 
-    python scripts/bench_summary.py               # print the block
-    python scripts/bench_summary.py --write       # also replace it in README.md
+    python benchmarks/summary.py
+
+``make bench`` (``benchmarks/run.py``) records its output and writes it into the README's
+``bench:summary`` block.
 
 Measures, in this process on one core, 10^6 releases of distinct true values (ε = 1, over
 [0, 1000]) for dpnoise's most used mechanisms, each paired with numpy's unsafe
 ``x + Generator.laplace`` right before it, and the peer libraries' Laplace when they are
-importable (the ``bench`` extra: ``make bench`` installs them).  The block states the date,
-the machine's load average (``os.getloadavg``) and the command, and replaces whatever sits
-between ``<!-- BEGIN bench:summary -->`` and ``<!-- END bench:summary -->`` in README.md.
+importable (the ``bench`` extra: ``make bench`` installs them); run.py adds the date,
+the machine's load average and the command.
 The full benchmarks and their discussion: docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "src"))
 import dpnoise  # noqa: E402
 from _common import rate  # noqa: E402
 
 N = 1_000_000
-BEGIN, END = "<!-- BEGIN bench:summary -->", "<!-- END bench:summary -->"
 
 
 def _numpy_rate(x: np.ndarray) -> float:
@@ -77,7 +73,6 @@ def _peers() -> list[tuple[str, object, int]]:
 
 def measure() -> str:
     """The block's markdown: one row per implementation, rates and ratios vs numpy."""
-    load = os.getloadavg()[0]
     mechs, src = _ours()
     rows = []
     x = mechs[0][2]
@@ -90,10 +85,8 @@ def measure() -> str:
         r = rate(fn, n, repeats=1)
         rows.append((name, r, r / ref))
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python "
-        f"scripts/bench_summary.py --write` ({os.cpu_count()} cores, load average "
-        f"{load:.1f}; one core used; 10^6 distinct true values, ε = 1; ratio to numpy's "
-        "unsafe `x + Generator.laplace` measured right before each row):",
+        "One core, 10^6 distinct true values, ε = 1; each ratio against numpy's unsafe "
+        "`x + Generator.laplace` measured right before it:",
         "",
         "| release | values/s | vs numpy |",
         "|---|---:|---:|",
@@ -105,22 +98,9 @@ def measure() -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(block: str, path: Path = ROOT / "README.md") -> None:
-    text = path.read_text()
-    pattern = re.compile(re.escape(BEGIN) + r"\n.*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} block")
-    path.write_text(pattern.sub(lambda _: f"{BEGIN}\n{block}{END}", text))
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="replace the block in README.md")
-    args = ap.parse_args()
-    block = measure()
-    print(block, end="")
-    if args.write:
-        write(block)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    print(measure(), end="")
 
 
 if __name__ == "__main__":
