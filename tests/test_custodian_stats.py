@@ -408,7 +408,7 @@ def test_past_releases_have_the_live_error_bars_and_keys(recorded: Any) -> None:
     """Every statistic: the error bars recomputed from the ledger (answer + recorded noisy
     components + public recipe) equal the live release's, and a partition-selected
     release's entry carries the released keys."""
-    from dpnoise.session.session import entry_cells, entry_interval
+    from dpnoise.session.answers import entry_cells, entry_interval
 
     _, live, entries = recorded
     for r in live:
@@ -493,7 +493,7 @@ def test_entry_without_components_says_so(tmp_path: Any,
     and a table larger than RECORD_MAX_CELLS: no error bars, said plainly."""
     from dpnoise.cli import main
     from dpnoise.session import ledger as ledger_module
-    from dpnoise.session.session import entry_interval
+    from dpnoise.session.answers import entry_interval
 
     with _ledger_session(tmp_path) as s:
         r = s.release("mean x by g", epsilon=0.5)

@@ -29,7 +29,7 @@ from dpnoise.session.ledger_chain import (
     event_hash,
     sha256_hex,
 )
-from dpnoise.session.ledger_store import migrate
+from dpnoise.session.ledger_migrate import migrate
 
 KW: dict[str, Any] = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
                           parameters={}, guarantee={})

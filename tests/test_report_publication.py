@@ -31,8 +31,8 @@ from dpnoise.report.numbers import (
     value_text,
 )
 from dpnoise.report.svg import step_chart
+from dpnoise.session.answers import entry_interval
 from dpnoise.session.declared import rules_in_words
-from dpnoise.session.session import entry_interval
 
 from .browser import Browser, chromium_or_skip
 from .test_report import _Frozen

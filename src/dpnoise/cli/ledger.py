@@ -111,14 +111,14 @@ def anchor_required(led: Any, path: str, args: argparse.Namespace) -> bool:
 def _init(path: str, args: argparse.Namespace) -> int:
     from ..errors import ParameterError
     from ..session import Budget, Ledger
-    from .release_data import _budget
+    from .data_args import parse_budget
 
     if args.rho is not None:
         if args.budget is not None:
             raise ParameterError("give --budget EPS[,DELTA] or --rho RHO, not both")
         budget = Budget(rho=args.rho, accountant=args.accountant or "zcdp")
     else:
-        budget = _budget(args.budget, args.accountant)
+        budget = parse_budget(args.budget, args.accountant)
     if budget is None:
         raise ParameterError(f"dpnoise ledger init {path} needs --budget EPS[,DELTA] or --rho "
                              "RHO (the total, fixed for ever)")
@@ -218,7 +218,7 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     recorded in its complete event and its public recipe only; cells labelled with their
     public keys (or, for groups chosen by partition selection, the released keys)."""
     from ..errors import ParameterError
-    from ..session.session import entry_cells, entry_interval
+    from ..session.answers import entry_cells, entry_interval
 
     match = [e for e in rows if e.id == args.show]
     if not match:

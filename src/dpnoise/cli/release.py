@@ -11,8 +11,8 @@ import argparse
 from ..errors import ParameterError
 from ..mechanisms.registry import entries
 from .command import rng_from, subcommand
+from .data_args import add_data_arguments
 from .output import emit_json
-from .release_data import add_data_arguments
 
 
 def _release_args(p: argparse.ArgumentParser) -> None:

@@ -30,9 +30,9 @@ _PER_QUERY = (("query", "--query"), ("data_epsilon", "--epsilon"), ("data_delta"
 def run_workload_release(args: argparse.Namespace) -> int:
     from ..randomness import SeededRandom
     from ..session import Schema, Session
-    from ..session.session import _resolve_schema
+    from ..session.opening import resolve_schema
     from ..session.workload import Workload
-    from .release_data import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, _budget, engine_options
+    from .data_args import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, engine_options, parse_budget
 
     given = [flag for dest, flag in _PER_QUERY if getattr(args, dest, None) is not None]
     if given or args.dry_run:
@@ -40,7 +40,7 @@ def run_workload_release(args: argparse.Namespace) -> int:
                              "query, its epsilon, delta and mechanism are in the workload file")
     workload = Workload.load(args.workload)  # a bad file is refused before the data opens
     engine, options = engine_options(args)
-    base = _resolve_schema(args.schema, args.data) if (
+    base = resolve_schema(args.schema, args.data) if (
         args.schema is not None or Path(args.data).with_suffix(".toml").is_file()) else None
     schema = Schema.from_flags(
         args.bounds, args.categories, args.keys, user_id=args.user_id,
@@ -59,7 +59,7 @@ def run_workload_release(args: argparse.Namespace) -> int:
             raise ParameterError(f"--anchor needs a ledger file, not --ledger {MEMORY}")
         print(MEMORY_NOTICE, file=sys.stderr)
     rng = None if args.seed is None else SeededRandom(args.seed)
-    with Session(args.data, _budget(args.budget), None if in_memory else ledger,
+    with Session(args.data, parse_budget(args.budget), None if in_memory else ledger,
                  schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
                  anchor=args.anchor, engine=engine, engine_options=options) as s:
         result = s.run_workload(workload, output=args.output)

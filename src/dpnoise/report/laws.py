@@ -164,7 +164,7 @@ def released_law(stat: str, plans: Mapping[str, Mapping[str, Any]], answer: floa
 
         stats = combine("mean", draws, lo, hi)
     else:
-        from ..session.session import combine_variance
+        from ..session.answers import combine_variance
 
         stats = combine_variance(draws, lo, hi)
         if stat == "stddev":

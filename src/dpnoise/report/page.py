@@ -70,7 +70,7 @@ svg.chart .errbar{stroke:#1d232b;stroke-width:1.5;fill:none}
 
 
 def _entry_view(entry: Any) -> ReleaseView:
-    from ..session.session import entry_cells
+    from ..session.answers import entry_cells
 
     params = entry.parameters if isinstance(entry.parameters, dict) else {}
     guarantee = entry.guarantee if isinstance(entry.guarantee, dict) else {}
@@ -126,7 +126,7 @@ def _past_intervals(entry: Any) -> tuple[np.ndarray, np.ndarray] | None:
     components and public recipe (:func:`dpnoise.session.session.entry_interval`), else
     None (components not recorded)."""
     from ..errors import DpnoiseError
-    from ..session.session import entry_interval
+    from ..session.answers import entry_interval
 
     if entry.answer is None or entry.status != "released":
         return None

@@ -10,8 +10,9 @@ several queries released in one pass, their budget reserved in one transaction).
 from .adapter import MECHANISMS, Plan, Target, plan
 from .ledger import Budget, Entry, Ledger
 from .query import Query, parse_query
+from .release import Release
 from .schema import Column, Schema
-from .session import Release, Session
+from .session import Session
 from .truth import TrueAnswer
 from .workload import Workload, WorkloadResult
 

@@ -92,6 +92,7 @@ from .ledger_chain import (
     verify_rows,
     write_anchor,
 )
+from .ledger_migrate import migrate
 from .ledger_store import (
     SELECT_EVENTS,
     V1,
@@ -105,7 +106,6 @@ from .ledger_store import (
     create_tables,
     fingerprint,
     header_body,
-    migrate,
     use_rollback_journal,
     v1_charged,
     v1_check,

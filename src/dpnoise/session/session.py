@@ -26,26 +26,8 @@ before 4; after 4 the charge is kept whatever happens):
    or written; a release noised on the Spark executors is written after its complete
    event.
 
-Statistics, for add/remove-one-individual neighbours with at most k rows each, values
-clamped into the declared ``[lo, hi]`` and an optional public row bound N:
-
-* COUNT: integer cells in ``[0, N]`` (``[0, ∞)`` without N), one row moves a cell by 1;
-* SUM: cells in ``[N·min(lo, 0), N·max(hi, 0)]`` (a half-line or the real line without N),
-  one row moves a cell by at most ``max(|lo|, |hi|)`` rounded up to the exact sum's grid
-  (:func:`~dpnoise.session.engine.exact_sum`, at most 2^-16 relatively more);
-* MEAN: half the epsilon releases the count of non-missing values C, half releases the
-  *centred* sum S = Σ(x − mid) over the same values (one row moves it by at most
-  ``(hi − lo)/2``, rounded up to its grid); the answer is ``clamp(mid + S/max(C, 1), lo,
-  hi)`` -- post-processing, so always inside ``[lo, hi]``.  A missing value is in neither.
-* VARIANCE / STDDEV, QUANTILE, groups whose keys are not public, two-dimensional
-  bounding (``max_groups`` / ``max_rows_per_group``) and the error bars every release
-  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.stats` and
-  :mod:`dpnoise.session.intervals`.
-
-Why this file is long (~800 lines): it is the one place that orders a release (parse,
-calibrate, plan under the accountant, reserve, aggregate, noise, combine, error bars,
-complete); the seams for a later split are ``Release`` (-> ``release.py``) and the
-component-to-answer functions at the end (-> ``answers.py``).
+How each statistic is made from its components, and its error bars:
+:mod:`dpnoise.session.answers`.
 """
 
 from __future__ import annotations
@@ -54,7 +36,7 @@ import functools
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,337 +46,32 @@ from numpy.typing import NDArray
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
-from .adapter import RANGE_LAPLACE_MAX_CELLS, Plan, Target, plan
-from .declared import declared_rules, rules_in_words
-from .engine import Aggregates, DuckDBEngine, exact_sum
-from .intervals import component_interval, ratio_interval, variance_interval
+from .adapter import RANGE_LAPLACE_MAX_CELLS, Target, plan
+from .answers import (
+    column_range,
+    combine_answer,
+    components_of,
+    composed_guarantee,
+    entry_interval,
+    entry_interval_at,
+    interval_function,
+    public_cells,
+    recorded_components,
+    true_quantile,
+)
+from .declared import declared_rules
+from .engine import exact_sum
 from .ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
-from .plan import combine, power_fixed, quantile_grid
+from .opening import check_output, open_engine, resolve_schema
+from .plan import power_fixed, quantile_grid
 from .planning import ReleasePlan, plan_release, release_spec
 from .query import Query, parse_query
+from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
-from .stats import RankPlan, SelectionPlan, level_interval, rank_error_from_parameters
-from .table import TABLE_FORMATS, check_new_file, duckdb_error, positive_zero, write_table
+from .stats import RankPlan, SelectionPlan
+from .table import duckdb_error, write_table
 from .truth import TrueAnswer
 
-
-@dataclass(frozen=True)
-class Release:
-    """A released statistic: private values per public cell, with its provenance.
-
-    Parameters
-    ----------
-    query : str
-        The query as asked.
-    canonical : str
-        Its canonical form (what the ledger compares for replay).
-    stat : str
-        The statistic: count, sum, mean, variance, stddev or quantile.
-    group_by : tuple of str
-        The group columns.
-    group_keys : tuple
-        Per group column, its released keys.
-    values : numpy.ndarray
-        The private values, one axis per group column (shape () for a scalar).
-    mechanism : str
-        The mechanism of each component.
-    epsilon, delta : float
-        The release's guarantee.
-    guarantee : str
-        The guarantee in words (per row or per individual).
-    ledger_id : int or None
-        The release's number in the ledger.
-    replayed : bool, default False
-        Whether it was served from the ledger.
-    details : dict, default {}
-        Public facts about the calibration.
-    ledger_head : str or None, default None
-        The ledger's head hash after this release.
-    confidence : float, default 0.95
-        The default confidence of :meth:`interval`.
-    declared : dict, default {}
-        The schema's rules behind the numbers (clamping bounds, contribution caps), as
-        :func:`dpnoise.session.declared.declared_rules` gives them.
-    """
-
-    query: str
-    canonical: str
-    stat: str
-    group_by: tuple[str, ...]
-    group_keys: tuple[Any, ...]  # per group column: its public keys (tuple or range)
-    values: NDArray[Any]  # shape = number of keys per group column; () for a scalar
-    mechanism: str
-    epsilon: float
-    delta: float
-    guarantee: str
-    ledger_id: int | None
-    replayed: bool = False
-    details: dict[str, Any] = field(default_factory=dict, compare=False)
-    ledger_head: str | None = None  # the ledger's head hash after this release (an anchor)
-    confidence: float = 0.95
-    _intervals: Any = field(default=None, compare=False, repr=False)
-    #: the schema's rules behind the numbers (:func:`dpnoise.session.declared.declared_rules`)
-    declared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def interval_kind(self) -> str:
-        """``value`` (the interval holds the true value), or ``level`` for a quantile
-        (the released value is an empirical p-quantile for p in the interval)."""
-        return "level" if self.stat == "quantile" else "value"
-
-    def interval(self, confidence: float | None = None) -> tuple[NDArray[Any], NDArray[Any]]:
-        """``(low, high)`` arrays shaped like ``values``: a confidence set for each cell's
-        true value at ``confidence`` (default: the release's), computed from the
-        released output and public parameters only (:mod:`dpnoise.session.intervals`);
-        conservative.  For a quantile: an interval of quantile levels.
-
-        Parameters
-        ----------
-        confidence : float or None, default None
-            In (0, 1); None: the release's ``confidence``.
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-            ``(low, high)``.
-
-        Raises
-        ------
-        ParameterError
-            If the release carries no error bars (replayed from a ledger entry without recorded
-            components) or ``confidence`` is not in (0, 1).
-        """
-        from ..laws.base import check_level
-
-        if self._intervals is None:
-            raise ParameterError("this release carries no error bars (replayed from a "
-                                 "ledger entry whose components were not recorded, or "
-                                 "written by the executors)")
-        conf = self.confidence if confidence is None else check_level(confidence)
-        lo, hi = self._intervals(conf)
-        return positive_zero(lo), positive_zero(hi)
-
-    def _repr_html_(self) -> str:
-        """Notebook display: the released table and the error law at a public point."""
-        from ..views import html_of
-
-        return html_of("release", self)
-
-    @property
-    def value(self) -> Any:
-        """The scalar answer (queries without GROUP BY)."""
-        if self.values.ndim:
-            raise ParameterError("a grouped release has many values: use .values / .rows()")
-        return self.values.item()
-
-    def key_arrays(self) -> dict[str, NDArray[Any]]:
-        """One array per group column, aligned with ``values.ravel()``.
-
-        Returns
-        -------
-        dict of str to numpy.ndarray
-            Group column -> keys.
-        """
-        if not self.group_by:
-            return {}
-        grids = np.meshgrid(*[np.asarray(list(k) if not isinstance(k, range)
-                                         else np.arange(k.start, k.stop))
-                              for k in self.group_keys], indexing="ij")
-        return {g: a.ravel() for g, a in zip(self.group_by, grids, strict=True)}
-
-    def rows(self, limit: int | None = None, intervals: bool = True
-             ) -> list[tuple[Any, ...]]:
-        """The released cells as tuples, in the order of :meth:`columns` (with the same
-        ``intervals`` default: ``pd.DataFrame(r.rows(), columns=r.columns())`` works).
-
-        Parameters
-        ----------
-        limit : int or None, default None
-            At most this many rows (None: all).
-        intervals : bool, default True
-            Add the error-bar columns.
-
-        Returns
-        -------
-        list of tuple
-            One tuple per cell.
-        """
-        flat = positive_zero(self.values.ravel())
-        n = flat.size if limit is None else min(limit, flat.size)
-        keys = self.key_arrays()
-        lo = hi = None
-        if intervals and self._intervals is not None:
-            lo, hi = (np.asarray(a).ravel() for a in self.interval())
-        return [(*tuple(_item(keys[g][i]) for g in self.group_by), flat[i].item(),
-                 *((lo[i].item(), hi[i].item()) if lo is not None else ()))  # type: ignore[index]
-                for i in range(n)]
-
-    def columns(self, intervals: bool = True) -> list[str]:
-        """The column names of :meth:`rows`: the group columns, the statistic, and ``low``,
-        ``high`` (``level_low``, ``level_high`` for a quantile).
-
-        Parameters
-        ----------
-        intervals : bool, default True
-            Include the error-bar columns.
-
-        Returns
-        -------
-        list of str
-            The names.
-        """
-        extra = []
-        if intervals and self._intervals is not None:
-            extra = ["level_low", "level_high"] if self.interval_kind == "level" else \
-                ["low", "high"]
-        return [*self.group_by, self.stat, *extra]
-
-    def has_intervals(self) -> bool:
-        """Whether this release carries error bars (see :meth:`interval`).
-
-        Returns
-        -------
-        bool
-            True when :meth:`interval` can compute error bars.
-        """
-        return self._intervals is not None
-
-    def metadata(self) -> dict[str, Any]:
-        """The release's public facts (confidence, guarantee, mechanism, epsilon, delta,
-        query, ledger row) -- what :meth:`to_pandas` & co. attach as metadata.
-
-        Returns
-        -------
-        dict
-            Public facts only.
-        """
-        from .frames import release_metadata
-
-        return release_metadata(self)
-
-    def to_pandas(self) -> Any:
-        """The released table as a ``pandas.DataFrame``: key columns, the value (named
-        after the statistic), ``low``/``high``; :meth:`metadata` as ``df.attrs``.  Only
-        released cells appear (:mod:`dpnoise.session.frames`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            The table.
-        """
-        from .frames import frame_columns, to_pandas
-
-        return to_pandas(frame_columns(self), self.metadata())
-
-    def to_polars(self) -> Any:
-        """The released table as a ``polars.DataFrame`` (see :meth:`to_pandas`).
-
-        Returns
-        -------
-        polars.DataFrame
-            The table.
-        """
-        from .frames import frame_columns, to_polars
-
-        return to_polars(frame_columns(self), self.metadata())
-
-    def to_arrow(self) -> Any:
-        """The released table as a ``pyarrow.Table``, :meth:`metadata` on its schema.
-
-        Returns
-        -------
-        pyarrow.Table
-            The table.
-        """
-        from .frames import frame_columns, to_arrow
-
-        return to_arrow(frame_columns(self), self.metadata())
-
-    def table(self, limit: int = 20) -> str:
-        """The released table as aligned text, with ``low``/``high`` and the interval note.
-
-        Parameters
-        ----------
-        limit : int, default 20
-            At most this many rows are printed.
-
-        Returns
-        -------
-        str
-            The table.
-        """
-        with_iv = self._intervals is not None
-        head = self.columns(with_iv)
-        body = [[format(c, ".10g") if isinstance(c, float) else str(c) for c in r]
-                for r in self.rows(limit, intervals=with_iv)]
-        widths = [max([len(h), *(len(r[i]) for r in body)]) for i, h in enumerate(head)]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
-        lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-        if self.values.size > limit:
-            lines.append(f"... ({self.values.size} cells)")
-        if with_iv:
-            lines.append(f"({self.confidence:g} confidence; {self.interval_note()})")
-        lines.append(self.rules_text())
-        return "\n".join(lines)
-
-    def rules_text(self) -> str:
-        """The clamping bounds and contribution cap behind these numbers, in words.
-
-        Returns
-        -------
-        str
-            One or two sentences (or a note that the rules were not recorded).
-        """
-        return rules_in_words(self.declared)
-
-    def interval_note(self) -> str:
-        """How the error bars were obtained (one line, public).
-
-        Returns
-        -------
-        str
-            The note printed under the table.
-        """
-        note = ("intervals from the released output and public parameters only, by "
-                "inverting each component's test, union bound; conservative")
-        if self.interval_kind == "level":
-            note = ("level_low/level_high: the released value is an empirical p-quantile "
-                    "(data snapped to the public grid) for p in [level_low, level_high]; "
-                    + note)
-        sel = self.details.get("selection")
-        if sel:
-            note += (f"; groups selected by DP partition selection (threshold "
-                     f"{sel['threshold']} persons): which groups appear is itself noisy -- "
-                     f"groups near the threshold appear only when their selection noise was "
-                     f"high, so the released set over-represents them and totals over it "
-                     f"undercount; a group not shown has at most {sel['suppressed_bound']} "
-                     f"persons at this confidence")
-        return note
-
-
-@dataclass(frozen=True)
-class PendingRelease:
-    """A release prepared from public facts only (:meth:`Session._prepare`): what its
-    ledger reservation holds and what runs once that reservation is made."""
-
-    q: Query
-    plans: list[tuple[str, Any]]
-    eps: float
-    dl: float
-    mech_name: str
-    key: str  # the replay key
-    private: bool  # groups chosen by partition selection
-    group_keys: tuple[Any, ...]
-    guarantee: str
-    executors: bool  # noised on the Spark executors and written to output
-    output: str | None
-    confidence: float
-    reservation: dict[str, Any]  # Ledger.reserve's keyword arguments
-    legacy_key: str | None = None  # the replay key under the fingerprint with the file size
-
-
-def _item(v: Any) -> Any:
-    return v.item() if hasattr(v, "item") else v
 
 def _key(*parts: Any) -> str:
     h = hashlib.sha256()
@@ -471,7 +148,7 @@ class Session:
                  rows_epsilon: float | None = None, create_ledger: bool = False,
                  anchor: str | Path | None = None, engine: str = "duckdb",
                  engine_options: Mapping[str, Any] | None = None) -> None:
-        self.schema = _resolve_schema(schema, data)
+        self.schema = resolve_schema(schema, data)
         self.rows_epsilon = None if rows_epsilon is None else check_epsilon(
             rows_epsilon, name="rows_epsilon")
         self._rows: int | None = None
@@ -783,7 +460,7 @@ class Session:
         """
         q = self.parse(query)
         agg = self.engine.aggregate(q)
-        comps = _components(q, agg)
+        comps = components_of(q, agg)
         if q.stat == "quantile":
             rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
             comps["rank"] = rank.utilities(agg.buckets).reshape(  # type: ignore[arg-type]
@@ -810,8 +487,8 @@ class Session:
         q = self.parse(query)
         agg = self.engine.aggregate(q)
         if q.stat == "quantile":
-            return _true_quantile(q, self.schema, agg)
-        return _combine(q, self.schema, _components(q, agg))
+            return true_quantile(q, self.schema, agg)
+        return combine_answer(q, self.schema, components_of(q, agg))
 
     def true_table(self, query: str | Query) -> TrueAnswer:
         """CUSTODIAN ONLY: the exact answer with its key columns, as a
@@ -830,8 +507,8 @@ class Session:
         """
         q = self.parse(query)
         agg = self.engine.aggregate(q)
-        values = _true_quantile(q, self.schema, agg) if q.stat == "quantile" else \
-            _combine(q, self.schema, _components(q, agg))
+        values = true_quantile(q, self.schema, agg) if q.stat == "quantile" else \
+            combine_answer(q, self.schema, components_of(q, agg))
         keys: tuple[Any, ...] = (tuple(agg.labels.tolist()),) if agg.labels is not None \
             else tuple(self.schema.column(g).keys() for g in q.group_by)
         return TrueAnswer(str(q.text), q.canonical(), q.stat, q.group_by, keys,
@@ -977,7 +654,7 @@ class Session:
         replay key and the ledger reservation's fields.  Nothing is read or spent."""
         if self.engine is None:
             raise ParameterError("this session has no data (data=None: planning only)")
-        executors = self._check_output(q, output)
+        executors = check_output(self.engine, q, output)
         basic = self.ledger.accountant == "basic"
         if basic:
             epsilon, delta = self._snap(epsilon, delta)
@@ -1000,7 +677,7 @@ class Session:
         private = any(self.schema.column(g).private_keys for g in q.group_by)
         group_keys: tuple[Any, ...] = () if private else tuple(
             self.schema.column(g).keys() for g in q.group_by)
-        guarantee = _composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
+        guarantee = composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
         reservation = dict(
             epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
             dataset=self.engine.fingerprint, mechanism=mech_name,
@@ -1010,8 +687,8 @@ class Session:
                         "interval": {"confidence": confidence,
                                      "method": "test inversion per component, union bound",
                                      "kind": "level" if q.stat == "quantile" else "value",
-                                     "stat": q.stat, "range": _column_range(self.schema, q)},
-                        "cells": _public_cells(q.group_by, group_keys)},
+                                     "stat": q.stat, "range": column_range(self.schema, q)},
+                        "cells": public_cells(q.group_by, group_keys)},
             guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                        "cells": {role: p.guarantee.as_dict() for role, p in plans}},
             accounting=charge)
@@ -1029,7 +706,7 @@ class Session:
         replayed_iv: Any = None
         try:
             entry_interval(hit, p.confidence)
-            replayed_iv = functools.partial(_entry_interval_at, hit)
+            replayed_iv = functools.partial(entry_interval_at, hit)
         except (ParameterError, KeyError, TypeError, ValueError):
             pass
         q = p.q
@@ -1051,7 +728,7 @@ class Session:
                 answer = np.zeros(0)
             else:
                 agg = self.engine.aggregate(q)
-                truth = _components(q, agg)
+                truth = components_of(q, agg)
                 pl = dict(plans)
                 if "selection" in pl:
                     keep = pl["selection"].release(agg.persons, rng)
@@ -1064,7 +741,7 @@ class Session:
                         (*np.shape(truth["count"]), -1))
                 noisy = {role: c.release(truth[role], rng) for role, c in plans
                          if role != "selection"}
-                answer = _combine(q, self.schema, noisy)
+                answer = combine_answer(q, self.schema, noisy)
         except Exception:
             # a fixed reason code and a fixed message: the exception's text could
             # depend on the data, so it is neither stored nor shown (nor chained)
@@ -1083,11 +760,11 @@ class Session:
             record = encode_record(None, None, 0, note="components not recorded: noised and "
                                    "written by the Spark executors")
         else:
-            record = encode_record(_recorded_components(q, plans, noisy),
+            record = encode_record(recorded_components(q, plans, noisy),
                                    group_keys if p.private else None, int(answer.size))
         head = self.ledger.complete(rid, answer, preview, record=record)
         if executors:  # only now, with the complete event in the ledger file
-            written = self._release_on_executors(rid, q, plans, output,  # type: ignore[arg-type]
+            written = write_on_executors(self.engine, rid, q, plans, output,  # type: ignore[arg-type]
                                                  driver_key, p.confidence)
         details: dict[str, Any] = {role: c.parameters() for role, c in plans}
         if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
@@ -1096,7 +773,7 @@ class Session:
         if executors:
             details["written"] = written
         else:
-            intervals = _interval_function(q.stat, _column_range(self.schema, q), plans,
+            intervals = interval_function(q.stat, column_range(self.schema, q), plans,
                                            noisy, answer.shape)
             if "selection" in dict(plans):
                 sel = dict(plans)["selection"]
@@ -1119,43 +796,6 @@ class Session:
             release.details["output"] = str(output)
         return release
 
-    def _check_output(self, q: Query, output: str | None) -> bool:
-        """Whether ``q`` is noised on the executors; ``output`` checked before any spend."""
-        on_executors = getattr(self.engine, "noise_on_executors", None)
-        executors = bool(on_executors(q)) if on_executors is not None else False
-        if executors and output is None:
-            raise ParameterError(
-                "output is required: this release is noised on the Spark executors and "
-                "written to a path (more cells than driver_cells, or noise=\"executors\")")
-        if output is not None:
-            if not isinstance(output, (str, Path)) or not str(output):
-                raise ParameterError(f"output must be a path, got {output!r}")
-            if "://" not in str(output):
-                check_new_file(str(output), "output")
-            if not executors and Path(str(output)).suffix.lower() not in TABLE_FORMATS:
-                raise ParameterError(
-                    f"output {str(output)!r}: the released table is written as "
-                    f"{' or '.join(TABLE_FORMATS)} (name the file with that suffix)")
-        return executors
-
-    def _release_on_executors(self, rid: int, q: Query, plans: list[tuple[str, Plan]],
-                              output: str, driver_key: bytes,
-                              confidence: float = 0.95) -> dict[str, Any]:
-        """Noise and write on the executors, after the release's complete event is durable
-        (so no output exists that the ledger does not record).  ``driver_key``: 256 bits
-        from the release's random source, drawn after the reservation (a SeededRandom makes
-        it reproducible, for tests); it travels only in the noise closure.  A failure here
-        keeps the charge (the release is recorded) and raises a fixed message."""
-        try:
-            return self.engine.release_to(q, dict(plans), str(output), driver_key,
-                                          confidence)
-        except Exception:
-            raise DpnoiseError(
-                f"release {rid} is recorded in the ledger (its charge is kept) but writing it "
-                f"on the executors to {str(output)!r} failed; the cause is withheld because "
-                "it could depend on the data"
-            ) from None
-
     def close(self) -> None:
         """Close the data engine and the ledger (also on leaving a ``with`` block)."""
         if self.engine is not None:
@@ -1169,252 +809,3 @@ class Session:
         self.close()
 
 
-def _components(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
-    """The true value of each component, keyed by role (see the module docstring)."""
-    shape = agg.shape
-    if q.stat in ("variance", "stddev"):
-        return {"count": agg.values.reshape(shape),
-                "power1": agg.power1.reshape(shape),  # type: ignore[union-attr]
-                "power2": agg.power2.reshape(shape)}  # type: ignore[union-attr]
-    if q.stat == "quantile":
-        return {"count": agg.values.reshape(shape)}
-    if q.stat == "count":
-        counts = agg.values if q.column is not None else agg.rows
-        return {"count": counts.reshape(shape)}
-    if q.stat == "sum":
-        return {"sum": agg.sums.reshape(shape)}
-    # mean: count of non-missing values and Σ(x - mid) of the same values, exactly
-    return {"count": agg.values.reshape(shape), "centred_sum": agg.centred.reshape(shape)}
-
-
-def _true_quantile(q: Query, schema: Schema, agg: Aggregates) -> NDArray[Any]:
-    """The exact q-quantile of the data snapped up to the public grid, per cell: the
-    first candidate with ``D·R_j >= Q·n`` (utility 0).  NOT private."""
-    from fractions import Fraction
-
-    from .stats import LEVEL_DENOMINATOR
-
-    frac = Fraction(q.quantile).limit_denominator(LEVEL_DENOMINATOR)  # type: ignore[arg-type]
-    grid = quantile_grid(exact_sum(schema.numeric(q.column), schema.max_rows))  # type: ignore[arg-type]
-    r = np.cumsum(np.asarray(agg.buckets), axis=1).astype(object)
-    n = r[:, -1:]
-    idx = np.argmax(frac.denominator * r >= frac.numerator * n, axis=1)
-    return grid.points()[idx.astype(np.int64)].reshape(agg.shape)
-
-
-def combine_variance(parts: Mapping[str, Any], lower: float, upper: float) -> NDArray[Any]:
-    """The sample variance ``(Q - S²/C)/(C - 1)`` from (noisy or true) count C, centred
-    sum S and centred sum of squares Q -- post-processing into ``[0, h²·C/(C-1)]``
-    (``h = (upper - lower)/2``, the largest sample variance of C values in the range);
-    0 when C < 2."""
-    c = np.asarray(parts["count"], dtype=np.float64)
-    s1 = np.asarray(parts["power1"], dtype=np.float64)
-    s2 = np.maximum(np.asarray(parts["power2"], dtype=np.float64), 0.0)
-    cc = np.maximum(c, 2.0)
-    v = (s2 - s1 * s1 / cc) / (cc - 1)
-    h = (upper - lower) / 2
-    v = np.clip(v, 0.0, h * h * cc / (cc - 1))
-    return np.where(c < 2, 0.0, v)
-
-
-def _column_range(schema: Schema, q: Query) -> list[float] | None:
-    """The measured column's public bounds (means, variances), else None."""
-    if q.column is None or q.stat in ("count", "sum"):
-        return None
-    col = schema.numeric(q.column)
-    return [float(col.lower), float(col.upper)]  # type: ignore[arg-type]
-
-
-def _recorded_components(q: Query, plans: list[tuple[str, Any]],
-                         noisy: Mapping[str, Any]) -> dict[str, NDArray[Any]]:
-    """What the ledger records beside the answer: the noisy components the answer was
-    combined from (none for a count or a sum, whose answer IS its component); for a
-    quantile, its noisy count and the index of the released candidate on the public grid.
-    Released (noisy) values only."""
-    if q.stat in ("count", "sum"):
-        return {}
-    out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
-    if q.stat == "quantile":
-        rank = dict(plans)["rank"]
-        out["rank"] = np.searchsorted(rank.points, np.asarray(noisy["rank"])).astype(np.int64)
-    return out
-
-
-def _rebuild(p: Mapping[str, Any], n_cells: int) -> Plan:
-    """A component's calibrated plan rebuilt from its recorded public recipe."""
-    t = p["target"]
-    target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
-                    float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
-    return plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
-                mechanism=p["mechanism"], n_cells=n_cells,
-                exact_sampler="sampler='cks'" in str(p.get("repr", "")))
-
-
-def entry_interval(entry: Any, confidence: float = 0.95
-                   ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Error bars of a PAST release (a ledger :class:`Entry`), recomputed from its stored
-    answer, the noisy components recorded in its complete event and the public recipe in
-    its parameters -- never from data -- by the same functions as the live release's
-    (:func:`_interval_function`).  A count or a sum needs only its answer; a mean,
-    variance or quantile needs its recorded components: a release recorded without them
-    (older ledgers, executor-written, very large tables) raises ``ParameterError`` saying
-    "components not recorded"."""
-    from ..laws.base import check_level
-
-    conf = check_level(confidence)
-    params = entry.parameters or {}
-    plans = dict(params.get("plans", {}))
-    if entry.answer is None:
-        raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
-    interval = params.get("interval") or {}
-    roles = set(plans) - {"selection"}
-    stat = interval.get("stat") or ("count" if roles == {"count"} else
-                                    "sum" if roles == {"sum"} else None)
-    answer = np.asarray(entry.answer)
-    if stat in ("count", "sum") and roles == {stat}:
-        comps: dict[str, Any] = {stat: answer}
-    else:
-        comps = dict(getattr(entry, "components", None) or {})
-        if stat is None or not comps:
-            note = getattr(entry, "record_note", None) or "components not recorded"
-            raise ParameterError(f"release {entry.id}: no error bars: {note}")
-    rebuilt: list[tuple[str, Any]] = []
-    for role, p in plans.items():
-        if role == "selection":
-            continue
-        if role == "rank":
-            rebuilt.append((role, p))
-            continue
-        if "target" not in p:
-            raise ParameterError(f"release {entry.id}: its {role} plan has no public recipe "
-                                 "(recorded by an older dpnoise)")
-        rebuilt.append((role, _rebuild(p, int(np.size(answer)))))
-    ivs = _interval_function(stat, interval.get("range"), rebuilt, comps, answer.shape)
-    return ivs(conf)  # type: ignore[no-any-return]
-
-
-def _entry_interval_at(entry: Any, confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
-    return entry_interval(entry, confidence)
-
-
-def entry_cells(entry: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """``(group_by, keys)`` of a past release: its declared public keys (a tuple, or a
-    range for integer keys, per group column) or, for groups chosen by DP partition
-    selection, the released keys recorded in its complete event (``()`` keys when not
-    recorded)."""
-    cells = (entry.parameters or {}).get("cells") or {}
-    group_by = tuple(cells.get("group_by", ()))
-    released = getattr(entry, "released_keys", None)
-    if released is not None:
-        return group_by, tuple(released)
-    keys = tuple(range(k["range"][0], k["range"][1] + 1) if isinstance(k, dict) else tuple(k)
-                 for k in cells.get("keys", ()))
-    return group_by, keys
-
-
-def _interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
-                       noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
-    """``confidence -> (low, high)`` from the NOISY components and public plans only (a
-    quantile's ``rank`` plan may be its recorded parameters)."""
-    pl = {r: p for r, p in plans if r != "selection"}
-
-    def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
-        alpha = 1 - confidence
-        if stat in ("count", "sum"):
-            role = next(iter(pl))
-            lo, hi = component_interval(pl[role], noisy[role], alpha)
-        elif stat == "mean":
-            c = component_interval(pl["count"], noisy["count"], alpha / 2)
-            s = component_interval(pl["centred_sum"], noisy["centred_sum"], alpha / 2)
-            lo, hi = ratio_interval(c, s, float(col_range[0]), float(col_range[1]))
-        elif stat in ("variance", "stddev"):
-            c = component_interval(pl["count"], noisy["count"], alpha / 3)
-            s1 = component_interval(pl["power1"], noisy["power1"], alpha / 3)
-            s2 = component_interval(pl["power2"], noisy["power2"], alpha / 3)
-            h = (float(col_range[1]) - float(col_range[0])) / 2
-            lo, hi = variance_interval(c, s1, s2, h)
-            if stat == "stddev":
-                lo, hi = np.sqrt(lo), np.sqrt(hi)
-        else:  # quantile: levels
-            c = component_interval(pl["count"], noisy["count"], alpha / 2)
-            rank = pl["rank"]
-            if isinstance(rank, RankPlan):
-                lo, hi = rank.level_interval(c[0], alpha / 2)
-            else:  # recorded parameters
-                q_num, q_den = (int(v) for v in rank["level"])
-                lo, hi = level_interval(q_num, q_den,
-                                        rank_error_from_parameters(rank, alpha / 2), c[0])
-        return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
-
-    return ivs
-
-
-def _public_cells(group_by: tuple[str, ...], keys: tuple[Any, ...]) -> dict[str, Any]:
-    """The public cell labels of a release (declared keys only), for reports."""
-    return {"group_by": list(group_by),
-            "keys": [{"range": [k.start, k.stop - 1]} if isinstance(k, range)
-                     else [str(v) for v in k] for k in keys]}
-
-
-def _combine(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> NDArray[Any]:
-    if q.stat == "quantile":
-        return np.asarray(parts["rank"], dtype=np.float64)
-    if q.stat in ("variance", "stddev"):
-        col = schema.numeric(q.column)  # type: ignore[arg-type]
-        v = combine_variance(parts, float(col.lower), float(col.upper))  # type: ignore[arg-type]
-        return np.sqrt(v) if q.stat == "stddev" else v
-    if q.stat == "mean":
-        col = schema.numeric(q.column)  # type: ignore[arg-type]
-        return combine(q.stat, parts, col.lower, col.upper)
-    return combine(q.stat, parts)
-
-
-def _composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,
-                        per_individual: bool = True) -> str:
-    parts = [f"{role}: {p.guarantee} per cell" for role, p in plans]
-    core = f"({eps:.6g}, {dl:.3g})-DP" if dl else f"{eps:.6g}-DP"
-    # without a user_id a person may own several rows: the guarantee is per row only
-    unit = "one individual (user_id)" if per_individual else \
-        "one row (no user_id declared: a person owning several rows is not covered)"
-    return f"{core} for add/remove {unit} [{'; '.join(parts)}]"
-
-
-ENGINES = ("duckdb", "spark")
-
-
-def open_engine(data: Any, schema: Schema, engine: str = "duckdb",
-                options: Mapping[str, Any] | None = None) -> Any:
-    """The engine holding ``data``'s typed view (see :class:`Session`); ``data=None``: no
-    engine (a planning-only session: plan() works, releases are refused)."""
-    if data is None:
-        return None
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    opts = dict(options or {})
-    if engine == "spark":
-        from .spark import SparkEngine
-
-        try:
-            return SparkEngine(data, schema, **opts)
-        except TypeError as exc:
-            raise ParameterError(f"engine_options: {exc}") from None
-    if opts:
-        raise ParameterError(f"engine_options {sorted(opts)} are for engine=\"spark\" only")
-    return DuckDBEngine(data, schema)
-
-
-def _resolve_schema(schema: Any, data: Any) -> Schema:
-    if isinstance(schema, Schema):
-        return schema
-    if isinstance(schema, Mapping):
-        return Schema.from_dict(schema)
-    if isinstance(schema, (str, Path)):
-        return Schema.from_toml(schema)
-    if schema is None and isinstance(data, (str, Path)):
-        guess = Path(data).with_suffix(".toml")
-        if guess.is_file():
-            return Schema.from_toml(guess)
-    raise ParameterError(
-        "schema is required: declare public bounds per column (a TOML file, a dict, or "
-        "dpnoise.session.Schema); without bounds no statistic has an honest sensitivity"
-    )

@@ -577,6 +577,11 @@ class SparkEngine:
             return "driver-only"
         return "either"
 
+    def cell_groups(self, plan: AggregatePlan) -> Any:
+        """The grouped true aggregates of ``plan`` over the view, one row per non-empty
+        cell (a lazy DataFrame: no job runs here)."""
+        return _Expr(self.remote).groups(self.view, plan)
+
     def release_to(self, q: Query, plans: Mapping[str, Any], output: str,
                    driver_key: bytes, confidence: float = 0.95) -> dict[str, Any]:
         """Noise every public cell on the executors and write the release to ``output``

@@ -82,8 +82,8 @@ def noise_block(block: int, truth: Mapping[str, np.ndarray], plans: list[tuple[s
     """The released values of one block's cells (``truth``: per component, the block's
     cells in increasing index order); with ``confidence``, also their error bars
     ``(values, low, high)`` -- computed from the noisy components and public plans only,
-    by the driver path's own function (:func:`dpnoise.session.session._interval_function`)."""
-    from .session import _interval_function, combine_variance
+    by the driver path's own function (:func:`dpnoise.session.session.interval_function`)."""
+    from .answers import combine_variance, interval_function
 
     rng = KeyedRandom(block_key(driver_key, block))
     noisy = {role: p.release(np.asarray(truth[role]), rng) for role, p in plans}
@@ -95,7 +95,7 @@ def noise_block(block: int, truth: Mapping[str, np.ndarray], plans: list[tuple[s
     if confidence is None:
         return values
     col_range = None if lower is None else [float(lower), float(upper)]  # type: ignore[arg-type]
-    low, high = _interval_function(stat, col_range, plans, noisy, np.shape(values))(confidence)
+    low, high = interval_function(stat, col_range, plans, noisy, np.shape(values))(confidence)
     return values, low, high
 
 
@@ -171,9 +171,7 @@ def noise_input(engine: Any, plan: AggregatePlan) -> Any:
     partitioning by block fixed before the noise stage (no job runs here)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    from .spark import _Expr
-
-    groups = _Expr(engine.remote).groups(engine.view, plan)
+    groups = engine.cell_groups(plan)
     cell = F.lit(0).cast("bigint")
     for i, stride in enumerate(plan.strides):
         cell = cell + F.col(f"k{i}") * F.lit(int(stride))
