@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "dpnoise"
 #: the top-level modules that every layer may use (errors, parameters, randomness, grids).
 LAYERS: list[set[str]] = [
     {"errors", "params", "randomness", "keystream", "domain", "grid", "progress", "kernels",
-     "parallel", "verify", "audit", "views"},
+     "parallel", "verify", "verify_renyi", "audit", "views", "profile"},
     {"exact"},
     {"laws"},
     {"mechanisms"},

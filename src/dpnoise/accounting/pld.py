@@ -66,6 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from .convolution import U, atoms_and_fft, fft_l1_error
 from .tilt import (
     NO_ERROR,
     THETAS,
@@ -78,66 +79,10 @@ from .tilt import (
     tilted,
 )
 
-U = 2.0**-53
 DEFAULT_H = 2.0**-16  # 1.5e-5: k·h bounds the ε error of a k-fold composition
 TAIL_HI = 1e-18       # upper tail mass moved to +∞ per truncation (costs δ)
 TAIL_LO = 1e-9        # lower tail mass lifted to the lowest kept loss (costs nothing at ε >= 0)
 _MAGIC = b"DPNPLD1\n"
-
-
-def _fft_l1_error(a: NDArray[np.float64], b: NDArray[np.float64], n: int) -> float:
-    """ℓ1 bound of the round-off of the overlap-add FFT convolution of a and b (b shorter).
-
-    One block product ``ifft(fft(a_j)·fft(b))`` of FFT length N has, with
-    ε_F = log2(N)·η/(1 − log2(N)·η) the relative 2-norm error of one transform (Higham 2002,
-    Thm. 24.2; η taken as 10u: twiddles accurate to a few ulps), an error of 2-norm
-    <= (3ε_F + 2u)·(‖a_j‖_2‖b‖_1 + ‖a_j‖_1‖b‖_2) (|b̂_k| <= ‖b‖_1, Parseval).  Summed over the
-    blocks (Σ‖a_j‖_1 = ‖a‖_1, Σ‖a_j‖_2 <= √blocks·‖a‖_2), and ‖·‖_1 <= √n‖·‖_2 on the n
-    outputs.  N is bounded by 2·(len a + len b) and a factor 4 is added for safety.
-    """
-    N = 1 << max(1, math.ceil(math.log2(max(2, 2 * (a.size + b.size)))))
-    lg = math.log2(N)
-    eta = 10 * U
-    eps_f = lg * eta / (1 - lg * eta)
-    blocks = math.ceil(max(a.size, b.size) / max(1, min(a.size, b.size))) + 1
-    # (einsum, not BLAS: no thread start-up on a busy machine; sums of squares, exact enough
-    # for a bound that is padded by a factor 4)
-    l2a = math.sqrt(float(np.einsum("i,i->", a, a)))
-    l2b = math.sqrt(float(np.einsum("i,i->", b, b)))
-    l1a, l1b = float(a.sum()), float(b.sum())
-    cross = math.sqrt(blocks) * (l2a * l1b + l1a * l2b)
-    return 4.0 * math.sqrt(n) * (3 * eps_f + 2 * U) * cross
-
-
-def _oaconvolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Linear convolution by overlap-add with numpy's pocketfft (no wrap-around).
-
-    The longer operand is cut into blocks of K >= the shorter length; each block is
-    convolved with the shorter operand by one real FFT of length N >= K + len(short) − 1
-    (a power of two, so the error bound of :func:`_fft_l1_error`, which uses a larger N and
-    counts the blocks, applies), and the overlapping pieces are added.  numpy's FFT instead
-    of scipy.signal: importing scipy.signal (which imports scipy.stats) took seconds on a
-    loaded machine and dominated ``Session.plan``.
-    """
-    big, small = (a, b) if a.size >= b.size else (b, a)
-    nb, ns = big.size, small.size
-    out_n = nb + ns - 1
-    if ns == 0:
-        return np.zeros(0)
-    K = max(ns, min(nb, 1 << max(4, math.ceil(math.log2(8 * ns)))))
-    N = 1 << math.ceil(math.log2(K + ns - 1))
-    blocks = -(-nb // K)
-    pad = np.zeros(blocks * K)
-    pad[:nb] = big
-    spec = np.fft.rfft(pad.reshape(blocks, K), n=N, axis=1) * np.fft.rfft(small, n=N)
-    pieces = np.fft.irfft(spec, n=N, axis=1)[:, :K + ns - 1]
-    out = np.zeros(blocks * K + ns - 1 + K)
-    out[:blocks * K] += pieces[:, :K].reshape(-1)
-    if ns > 1:  # the overlapping tails of each block go onto the start of the next
-        tails = pieces[:, K:]
-        idx = (np.arange(blocks)[:, None] + 1) * K + np.arange(ns - 1)[None, :]
-        np.add.at(out, idx.reshape(-1), tails.reshape(-1))
-    return out[:out_n]
 
 
 def _discounted_suffix(m: NDArray[np.float64], h: float) -> NDArray[np.float64]:
@@ -163,45 +108,13 @@ def _discounted_suffix(m: NDArray[np.float64], h: float) -> NDArray[np.float64]:
     return y
 
 
-ATOM = 0.01  # entries of the shorter operand above this are convolved exactly
-MAX_ATOMS = 32
-
-
-def _atoms_and_fft(a: NDArray[np.float64], b: NDArray[np.float64],
-                   n: int) -> tuple[NDArray[np.float64], float]:
-    """Linear convolution of non-negative a and b with an ℓ1 bound of its round-off.
-
-    The FFT error bound grows with ‖b‖_2, which the large atoms of a PLD (e.g. the two
-    masses ~1/2 of a Laplace release at ±ε) dominate.  So the (at most MAX_ATOMS) entries of
-    the shorter operand above ATOM are convolved exactly by shifted additions, and only the
-    rest by FFT (:func:`_fft_l1_error` on the rest).  Each output of the additions is a sum
-    of at most K + 1 non-negative products and one FFT value, so its error is at most
-    γ_{K+2} <= 2(K + 2)u of the exact total (Higham 2002, eq. (3.5) with Lemma 3.3),
-    summed: 2(K + 2)u·‖a‖_1‖b‖_1 in ℓ1.
-    """
-    big, small = (a, b) if a.size >= b.size else (b, a)
-    atoms = np.flatnonzero(small > ATOM)
-    if atoms.size > MAX_ATOMS:
-        atoms = atoms[np.argsort(small[atoms])[-MAX_ATOMS:]]
-    if atoms.size == 0:
-        return _oaconvolve(a, b), _fft_l1_error(a, b, n)
-    rest = small.copy()
-    rest[atoms] = 0.0
-    c = _oaconvolve(big, rest)
-    err = _fft_l1_error(big, rest, n)
-    for i in atoms.tolist():
-        c[i:i + big.size] += small[i] * big
-    err += 2 * (atoms.size + 2) * U * float(big.sum()) * float(small.sum())
-    return c, err
-
-
 def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
                          b: NDArray[np.float64], lb: NDArray[np.float64], start: int,
                          h: float) -> tuple[NDArray[np.float64], NDArray[np.float64],
                                             NDArray[np.float64]]:
     """a * b from two FFT convolutions, with ln ‖error‖_θ at every tilt and a noise level.
 
-    The untilted convolution (ℓ1 error E_0, :func:`_atoms_and_fft`) is used below an output
+    The untilted convolution (ℓ1 error E_0, :func:`atoms_and_fft`) is used below an output
     index s, the θ1-tilted one (:mod:`.tilt`: θ1-norm error E_1, including the relative
     rounding of tilting the operands and untilting the result) from s on, s being where the
     entry-wise scale E_1 e^{−θ1 L} is expected to drop below E_0.  Output k is
@@ -212,7 +125,7 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     na, nb = a.size, b.size
     n = na + nb - 1
     L = (start + np.arange(n)) * h
-    g0 = _fft_l1_error(a, b, n)
+    g0 = fft_l1_error(a, b, n)
     log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
     norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
     theta1 = choose_tilt(a, la, b, lb, norm_a, norm_b, log_rel)
@@ -227,7 +140,7 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     noise = np.zeros(n)
     log_e0, log_e1 = -math.inf, -math.inf
     if s > 0:
-        c0, e0 = _atoms_and_fft(a[:s], b[:s], min(s, na) + min(s, nb) - 1)
+        c0, e0 = atoms_and_fft(a[:s], b[:s], min(s, na) + min(s, nb) - 1)
         c[:s] = c0[:s]
         noise[:s] = e0 / math.sqrt(n)
         log_e0 = math.log(e0) if e0 > 0 else -math.inf
@@ -235,7 +148,7 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
         oa, ob = max(0, s - nb + 1), max(0, s - na + 1)
         pa, sa, ra = tilted(a[oa:], la[oa:], theta1)
         pb, sb, rb = tilted(b[ob:], lb[ob:], theta1)
-        c1, e1 = _atoms_and_fft(pa, pb, pa.size + pb.size - 1)
+        c1, e1 = atoms_and_fft(pa, pb, pa.size + pb.size - 1)
         ab = float(pa.sum()) * float(pb.sum())
         rc = 8 * U * (abs(sa + sb) + theta1 * float(np.max(np.abs(L))) + 2)  # untilting
         e1 = e1 + (ra + rb + ra * rb) * ab + rc * (ab + e1) + 1e-300 * n

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .convolution import U, atoms_and_fft
+
 if TYPE_CHECKING:
     from .pld import PLD
 
@@ -26,11 +28,9 @@ TAIL_LO_V1 = 1e-9
 
 def truncated_v1(p: PLD) -> PLD:
     """Move the top 1e-16 of finite mass to +∞ and lift the bottom 1e-9 (first format)."""
-    from .pld import PLD
-
     m = np.maximum(p.masses, 0.0)
     if m.size <= 1:
-        return PLD(p.h, p.start, m.copy(), p.inf_mass, p.slack, version=1)
+        return type(p)(p.h, p.start, m.copy(), p.inf_mass, p.slack, version=1)
     upper = np.cumsum(m[::-1])[::-1]        # upper[i] = Σ_{j>=i} m_j
     lower = np.cumsum(m)                    # lower[i] = Σ_{j<=i} m_j
     hi_cut = int(np.searchsorted(-upper, -TAIL_HI_V1, side="right"))
@@ -41,12 +41,11 @@ def truncated_v1(p: PLD) -> PLD:
     new = m[lo:hi + 1].copy()
     if lo > 0:
         new[0] += float(lower[lo - 1])
-    return PLD(p.h, p.start + lo, new, min(1.0, p.inf_mass + moved_up), p.slack, version=1)
+    return type(p)(p.h, p.start + lo, new, min(1.0, p.inf_mass + moved_up), p.slack, version=1)
 
 
 def compose_v1(x: PLD, y: PLD) -> PLD:
     """The product pair's PLD by the first format's rules (round-off added to ``slack``)."""
-    from .pld import PLD, U, _atoms_and_fft
 
     a, b = x.masses, y.masses
     n = a.size + b.size - 1
@@ -54,7 +53,7 @@ def compose_v1(x: PLD, y: PLD) -> PLD:
         c = np.convolve(a, b)  # sums of non-negative products: no cancellation
         err = 2 * min(a.size, b.size) * U * float(a.sum()) * float(b.sum())
     else:
-        c, err = _atoms_and_fft(a, b, n)
+        c, err = atoms_and_fft(a, b, n)
     inf = 1.0 - (1.0 - x.inf_mass) * (1.0 - y.inf_mass)
     lift = 0
     if min(a.size, b.size) > 64:
@@ -73,5 +72,5 @@ def compose_v1(x: PLD, y: PLD) -> PLD:
     c = np.maximum(c, 0.0)
     scale = max(1.0, float(a.sum()))
     slack = x.slack * max(1.0, float(b.sum())) + y.slack * scale + err
-    return truncated_v1(PLD(x.h, x.start + y.start + lift, c, min(1.0, inf), slack,
+    return truncated_v1(type(x)(x.h, x.start + y.start + lift, c, min(1.0, inf), slack,
                             version=1))
