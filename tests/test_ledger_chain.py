@@ -536,7 +536,9 @@ def test_reserving_after_1000_releases_is_fast(tmp_path: Path) -> None:
     itself (commits not fsynced) stays under 50 ms; with every commit fsynced into the
     main file (the rollback journal's three fsyncs: the disk's cost, which a shared disk
     under load makes vary), a reservation after 1000 releases costs less than twice one on
-    a ledger holding a single release, measured interleaved on the same disk."""
+    a ledger holding a single release plus 10 ms, measured interleaved on the same disk (a
+    re-verification of the whole chain costs hundreds of ms: the margin absorbs the disk's
+    jitter at the millisecond scale, not that)."""
     p = tmp_path / "l.sqlite"
     led = Ledger(p, budget=Budget(10_000.0), create=True)
     _synchronous("OFF", led)  # build fast
@@ -554,7 +556,7 @@ def test_reserving_after_1000_releases_is_fast(tmp_path: Path) -> None:
     for _ in range(15):
         big_t += _reservation_times(led, other, 1)
         small_t += _reservation_times(small, small_other, 1)
-    assert statistics.median(big_t) < 2 * statistics.median(small_t), (big_t, small_t)
+    assert statistics.median(big_t) < 2 * statistics.median(small_t) + 0.01, (big_t, small_t)
     t = time.perf_counter()
     assert Ledger(p).head_seq == 2061  # opening verifies the whole chain
     assert time.perf_counter() - t < 2.0

@@ -270,7 +270,7 @@ def _files(tmp: Path) -> tuple[Path, Path]:
 
 def test_cli_workload_opens_the_data_once_and_writes_one_table_per_query(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
-    import dpnoise.session.session as session_module
+    import dpnoise.session.opening as session_module
 
     opened: list[Any] = []
     real = session_module.DuckDBEngine

@@ -204,7 +204,13 @@ class Mechanism(ABC):
         This default knows the mechanism by its claimed guarantee alone: the
         randomized-response pair of (ε, δ) (and for δ = 0 its Rényi curve and ρ = ε²/2);
         notion "none" answers "not DP".  Families with an exact construction override it
-        (:mod:`dpnoise.mechanisms.profiles`)."""
+        (:mod:`dpnoise.mechanisms.profiles`).
+
+        Returns
+        -------
+        PrivacyProfile
+            What the accountants compose for one release of this mechanism.
+        """
         from ..profile import claimed_profile, not_dp_profile
 
         g = self.guarantee

@@ -471,7 +471,13 @@ class RangeLaplace(Mechanism):
     def privacy_profile(self) -> Any:
         """Range-adherent (not additive): known by its claimed guarantee (randomized
         response, :meth:`Mechanism.privacy_profile`); its law depends on where the true
-        value lies in the domain."""
+        value lies in the domain.
+
+        Returns
+        -------
+        PrivacyProfile
+            The randomized-response pair of the calibrated ε, with the interval facts.
+        """
         from ..profile import claimed_profile
 
         g = self.guarantee
