@@ -1,4 +1,4 @@
-"""Tight budget accounting (issue 15): calibrations under the accountants, and reserve latency.
+"""Tight budget accounting: calibrations under the accountants, and reserve latency.
 
     python benchmarks/accounting.py [--quick]
 
@@ -102,7 +102,7 @@ def main() -> None:
 
 
 def envelopes() -> None:
-    """Issue 15 follow-up: the staircase's exact envelope PLD, RangeLaplace (fallback), and the
+    """The staircase's exact envelope PLD, RangeLaplace (fallback), and the
     GROUP BY charge of an (eps, delta) mechanism (k = 4 rows per person over 10 cells)."""
     from dpnoise import AnalyticGaussian, RangeLaplace, Staircase
     from dpnoise.accounting import ReleaseSpec

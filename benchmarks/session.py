@@ -1,4 +1,4 @@
-"""Custodian speed (issue 14): ``Session.release`` against ONE plain DuckDB query, and the
+"""Custodian speed: ``Session.release`` against ONE plain DuckDB query, and the
 CLI's ``--json`` / ``--output`` for 10^6 cells.
 
     python benchmarks/session.py [--quick] [--rows N] [--keys K] [--repeats R]

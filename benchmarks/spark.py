@@ -1,4 +1,4 @@
-"""Spark engine benchmark (issue 16): ``sum x by k`` over ROWS rows and KEYS public keys.
+"""Spark engine benchmark: ``sum x by k`` over ROWS rows and KEYS public keys.
 
     python benchmarks/spark.py [--rows 10000000] [--keys 1000000]
 

@@ -5,7 +5,7 @@
 For every mechanism with a domain, one value per call is released at an *edge* of the domain
 and in its *middle*, alternately (interleaved, so drift hits both alike), after a warm-up at
 both.  The median time per call of each is printed with the ratio max/min; a ratio >= 1.3x is
-flagged FAIL (issue 13).  Then the *first* release of freshly built mechanisms (where a
+flagged FAIL.  Then the *first* release of freshly built mechanisms (where a
 per-centre table would be built, if there were one: there is none, on any domain): FAIL at
 >= 1.3x.  What "constant time" means in CPython is
 stated in docs/timing.md: the same sequence of operations, not the same number of cycles.

@@ -12,7 +12,7 @@ settings.register_profile(
 settings.load_profile("dpnoise")
 
 
-# ------------------------------------------------------------------ Spark (issue 16)
+# ------------------------------------------------------------------ Spark
 import os  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402

@@ -136,7 +136,7 @@ for _i, _case in enumerate(CASES):
                             "less_noisy": (lambda kw=_case.valid: _laplace_one_block_less(**kw))})
 
 
-# ---------------------------------------------------------------- Geng et al. 2018 (issue 4)
+# ---------------------------------------------------------------- Geng et al. 2018
 def _tlap_one_cell_less(**kw: Any) -> Any:
     """The lattice truncated Laplacian with one support cell less: its δ(ε) exceeds δ."""
     from dpnoise.exact.folded import FoldedBlockGeometric
@@ -184,7 +184,7 @@ CASES += [
 ]
 
 
-# ------------------------------------------------------------ counts (Sadeghi et al. 2020, issue 7)
+# ------------------------------------------------------------ counts (Sadeghi et al. 2020)
 _BAD_COUNTS = [-1, 1.5, math.nan, math.inf, "abc"]  # (a scalar True is rejected too)
 
 

@@ -1,4 +1,4 @@
-"""Exact envelope PLDs (issue 15): the staircase over all lattice shifts, and GROUP BY
+"""Exact envelope PLDs: the staircase over all lattice shifts, and GROUP BY
 charges of (epsilon, delta) mechanisms over sub-sensitivity splits."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 integration: accountants as a choice of the ledger, the charge of a whole release,
+"""Integration: accountants as a choice of the ledger, the charge of a whole release,
 planning, the CLI.  (The library itself: tests/test_accounting.py.)"""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Adversarial suite of the custodian path (issue 11): one test per attack class, each
+"""Adversarial suite of the custodian path: one test per attack class, each
 across csv, parquet and duckdb inputs (and numpy where it applies).
 
 The rule under test: the only data-dependent thing a release emits is its noisy answer.
@@ -77,7 +77,7 @@ def session(path: Any, schema: dict[str, Any], **kw: Any) -> Session:
 # ------------------------------------------------------------------ attack 1
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_attack1_null_in_a_measured_column_contributes_nothing(tmp_path: Path, fmt: str) -> None:
-    """Issue 11 item 1: a NULL in x was clamped to ``lower`` in the sum but not counted,
+    """A NULL in x was clamped to ``lower`` in the sum but not counted,
     so ``mean x`` said 1001 in 300/300 draws.  Now a missing value is in neither the count
     nor the sum: every component equals the one without the NULL row."""
     schema = {"columns": {"x": {"lower": 1000, "upper": 1001},
@@ -109,7 +109,7 @@ def _nan_id_rows(kind: str) -> list[list[Any]]:
 @pytest.mark.parametrize("fmt", [*FORMATS, "numpy"])
 @pytest.mark.parametrize("kind", ["nan", "text", "null", "empty", "blank", "NaN"])
 def test_attack2_missing_person_ids_are_dropped(tmp_path: Path, fmt: str, kind: str) -> None:
-    """Issue 11 item 2: ``nan`` ids from a file were pooled into one person, so removing
+    """``nan`` ids from a file were pooled into one person, so removing
     one such row moved ``sum x`` by 15 where 10 was calibrated.  Rows whose id is NULL,
     NaN, empty or blank are dropped identically for every input format."""
     if fmt == "csv" and kind == "nan":
@@ -138,7 +138,7 @@ _SECRET = "Zebra-7731"
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_attack3_errors_are_no_oracle(tmp_path: Path, fmt: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 11 item 3: ``count where person_id = 123 and sex = 5`` failed with DuckDB's
+    """``count where person_id = 123 and sex = 5`` failed with DuckDB's
     "Could not convert string 'Male'" exactly when person 123 existed, for free.  Now a
     query is type-checked against the schema before any data is read (same error, same
     message, whether or not the person exists), and text in a numeric column is missing,
@@ -215,7 +215,7 @@ def test_attack3_reserve_before_aggregating_and_fixed_abort_reason(
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("stem", ["data[1]", "a*", "q?", "[ab]"])
 def test_attack5_the_data_path_is_never_a_glob(tmp_path: Path, fmt: str, stem: str) -> None:
-    """Issue 11 item 5: ``--data "g/data[1].csv"`` read ``g/data1.csv`` and ``a*.csv`` read
+    """``--data "g/data[1].csv"`` read ``g/data1.csv`` and ``a*.csv`` read
     every match.  The named file is opened by this process and DuckDB is handed its
     descriptor: exactly that file is read and fingerprinted."""
     schema = {"columns": {"x": {"lower": 0, "upper": 1000}}}
@@ -246,7 +246,7 @@ def _locked(s: Session, secret: Path) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_attack6_no_input_can_read_other_files(tmp_path: Path, fmt: str) -> None:
-    """Issue 11 item 6: a ``.duckdb`` view ``SELECT content FROM read_text('/etc/...')``
+    """A ``.duckdb`` view ``SELECT content FROM read_text('/etc/...')``
     was released from and printed through a conversion error.  Only base tables without
     generated columns are read, external access is off while reading and after, and the
     configuration is locked; for every format."""

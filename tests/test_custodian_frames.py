@@ -1,4 +1,4 @@
-"""In-memory tables as sources (issue 16): pandas and polars DataFrames, Arrow tables and
+"""In-memory tables as sources: pandas and polars DataFrames, Arrow tables and
 numpy record arrays go through the same typed view, missing-value rule and person-id
 handling as files, so they give exactly the true answers of the same data written to
 csv and parquet -- NULLs, NaNs, categorical dtypes and missing person ids included."""

@@ -1,4 +1,4 @@
-"""Property test of the custodian path (issue 11): on random small tables full of NULLs,
+"""Property test of the custodian path: on random small tables full of NULLs,
 NaNs, text in numeric columns, undeclared categories, missing and repeated person ids,
 and random queries of the query language and the SQL subset,
 

@@ -1,4 +1,4 @@
-"""Issue 17: what custodians release beyond counts and sums -- two-dimensional bounding,
+"""What custodians release beyond counts and sums -- two-dimensional bounding,
 variance / standard deviation, DP quantiles, groups whose keys are not public (DP
 partition selection) and error bars on every cell.
 

@@ -1,4 +1,4 @@
-"""Mechanisms at the extremes (issue 13): every bad numeric parameter is a ParameterError naming
+"""Mechanisms at the extremes: every bad numeric parameter is a ParameterError naming
 it, quickly; the corners of every supported range construct in a few seconds; true values are
 numbers only; noise() takes one true value; the CLI exits 2 with ``error: ...``.
 
@@ -330,7 +330,7 @@ def _operations(fn: Callable[[], Any]) -> list[tuple[Any, ...]]:
     ((-math.inf, 5.0), 5.0, -40.0), ((-math.inf, math.inf), 0.0, 1e6)])
 def test_range_laplace_convex_same_operations_at_edge_and_middle(
         domain: Any, edge: float, middle: float) -> None:
-    """Issue 13: on an interval / half-line / the line every release -- one scalar, a
+    """On an interval / half-line / the line every release -- one scalar, a
     repeated value, distinct values -- runs the same lines of dpnoise on numpy arrays of
     the same shapes and dtypes and asks the random source for the same words, at the edge
     and in the middle, and no per-centre state exists or is filled."""

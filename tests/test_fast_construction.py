@@ -1,4 +1,4 @@
-"""Fast construction (issue 14): the vectorised table builders give the SAME tables as the
+"""Fast construction: the vectorised table builders give the SAME tables as the
 reference Python-integer constructions, so every law, guarantee and seeded output is unchanged.
 """
 

@@ -1,4 +1,4 @@
-"""The fast samplers of issue 14, each against its exact law and its reference sampler.
+"""The fast samplers, each against its exact law and its reference sampler.
 
 Each new sampler is checked on its own: the verifier on the law it samples, a chi-square test
 of its draws against ``noise()`` at a fixed seed, a fixed number of words per draw, and (where

@@ -1,4 +1,4 @@
-"""The one-value (scalar) release path of every mechanism (issue 14): same words, same law.
+"""The one-value (scalar) release path of every mechanism: same words, same law.
 
 ``release(x)`` for one number runs a Python-integer kernel (:mod:`dpnoise.exact.scalar`)
 instead of the numpy array kernel.  It must read the same words and return exactly what the

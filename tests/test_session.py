@@ -277,7 +277,7 @@ def test_cli_data_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert main([*base, "--query", "histogram region", "--epsilon", "0.25", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["columns"] == ["region", "count", "low", "high"] and len(out["rows"]) == 4
-    assert all(r[2] <= r[1] <= r[3] for r in out["rows"])  # error bars (issue 17)
+    assert all(r[2] <= r[1] <= r[3] for r in out["rows"])  # error bars
     assert out["remaining"]["epsilon"] == 0.75
     assert main([*base, "--query", "mean income by region", "--epsilon", "0.5",
                  "--bounds", "income=0:100000"]) == 0

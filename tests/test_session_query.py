@@ -153,7 +153,7 @@ def test_bad_queries_cost_nothing(tmp_path, text: str) -> None:  # type: ignore[
 def test_text_in_a_numeric_column_is_missing_not_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A column wrongly declared numeric holds text: every value is *missing* in the
     typed view, so the release succeeds (and is charged) exactly as on any other data --
-    an error here would depend on the data (issue 11)."""
+    an error here would depend on the data."""
     data = tmp_path / "d.csv"
     data.write_text("age,name\n30,alice\n40,bob\n")
     schema = {"columns": {"age": {"lower": 0, "upper": 100},

@@ -1,4 +1,4 @@
-"""The Spark engine (issue 16): the same plan, the same answers, the same hardening.
+"""The Spark engine: the same plan, the same answers, the same hardening.
 
 One local SparkSession serves the whole test session (the ``spark`` fixture in
 conftest.py: local[2], ANSI mode on); tables are tiny so that the Spark tests stay well
@@ -354,7 +354,7 @@ def test_plan_encoding_parts() -> None:
     assert plan.shape == (2, 3) and plan.strides == (3, 1)
 
 
-# ---------------------------------------------------------------- issue 17 statistics
+# ---------------------------------------------------------------- statistics
 @pytest.mark.parametrize("via", VIA)
 def test_new_statistics_and_bounding_agree_with_duckdb(tmp_path: Path, via: str) -> None:
     """Two-dimensional bounding (SHA-256 group choice), variance sums, quantile buckets

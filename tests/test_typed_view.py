@@ -1,4 +1,4 @@
-"""The typed view's direct path for typed numeric columns (issue 14) is the text -> number
+"""The typed view's direct path for typed numeric columns is the text -> number
 rule: the same double (bit for bit) or missing, for every value."""
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("engine (issue 16: the same queries on Apache Spark)")
+    g = p.add_argument_group("engine (the same queries on Apache Spark)")
     g.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
                    help="duckdb (embedded, default) or spark (--data: a parquet/csv path, "
                         "a partitioned parquet directory with --partitioned, or a catalog "

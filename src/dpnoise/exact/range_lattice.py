@@ -36,7 +36,7 @@ sampled in (at most) three exact stages, each from uniform 64-bit words:
 
 The samplers are :class:`~dpnoise.exact.range_centre.CentreSampler` (per centre, the three
 stages above: the reference implementation the distortion bound was first derived for; no
-release uses it any more -- a per-centre table built on first use leaks timing, issue 13),
+release uses it any more -- a per-centre table built on first use leaks timing),
 :class:`~dpnoise.exact.range_convex.ConvexSampler` (per element, convex
 domains) and :class:`~dpnoise.exact.range_union.UnionSampler` (per element, unions: every
 union release; its distortion is below :func:`distortion_bound` ``(M, P)``, which the union

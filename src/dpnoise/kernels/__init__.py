@@ -5,7 +5,7 @@
 it).  ctypes releases the GIL for the duration of every foreign call, so chunks of one
 release can run on several cores (:mod:`dpnoise.parallel`).
 
-Rules for a kernel (each is a *new sampler* in the sense of issue 14 and is tested as one):
+Rules for a kernel (each is a *new sampler*, tested as one):
 the numpy implementation stays the reference; the kernel must return bit-for-bit what the
 reference returns from the same words (tests compare both on the same seeded words); it
 consumes the same fixed number of words per value; it does not branch on the true value

@@ -6,7 +6,7 @@ inputs produced it (Gazeau et al. 2013, Example 1.1; Mironov 2012; reproduced by
 finite-precision``, A3: 81% of
 numpy's outputs from x = 0 are impossible from x = 1).
 
-What dpnoise releases instead (DESIGN.md "Finite precision"):
+What dpnoise releases instead (see docs/mechanisms/finite-precision.md):
 
 1.  A grid step L = 2^j (default: the power of two <= Δ/2^k with k <= 12, so the grid
     is ~4000 times finer than the sensitivity).  The true value is mapped exactly to

@@ -19,8 +19,8 @@ Calibration (paper errata in the verdict table):
   differentially private: its loss is unbounded.  It is available only as
   :func:`paper_half_line_scale_unsafe` and :class:`PaperHalfLineLaplaceUnsafe`, which warn.
 
-Release on real hardware (DESIGN.md "Finite precision"): outputs are half-offset grid points
-``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
+Release on real hardware (see docs/mechanisms/finite-precision.md): outputs are half-offset
+grid points ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
 ``c = floor(x/L + 1/2)`` (neighbours move c by at most ``S = ceil(Δ/L)``), and the cell is drawn
 exactly from the truncated discrete Laplace with decay 2^(−1/M) per cell by an integer sampler
 (fixed number of 64-bit words per draw, no rejection loop): on an interval, half-line or the
@@ -103,9 +103,9 @@ __all__ = [
 
 def range_laplace_grid(sensitivity: float, scale: float, domain: Domain) -> float:
     """RangeLaplace's default grid (it depends on the scale and the domain, unlike the shared
-    lattice rule :func:`dpnoise.calibration.default_grid`).  Power-of-two step: ~Δ/1024, or
-    ~scale/64 when the scale is below Δ/16 (large ε: a grid coarse next to the scale would
-    add more than the accuracy rule's 2.5 % to E|noise|), coarse enough that
+    lattice rule :func:`dpnoise.laws.block_calibration.default_grid`).  Power-of-two step:
+    ~Δ/1024, or ~scale/64 when the scale is below Δ/16 (large ε: a grid coarse next to the
+    scale would add more than the accuracy rule's 2.5 % to E|noise|), coarse enough that
     M = scale·ln2/L stays <= ~2^15, fine enough that the smallest piece holds >= 8 cells."""
     step = max(min(sensitivity / 1024, scale / 64), scale * LN2 / 2**15)
     step = min(step, domain.min_piece_length / 8)

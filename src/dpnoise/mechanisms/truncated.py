@@ -250,7 +250,7 @@ class TLapDistribution(Law):
 
 
 # ---------------------------------------------------------------- calibration
-# The shared lattice rule (calibration.default_grid) with k <= 21, so that the support
+# The shared lattice rule (laws.block_calibration.default_grid) with k <= 21, so that the support
 # (~2^k·A/Δ cells per side) stays small enough to verify densely.
 GRID_BITS = 21
 

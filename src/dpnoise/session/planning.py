@@ -1,4 +1,4 @@
-"""Budget planning under the ledger's accountant (issue 15): ``Session.plan`` and
+"""Budget planning under the ledger's accountant: ``Session.plan`` and
 ``Session.release(query, reserve_for=N)``, ``dpnoise release --dry-run``.
 
 Everything here is computed from PUBLIC facts only -- the query, the schema, the ledger's

@@ -23,7 +23,7 @@ stripped text must fully match ``[+-]?(D+.?D*|.D+)([eE][+-]?D+)?`` (D an ASCII d
 converted to the nearest double (DuckDB ``TRY_CAST(text AS DOUBLE)``, correctly rounded);
 a result that is not finite (``1e400``) is missing.
 
-**Typed columns, the same rule without the text** (issue 14: the text round trip cost
+**Typed columns, the same rule without the text** (the text round trip cost
 ~1 µs per cell, 10 s for 10^7 rows x 2 columns).  A raw DOUBLE's text is the shortest
 decimal that reads back to the same double, so the rule gives the value itself when it is
 finite and missing otherwise; a raw integer of a type in :data:`DIRECT_NUMBER`, its exact

@@ -9,7 +9,7 @@ the one a release starts *after* its charge is reserved in the ledger (on the dr
 Reading a parquet footer, a csv header line or the catalog is metadata, fixed before any
 query.
 
-The custodian-hardening rules (issue 11), redone for Spark:
+The custodian-hardening rules, redone for Spark:
 
 * **the typed view** is :mod:`dpnoise.session.source`'s, written with Spark expressions
   that cannot fail even with ANSI mode on (PySpark 4's default): ``try_cast`` to text,
