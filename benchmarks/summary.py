@@ -71,6 +71,10 @@ def _peers() -> list[tuple[str, object, int]]:
     return out
 
 
+def _rate(r: float) -> str:
+    return f"{r / 1e6:.1f} M" if r >= 1e5 else f"{r / 1e3:.0f} k"
+
+
 def measure() -> str:
     """The block's markdown: one row per implementation, rates and ratios vs numpy."""
     mechs, src = _ours()
@@ -90,8 +94,8 @@ def measure() -> str:
         "",
         "| release | values/s | vs numpy |",
         "|---|---:|---:|",
-        *(f"| {name} | {r / 1e6:.1f} M | {q:.2f}x |" if r >= 1e5 else
-          f"| {name} | {r / 1e3:.0f} k | {q:.4f}x |" for name, r, q in rows),
+        *(f"| {name} | {_rate(r)} | {q:.2f}x |" if q >= 0.1 else
+          f"| {name} | {_rate(r)} | {q:.4f}x |" for name, r, q in rows),
     ]
     if len(rows) == len(mechs):
         lines += ["", "(peer libraries not installed in this run: `make bench` installs them)"]
