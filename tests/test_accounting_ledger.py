@@ -17,8 +17,8 @@ from dpnoise import Budget, BudgetExceededError, LedgerError, ParameterError
 from dpnoise.accounting import AccountingBudget, ReleaseSpec, get_accountant
 from dpnoise.accounting.sources import mechanism_pld, partitions, split_pld
 from dpnoise.cli import main
+from dpnoise.ledger import verify_ledger
 from dpnoise.session import Ledger, Session
-from dpnoise.session.ledger import verify_ledger
 from dpnoise.session.planning import release_spec
 
 KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",

@@ -20,8 +20,8 @@ import dpnoise as dp
 from dpnoise.accounting import PLD, ReleaseSpec, get_accountant
 from dpnoise.accounting.pld import DEFAULT_H, _spliced_convolution
 from dpnoise.accounting.tilt import THETAS
+from dpnoise.ledger import verify_ledger
 from dpnoise.session import Ledger
-from dpnoise.session.ledger import verify_ledger
 
 from .composition_truth import Composition, discrete_pld, epsilon
 

@@ -437,7 +437,7 @@ def test_record_is_in_the_hashed_complete_event(tmp_path: Any) -> None:
     import json
     import sqlite3
 
-    from dpnoise.session.ledger import verify_ledger
+    from dpnoise.ledger import verify_ledger
 
     with _ledger_session(tmp_path) as s:
         s.release("mean x by city", epsilon=1.0, delta=1e-6)
@@ -492,7 +492,7 @@ def test_entry_without_components_says_so(tmp_path: Any,
     """A ledger written before components were recorded (complete event without them),
     and a table larger than RECORD_MAX_CELLS: no error bars, said plainly."""
     from dpnoise.cli import main
-    from dpnoise.session import ledger as ledger_module
+    from dpnoise.ledger import ledger as ledger_module
     from dpnoise.session.answers import entry_interval
 
     with _ledger_session(tmp_path) as s:

@@ -19,17 +19,17 @@ import pytest
 
 from dpnoise import Budget, DpnoiseError, LedgerError, ParameterError, Session
 from dpnoise.cli import main
-from dpnoise.randomness import CryptoRandom, SeededRandom
-from dpnoise.session import Ledger
-from dpnoise.session.ledger import encode_answer, verify_ledger
-from dpnoise.session.ledger_chain import (
+from dpnoise.ledger import encode_answer, verify_ledger
+from dpnoise.ledger.chain import (
     EVENT_COLUMNS,
     GENESIS,
     basic_state,
     event_hash,
     sha256_hex,
 )
-from dpnoise.session.ledger_migrate import migrate
+from dpnoise.ledger.migrate import migrate
+from dpnoise.randomness import CryptoRandom, SeededRandom
+from dpnoise.session import Ledger
 
 KW: dict[str, Any] = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
                           parameters={}, guarantee={})

@@ -25,9 +25,9 @@ import pytest
 
 from dpnoise import Budget, BudgetExceededError, LedgerError, ParameterError, Session
 from dpnoise.cli import main
+from dpnoise.ledger import verify_ledger
 from dpnoise.randomness import CryptoRandom, KeyedRandom, SeededRandom
 from dpnoise.session import Ledger
-from dpnoise.session.ledger import verify_ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -65,7 +65,7 @@ def _remove_side_files(ledger: Path) -> None:
 # ------------------------------------------------------- kill -9 at each moment
 KILLED = """
 import os, signal, sys
-from dpnoise.session import ledger as L
+from dpnoise.ledger import ledger as L
 
 point = sys.argv[1]
 
@@ -222,10 +222,10 @@ def test_a_format_2_ledger_with_releases_only_in_its_wal_is_migrated(tmp_path: P
     r = _run("""
         import os, sqlite3, sys
         import numpy as np
-        from dpnoise.session.ledger import encode_answer
-        from dpnoise.session.ledger_store import append_event
-        from dpnoise.session.ledger_chain import basic_state
-        from dpnoise.session.ledger_verify import verify_all
+        from dpnoise.ledger import encode_answer
+        from dpnoise.ledger.store import append_event
+        from dpnoise.ledger.chain import basic_state
+        from dpnoise.ledger.verify import verify_all
         from fractions import Fraction
         con = sqlite3.connect(sys.argv[1], isolation_level=None)
         con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")  # format 2 ...

@@ -175,7 +175,7 @@ def test_sigkill_at_random_moments_leaves_ledger_consistent(tmp_path: Path) -> N
 HANGER = """
 import time
 from dpnoise import Session
-from dpnoise.session import ledger as L
+from dpnoise.ledger import ledger as L
 
 def hang(self, rid, answer, text="", record=None):
     print("reserved", rid, flush=True)
@@ -212,7 +212,7 @@ def test_sigkill_inside_reservation_transaction_records_nothing(tmp_path: Path,
     code = """
     import time
     from dpnoise import Session
-    from dpnoise.session import ledger as L
+    from dpnoise.ledger import ledger as L
     real = L.Ledger._write
     from contextlib import contextmanager
 

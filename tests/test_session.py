@@ -13,8 +13,8 @@ import pytest
 from dpnoise import Budget, BudgetExceededError, ParameterError, SeededRandom, Session, verify
 from dpnoise.cli import main
 from dpnoise.demo import run_demo, survey_paths
+from dpnoise.ledger import Ledger
 from dpnoise.session.adapter import MECHANISMS, Target, plan
-from dpnoise.session.ledger import Ledger
 
 from .helpers import assert_removal_within_plan
 

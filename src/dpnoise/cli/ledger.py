@@ -304,7 +304,7 @@ def _entry_json(e: Any) -> dict[str, Any]:
 
 def _verify(path: str, args: argparse.Namespace) -> int:
     from ..errors import LedgerError
-    from ..session.ledger import verify_ledger
+    from ..ledger import verify_ledger
 
     rep = verify_ledger(path, anchor=args.anchor)
     unchecked = bool(rep.anchored_at) and args.anchor is None
@@ -364,7 +364,7 @@ def _verify(path: str, args: argparse.Namespace) -> int:
 def _write_anchor(path: str, rep: Any, args: argparse.Namespace) -> tuple[int, str]:
     """Anchor the verified ledger in ``args.write_anchor`` (the first time: an anchoring
     event is appended) or copy its checked anchor there; returns the head recorded."""
-    from ..session.ledger import Ledger
+    from ..ledger import Ledger
 
     with Ledger(path, anchor=args.anchor if rep.anchored_at else None) as led:
         led.write_anchor(args.write_anchor)
@@ -374,7 +374,7 @@ def _write_anchor(path: str, rep: Any, args: argparse.Namespace) -> tuple[int, s
 def _table_charges(path: str, rep: Any, args: argparse.Namespace) -> Any:
     """(TableCharges, spent with the allowance) of a zCDP ledger charged for discrete
     Gaussian alias tables, else None (:mod:`dpnoise.session.table_charges`)."""
-    from ..session.ledger import Ledger
+    from ..ledger import Ledger
     from ..session.table_charges import shown_spent, table_charges
 
     with Ledger(path, anchor=args.anchor if rep.anchored_at else None) as led:
@@ -383,7 +383,7 @@ def _table_charges(path: str, rep: Any, args: argparse.Namespace) -> Any:
 
 
 def _migrate(path: str, args: argparse.Namespace) -> int:
-    from ..session.ledger import Ledger, migrate
+    from ..ledger import Ledger, migrate
 
     backup = migrate(path)
     with Ledger(path) as led:

@@ -227,7 +227,7 @@ def _integrity(ledger: Any) -> tuple[str, str]:
     verify``); status is "verified", "BROKEN" or "not recorded" (an in-memory ledger)."""
     if not getattr(ledger, "durable", False):
         return "not recorded", "in-memory ledger: nothing is recorded, nothing to verify"
-    from ..session.ledger import verify_ledger
+    from ..ledger import verify_ledger
 
     report = verify_ledger(ledger.path)
     if report.ok:

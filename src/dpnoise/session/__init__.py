@@ -7,8 +7,8 @@
 several queries released in one pass, their budget reserved in one transaction).
 """
 
+from ..ledger import Budget, Entry, Ledger
 from .adapter import MECHANISMS, Plan, Target, plan
-from .ledger import Budget, Entry, Ledger
 from .query import Query, parse_query
 from .release import Release
 from .schema import Column, Schema

@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
+from ..ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .adapter import RANGE_LAPLACE_MAX_CELLS, Target, plan
@@ -61,7 +62,6 @@ from .answers import (
 )
 from .declared import declared_rules
 from .engine import exact_sum
-from .ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
 from .opening import check_output, open_engine, resolve_schema
 from .plan import power_fixed, quantile_grid
 from .planning import ReleasePlan, plan_release, release_spec

@@ -357,8 +357,8 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
                  output: str | Path | None = None, replay: bool | None = None
                  ) -> WorkloadResult:
     """Release every query of ``source`` on ``session`` (see the module docstring)."""
+    from ..ledger import check_rng_for_ledger
     from ..randomness import resolve_rng
-    from .ledger import check_rng_for_ledger
 
     wl = Workload.load(source)
     if session.engine is None:

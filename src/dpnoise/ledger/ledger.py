@@ -15,18 +15,18 @@ sessions; nothing is recorded).
    (device and inode, a size no smaller than last seen), that the events this object
    already verified are unchanged (a cheap fingerprint: count, charges, lengths and the
    head hash), verify the events other processes appended since (hash chain and rules,
-   :mod:`~dpnoise.session.ledger_chain`), refuse an anchored ledger opened without its
+   :mod:`~dpnoise.ledger.chain`), refuse an anchored ledger opened without its
    anchor, refuse with :class:`~dpnoise.errors.BudgetExceededError` if the charge would
    exceed the total (nothing is written), else append a ``reserve`` event and commit: with
    the rollback journal and ``synchronous = EXTRA`` the event is in the main database file
-   when the commit returns (:mod:`~dpnoise.session.ledger_store`).
+   when the commit returns (:mod:`~dpnoise.ledger.store`).
 2. Only then is noise drawn.
 3. **Complete** appends a ``complete`` event with the answer's hash (the answer itself in
    ``blobs``) and, in its body, the release's ``record`` (:func:`encode_record`: the noisy
    components of a mean / variance / quantile and the released keys of groups chosen by
    partition selection -- released values only, so that error bars of past releases can
    be recomputed), or **abort** appends an ``abort`` event with a fixed reason code
-   (:data:`~dpnoise.session.ledger_chain.ABORT_REASONS`; never an exception text, which
+   (:data:`~dpnoise.ledger.chain.ABORT_REASONS`; never an exception text, which
    could quote data).  Nothing is ever updated in place.
 4. With an anchor file, the anchor is then advanced under the write lock (a second, empty
    transaction), so two processes never move it backwards.
@@ -41,18 +41,18 @@ rounding never lets the charges exceed the total.  Each reserve event records th
 the composed state after it, and may carry a serialised accounting object (stored with its
 SHA-256), so a tighter accountant can be added without a format change.
 
-The tables and the hash are defined in :mod:`~dpnoise.session.ledger_store` and
-:mod:`~dpnoise.session.ledger_chain`; the latter also states what the chain detects and what
+The tables and the hash are defined in :mod:`~dpnoise.ledger.store` and
+:mod:`~dpnoise.ledger.chain`; the latter also states what the chain detects and what
 it does not (the last events truncated, or an older copy restored, is detected only with an
 anchor -- ``anchor=FILE`` -- or by a live session).  Anchoring is an event of the chain
 (:meth:`Ledger.write_anchor`, or ``create=True`` with ``anchor``), so an anchored ledger
 knows it needs its anchor.  Ledgers of format 1 (table ``releases``) and 2 (WAL journal)
 open read-only until converted with ``dpnoise ledger migrate FILE``.
 
-Why this file is long (~1200 lines): the ledger's transaction protocol (open, verify,
+Why this file is long: the ledger's transaction protocol (open, verify,
 reserve under the accountant, complete, abort, anchors) must read as one piece; the chain,
-the SQLite store and whole-file verification already live in ``ledger_chain``,
-``ledger_store`` and ``ledger_verify``.
+the SQLite store and whole-file verification already live in ``chain``,
+``store`` and ``verify``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ from numpy.typing import NDArray
 
 from ..errors import BudgetExceededError, LedgerError, ParameterError
 from ..params import check_delta, check_finite
-from .ledger_chain import (
+from .chain import (
     ABORT_REASONS,
     ACCOUNTANTS,
     Anchor,
@@ -93,8 +93,8 @@ from .ledger_chain import (
     verify_rows,
     write_anchor,
 )
-from .ledger_migrate import migrate
-from .ledger_store import (
+from .migrate import migrate
+from .store import (
     SELECT_EVENTS,
     V1,
     V1_COLS,
@@ -110,7 +110,7 @@ from .ledger_store import (
     v1_charged,
     v1_check,
 )
-from .ledger_verify import VerifyReport, check_blobs, ledger_version, verify_all, verify_ledger
+from .verify import VerifyReport, check_blobs, ledger_version, verify_all, verify_ledger
 
 __all__ = ["RECORD_MAX_CELLS", "Budget", "Entry", "Ledger", "VerifyReport",
            "check_rng_for_ledger", "decode_answer", "decode_record", "encode_answer",

@@ -1,7 +1,7 @@
 """Migrating a ledger of format 1 or 2 to the current format (``dpnoise ledger migrate``).
 
-Its own module because it uses both the file layer (:mod:`~dpnoise.session.ledger_store`)
-and the chain verification (:mod:`~dpnoise.session.ledger_verify`), which reads that layer.
+Its own module because it uses both the file layer (:mod:`~dpnoise.ledger.store`)
+and the chain verification (:mod:`~dpnoise.ledger.verify`), which reads that layer.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LedgerError
-from .ledger_chain import (
+from .chain import (
     ChainState,
     basic_state,
 )
-from .ledger_store import (
+from .store import (
     FORMAT,
     V1,
     V1_COLS,
@@ -76,8 +76,8 @@ def migrate(path: str | Path, *, timeout: float = 30.0) -> Path | None:
 def _migrate_v2(con: sqlite3.Connection, name: str) -> None:
     import time
 
-    from .ledger_chain import verify_rows
-    from .ledger_verify import verify_all
+    from .chain import verify_rows
+    from .verify import verify_all
 
     use_rollback_journal(con, name)  # the WAL's events into the main file, first
     con.execute("BEGIN IMMEDIATE")
@@ -127,7 +127,7 @@ def _migrate_v1(con: sqlite3.Connection, p: Path, timeout: float) -> Path:
 
 
 def _convert(con: sqlite3.Connection, name: str, head: V1Header) -> None:
-    from .ledger_chain import verify_rows
+    from .chain import verify_rows
 
     rows = con.execute(f"SELECT {V1_COLS} FROM {V1_FROM} ORDER BY r.id").fetchall()
     con.execute("DROP TABLE meta")

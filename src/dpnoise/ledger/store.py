@@ -1,5 +1,5 @@
 """The ledger's SQLite file: tables, atomic creation and reading format 1 (migration:
-:mod:`dpnoise.session.ledger_migrate`).
+:mod:`dpnoise.ledger.migrate`).
 
 Format 3 (current) tables -- the same as format 2's:
 
@@ -8,7 +8,7 @@ Format 3 (current) tables -- the same as format 2's:
     header is the hashed init event).
 ``events(seq, kind, release, at, query_key, epsilon, delta, body, accounting_sha256,
 answer_sha256, state_sha256, prev, hash)``
-    the append-only, hash-chained log (see :mod:`dpnoise.session.ledger_chain`).
+    the append-only, hash-chained log (see :mod:`dpnoise.ledger.chain`).
     ``epsilon``/``delta`` are set on ``reserve`` events only and hold, under the ``basic``
     accountant, the charge: what this release adds to the spent budget by basic sequential
     composition.  (Under a tighter accountant they keep the release's own calibrated
@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LedgerError
-from .ledger_chain import (
+from .chain import (
     EVENT_COLUMNS,
     ChainState,
     canonical_json,

@@ -1,7 +1,7 @@
 """Verifying a whole ledger file: the chain from its first event, the blobs, the
 composed-state cache, and optionally an anchor (``dpnoise ledger verify``).
 
-What is checked and what cannot be: see :mod:`dpnoise.session.ledger_chain`.
+What is checked and what cannot be: see :mod:`dpnoise.ledger.chain`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LedgerError
-from .ledger_chain import ChainError, ChainState, check_anchor, read_anchor, sha256_hex, verify_rows
-from .ledger_store import FORMAT, SELECT_EVENTS, V1, V2, VERSION, v1_check
+from .chain import ChainError, ChainState, check_anchor, read_anchor, sha256_hex, verify_rows
+from .store import FORMAT, SELECT_EVENTS, V1, V2, VERSION, v1_check
 
 
 def ledger_version(con: sqlite3.Connection, path: str) -> str:
