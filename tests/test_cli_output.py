@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from dpnoise.cli import output
-from dpnoise.cli.output import Table, _json_default, dumps
+from dpnoise.cli.output import Table, dumps, json_default
 from dpnoise.session import Budget, Session
 from dpnoise.session.table import _write_csv, release_columns
 
 
 def reference(obj: object) -> str:
-    return json.dumps(obj, indent=2, default=_json_default, allow_nan=True)
+    return json.dumps(obj, indent=2, default=json_default, allow_nan=True)
 
 
 @pytest.fixture(params=["python", "duckdb"])

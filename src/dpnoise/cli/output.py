@@ -30,15 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, tuple):
-        return list(o)
-    return str(o)
+from ..ledger.chain import json_default
 
 
 class Table:
@@ -86,7 +78,7 @@ def _texts(a: NDArray[Any]) -> list[str] | None:
         return _float_text(a)
     values = a.tolist()
     if kind in "US" or (kind == "O" and all(isinstance(v, _SCALARS) for v in values)):
-        enc = json.JSONEncoder(default=_json_default, allow_nan=True)
+        enc = json.JSONEncoder(default=json_default, allow_nan=True)
         return [enc.encode(v) for v in values]
     return None
 
@@ -250,7 +242,7 @@ class _Swap:
 
 
 def _indented(obj: Any, indent: str) -> str:
-    text = json.dumps(obj, indent=2, default=_json_default, allow_nan=True)
+    text = json.dumps(obj, indent=2, default=json_default, allow_nan=True)
     return text.replace("\n", "\n" + indent)
 
 
@@ -259,7 +251,7 @@ def _pieces(obj: Any, spill: bool = False) -> Iterator[str | Path]:
     parts may come as the path of a (temporary) file holding their text, valid until the
     next piece is asked for."""
     swap = _Swap(spill)
-    text = json.dumps(swap.walk(obj), indent=2, default=_json_default, allow_nan=True)
+    text = json.dumps(swap.walk(obj), indent=2, default=json_default, allow_nan=True)
     pos = 0
     try:
         for key, part in swap.parts.items():

@@ -79,10 +79,12 @@ EVENT_COLUMNS = ("seq", "kind", "release", "at", "query_key", "epsilon", "delta"
 def canonical_json(obj: Any) -> str:
     """Sorted-key, compact, ASCII JSON (the form that is hashed)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=True, default=_json_default)
+                      allow_nan=True, default=json_default)
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
+    """JSON for numpy scalars and arrays and tuples (as Python numbers and lists), else the
+    object's ``str``: the ledger's canonical form, and the CLI's ``--json``."""
     import numpy as np
 
     if isinstance(o, (np.floating, np.integer)):
