@@ -13,20 +13,17 @@ with a charge of the current format is composed by :meth:`.pld.PLD.compose`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from .convolution import U, atoms_and_fft
 
-if TYPE_CHECKING:
-    from .pld import PLD
-
 TAIL_HI_V1 = 1e-16
 TAIL_LO_V1 = 1e-9
 
 
-def truncated_v1(p: PLD) -> PLD:
+def truncated_v1(p: Any) -> Any:
     """Move the top 1e-16 of finite mass to +∞ and lift the bottom 1e-9 (first format)."""
     m = np.maximum(p.masses, 0.0)
     if m.size <= 1:
@@ -44,7 +41,7 @@ def truncated_v1(p: PLD) -> PLD:
     return type(p)(p.h, p.start + lo, new, min(1.0, p.inf_mass + moved_up), p.slack, version=1)
 
 
-def compose_v1(x: PLD, y: PLD) -> PLD:
+def compose_v1(x: Any, y: Any) -> Any:
     """The product pair's PLD by the first format's rules (round-off added to ``slack``)."""
 
     a, b = x.masses, y.masses

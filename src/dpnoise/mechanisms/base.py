@@ -201,10 +201,11 @@ class Mechanism(ABC):
         curve or none, ρ or "not zCDP", and the facts interval code needs
         (:class:`~dpnoise.profile.PrivacyProfile`).  The accountants read only this.
 
-        This default knows the mechanism by its claimed guarantee alone: the
+        The base class knows a mechanism by its claimed guarantee alone: the
         randomized-response pair of (ε, δ) (and for δ = 0 its Rényi curve and ρ = ε²/2);
         notion "none" answers "not DP".  Families with an exact construction override it
-        (:mod:`dpnoise.mechanisms.profiles`).
+        with that construction (:mod:`dpnoise.mechanisms.profiles`) and share this
+        description.
 
         Returns
         -------

@@ -441,14 +441,6 @@ class CountNoise(Mechanism):
         return _push_forward(z, p, n, clip_in, clip_out)
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import count_noise_profile
 
         return count_noise_profile(self)

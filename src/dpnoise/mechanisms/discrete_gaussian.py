@@ -264,14 +264,6 @@ class DiscreteGaussian(Mechanism):
                                 self.sample_noise, rng)
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import discrete_gaussian_profile
 
         return discrete_gaussian_profile(self)

@@ -424,14 +424,6 @@ class _LatticeGaussian(Mechanism):
         return np.floor(v) == v
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import lattice_gaussian_profile
 
         return lattice_gaussian_profile(self)

@@ -291,14 +291,6 @@ class Geometric(Mechanism):
                                 self.sample_noise, rng)
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import geometric_profile
 
         return geometric_profile(self)

@@ -213,14 +213,6 @@ class Laplace(HalfLatticeMechanism):
         )
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import laplace_profile
 
         return laplace_profile(self)
@@ -326,14 +318,6 @@ class ClampedLaplace(Mechanism):
         return ends | inside
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import clamped_laplace_profile
 
         return clamped_laplace_profile(self)

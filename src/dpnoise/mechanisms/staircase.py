@@ -213,14 +213,6 @@ class Staircase(HalfLatticeMechanism):
         return LatticeStaircaseNoise(self.law, self.grid, center)
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import staircase_profile
 
         return staircase_profile(self)

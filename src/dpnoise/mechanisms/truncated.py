@@ -423,14 +423,6 @@ class TruncatedLaplace(HalfLatticeMechanism):
         return TLapDistribution(self.epsilon, self.delta, self.sensitivity)
 
     def privacy_profile(self) -> Any:
-        """This mechanism's privacy profile, computed from the law it samples.
-
-        Returns
-        -------
-        PrivacyProfile
-            Its dominating pair, Rényi curve, ρ and interval facts: what the accountants
-            compose (the constructions: :mod:`dpnoise.mechanisms.profiles`).
-        """
         from .profiles import truncated_laplace_profile
 
         return truncated_laplace_profile(self)

@@ -642,11 +642,16 @@ class Session:
                    else str(left))
                 + f" of the total {self.budget} remains"
             )
-        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
-        rng = resolve_rng(self.rng)
+        rng = self._release_rng()
         # reserve BEFORE anything data-dependent runs: from here on the charge is kept
         rid = self.ledger.reserve(**p.reservation)
         return self._execute(p, rid, rng)
+
+    def _release_rng(self) -> Any:
+        """The random source of the releases about to be reserved, checked again against
+        the ledger (only dpnoise's OS-keyed source with a ledger file) before any spend."""
+        check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
+        return resolve_rng(self.rng)
 
     def _prepare(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  with_rows: bool, output: str | None, confidence: float) -> PendingRelease:

@@ -357,9 +357,6 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
                  output: str | Path | None = None, replay: bool | None = None
                  ) -> WorkloadResult:
     """Release every query of ``source`` on ``session`` (see the module docstring)."""
-    from ..ledger import check_rng_for_ledger
-    from ..randomness import resolve_rng
-
     wl = Workload.load(source)
     if session.engine is None:
         raise ParameterError("this session has no data (data=None: planning only)")
@@ -377,9 +374,7 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
                 Path(output).rmdir()  # type: ignore[arg-type]
             return result
         _check_total(session, todo)
-        check_rng_for_ledger(session.rng, session.ledger.durable,
-                             f"ledger {session.ledger.path!r}")
-        rng = resolve_rng(session.rng)
+        rng = session._release_rng()
         # ONE transaction for the whole workload, before anything data-dependent runs
         rids = session.ledger.reserve_all([p.reservation for _, p in todo])
     except BaseException:
