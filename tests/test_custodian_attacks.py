@@ -19,8 +19,8 @@ import pytest
 from dpnoise import Budget, DpnoiseError, ParameterError, SeededRandom, Session
 from dpnoise.cli import main
 from dpnoise.session import Schema, parse_query
+from dpnoise.session.aggregation import encoding_text
 from dpnoise.session.engine import exact_sum
-from dpnoise.session.plan import encoding_text
 
 FORMATS = ("csv", "parquet", "duckdb")
 

@@ -177,10 +177,10 @@ def test_the_property_would_catch_a_broken_per_group_bound(
     """Sanity: keeping one row more per group than calibrated is caught."""
     from dataclasses import replace
 
-    from dpnoise.session import engine, plan
+    from dpnoise.session import aggregation, engine
 
     def broken(q: Any, schema: Any) -> Any:
-        p = plan.compile_query(q, schema)
+        p = aggregation.compile_query(q, schema)
         b = p.bounding
         if b is not None and b.per_group is not None:
             p = replace(p, bounding=replace(b, per_group=b.per_group + 1))

@@ -24,8 +24,8 @@ import pytest
 
 from dpnoise import Budget, ParameterError, SeededRandom, Session
 from dpnoise.session.adapter import Target, plan
+from dpnoise.session.fixed_point import QuantileGrid
 from dpnoise.session.intervals import component_interval, ratio_interval
-from dpnoise.session.plan import QuantileGrid
 from dpnoise.session.stats import RankPlan, SelectionPlan, geometric_tail
 from dpnoise.verify import verify_neighbours
 

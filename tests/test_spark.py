@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from dpnoise import Budget, DpnoiseError, ParameterError, SeededRandom, Session
 from dpnoise.cli import main
-from dpnoise.session.plan import compile_query, encoding_parts, encoding_text
+from dpnoise.session.aggregation import compile_query, encoding_parts, encoding_text
 from dpnoise.session.query import parse_query
 from dpnoise.session.schema import Schema
 from tests import test_custodian_property as prop

@@ -33,7 +33,7 @@ import numpy as np
 from .errors import BudgetExceededError, ParameterError
 from .randomness import CryptoRandom
 from .session import MECHANISMS, Budget, Ledger, Schema, Session
-from .session.schema import Column
+from .session.columns import Column
 
 TOTAL = Budget(epsilon=2.0, delta=1e-5)
 #: releases beyond counts and sums (printed with their own tables)

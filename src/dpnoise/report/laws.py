@@ -160,7 +160,7 @@ def released_law(stat: str, plans: Mapping[str, Mapping[str, Any]], answer: floa
             return None
     lo, hi = (float(v) for v in col_range)
     if stat == "mean":
-        from ..session.plan import combine
+        from ..session.aggregation import combine
 
         stats = combine("mean", draws, lo, hi)
     else:

@@ -9,9 +9,10 @@ several queries released in one pass, their budget reserved in one transaction).
 
 from ..ledger import Budget, Entry, Ledger
 from .adapter import MECHANISMS, Plan, Target, plan
+from .columns import Column
 from .query import Query, parse_query
 from .release import Release
-from .schema import Column, Schema
+from .schema import Schema
 from .session import Session
 from .truth import TrueAnswer
 from .workload import Workload, WorkloadResult

@@ -30,9 +30,10 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from .adapter import Plan, Target, plan
+from .aggregation import combine
 from .engine import Aggregates, exact_sum
+from .fixed_point import quantile_grid
 from .intervals import component_interval, ratio_interval, variance_interval
-from .plan import combine, quantile_grid
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, level_interval, rank_error_from_parameters

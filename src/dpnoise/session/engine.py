@@ -1,4 +1,4 @@
-"""The embedded engine: executing an :class:`~dpnoise.session.plan.AggregatePlan` with DuckDB.
+"""The embedded engine: an :class:`~dpnoise.session.aggregation.AggregatePlan` run by DuckDB.
 
 The data set is read once, when the engine opens, into the typed view of
 :mod:`dpnoise.session.source` (declared columns only, each of its declared type, missing
@@ -8,7 +8,7 @@ or a category code against a set of codes, and every literal is a bound paramete
 
 What is computed -- the missing-value rule, which rows survive contribution bounding, the
 exact fixed-point sums -- is defined once, engine-neutrally, in
-:mod:`dpnoise.session.plan`; this module only writes it as DuckDB SQL (one small method
+:mod:`dpnoise.session.aggregation`; this module only writes it as DuckDB SQL (one small method
 per plan node).  The Spark engine (:mod:`dpnoise.session.spark`) writes the same plan as
 Spark column expressions.
 
@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .plan import (
-    DEFAULT_ROW_CAP,
+from .aggregation import (
     ENCODING_TAG,
     GROUP_TAG,
     AggregatePlan,
@@ -36,7 +35,6 @@ from .plan import (
     CountPersons,
     CountRows,
     CountValues,
-    ExactSum,
     FixedSum,
     IsMissing,
     Junction,
@@ -49,14 +47,15 @@ from .plan import (
     TypedPredicate,
     compile_query,
     encoding_parts,
-    exact_sum,
     merge_persons,
     persons_plan,
     scatter,
     text_parts,
 )
+from .columns import quote_identifier
+from .fixed_point import DEFAULT_ROW_CAP, ExactSum, exact_sum
 from .query import Query
-from .schema import Schema, quote_identifier
+from .schema import Schema
 from .source import UID, VIEW, Source
 
 __all__ = ["DEFAULT_ROW_CAP", "Aggregates", "DuckDBEngine", "Engine", "ExactSum",

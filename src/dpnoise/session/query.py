@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParameterError
-from .schema import MAX_CELLS, MAX_POWER_BOUND, Schema, check_identifier
+from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
+from .schema import Schema
 
 Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile"]
 #: statistics of a bounded numeric column

@@ -32,53 +32,30 @@ How each statistic is made from its components, and its error bars:
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import math
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import BudgetExceededError, DpnoiseError, ParameterError
-from ..ledger import Budget, Entry, Ledger, check_rng_for_ledger, encode_record
+from ..errors import BudgetExceededError, ParameterError
+from ..ledger import Budget, Entry, Ledger, check_rng_for_ledger
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
-from .adapter import RANGE_LAPLACE_MAX_CELLS, Target, plan
 from .answers import (
-    column_range,
     combine_answer,
     components_of,
-    composed_guarantee,
-    entry_interval,
-    entry_interval_at,
-    interval_function,
-    public_cells,
-    recorded_components,
     true_quantile,
 )
-from .declared import declared_rules
-from .engine import exact_sum
-from .opening import check_output, open_engine, resolve_schema
-from .plan import power_fixed, quantile_grid
-from .planning import ReleasePlan, plan_release, release_spec
+from .calibration import calibrate, count_cells
+from .execution import execute_release, prepare_release, replayed_release
+from .opening import open_engine, resolve_schema
+from .planning import ReleasePlan, plan_release
 from .query import Query, parse_query
-from .release import PendingRelease, Release, write_on_executors
+from .release import PendingRelease, Release
 from .schema import Schema
-from .stats import RankPlan, SelectionPlan
-from .table import duckdb_error, write_table
 from .truth import TrueAnswer
-
-
-def _key(*parts: Any) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(repr(p).encode())
-        h.update(b"\x00")
-    return h.hexdigest()
 
 
 class Session:
@@ -255,47 +232,6 @@ class Session:
             self._rows = max(1, int(r.value))
         return self._rows
 
-    def _targets(self, q: Query, with_rows: bool = True) -> list[tuple[str, Target]]:
-        s = self.schema
-        n = self.row_bound() if with_rows else None
-        cells = bool(q.group_by)
-        l1, per_cell, changed = s.bounds(cells)
-        count_hi = float(n) if n is not None else math.inf
-
-        def target(kind: str, unit: float, lo: float, hi: float) -> Target:
-            return Target(kind, unit, l1, cells, lo, hi, per_cell, changed)  # type: ignore[arg-type]
-
-        count = target("count", 1.0, 0.0, count_hi)
-        if q.stat == "count":
-            return [("count", count)]
-        col = s.numeric(q.column)  # type: ignore[arg-type]
-        lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
-        exact = exact_sum(col, s.max_rows)
-        if q.stat == "quantile":
-            return [("count", count)]  # plus the rank component (_plans)
-        if q.stat == "sum":
-            unit = exact.sum_unit
-            if n is not None:
-                a, b = n * min(lo, 0.0), n * max(hi, 0.0)
-            else:
-                a = -math.inf if lo < 0 else 0.0
-                b = math.inf if hi > 0 else 0.0
-            return [("sum", target("sum", unit, a, b))]
-        if q.stat in ("variance", "stddev"):
-            pf = power_fixed(exact)
-            u1 = pf.unit1 * pf.value_unit  # W · 2^(r-s-1), rounded up to Σc's grid
-            u2 = math.ldexp(float(pf.unit2), 0) * pf.value_unit ** 2
-            if n is not None:
-                r1 = (-n * pf.width * pf.value_unit, n * pf.width * pf.value_unit)
-                r2 = (0.0, n * float(pf.width) ** 2 * pf.value_unit ** 2)
-            else:
-                r1, r2 = (-math.inf, math.inf), (0.0, math.inf)
-            return [("count", count), ("power1", target("sum", u1, *r1)),
-                    ("power2", target("sum", u2, *r2))]
-        half = exact.mean_unit  # (hi - lo) / 2 rounded up to the centred sum's grid
-        a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
-        return [("count", count), ("centred_sum", target("sum", half, a, b))]
-
     def n_cells(self, q: Query) -> int:
         """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
         are not public counts as more cells than RangeLaplace is used for.
@@ -310,11 +246,7 @@ class Session:
         int
             The number of cells.
         """
-        n_cells = 1
-        for g in q.group_by:
-            col = self.schema.column(g)
-            n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
-        return n_cells
+        return count_cells(self.schema, q)
 
     def plan(self, query: str | Query, *, epsilon: float | None = None,
              delta: float | None = None, mechanism: str | None = None,
@@ -365,38 +297,11 @@ class Session:
 
     def _plans(self, q: Query, epsilon: float, delta: float,
                mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Any]]:
-        """The calibrated components of ``q`` at total (epsilon, delta).
-
-        Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
-        its rank); with keys that are not public, half of epsilon and ALL of delta go to
-        partition selection first and the statistic's components are pure."""
-        targets = self._targets(q, with_rows)
-        out: list[tuple[str, Any]] = []
-        exact = self.ledger.accountant == "zcdp"  # Renyi curves: no finite-support tables
-        private = any(self.schema.column(g).private_keys for g in q.group_by)
-        if private:
-            _, _, changed = self.schema.bounds(True)
-            out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
-            epsilon, delta = epsilon / 2, 0.0
-        n_cells = self.n_cells(q)
-        if q.stat == "quantile":
-            if delta:
-                raise ParameterError("a quantile is pure epsilon-DP: pass delta=0")
-            cells = bool(q.group_by)
-            l1, per_cell, changed = self.schema.bounds(cells)
-            col = self.schema.numeric(q.column)  # type: ignore[arg-type]
-            grid = quantile_grid(exact_sum(col, self.schema.max_rows))
-            out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
-                                      mechanism=mechanism, n_cells=n_cells,
-                                      exact_sampler=exact)))
-            out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
-                                         per_cell, changed)))
-            return out
-        share = len(targets)
-        out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
-                            mechanism=mechanism, n_cells=n_cells, exact_sampler=exact))
-                for role, t in targets]
-        return out
+        """The calibrated components of ``q`` at total (epsilon, delta)
+        (:func:`~dpnoise.session.calibration.calibrate`; may release the row bound first)."""
+        return calibrate(self.schema, q, epsilon, delta, mechanism,
+                         rows=self.row_bound() if with_rows else None,
+                         accountant=self.ledger.accountant)
 
     def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
         """Spend the exact remainder when a request exceeds it by binary rounding only.
@@ -655,151 +560,16 @@ class Session:
 
     def _prepare(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  with_rows: bool, output: str | None, confidence: float) -> PendingRelease:
-        """Steps 2-3 of a release from public facts only: its plans, its charge, its
-        replay key and the ledger reservation's fields.  Nothing is read or spent."""
-        if self.engine is None:
-            raise ParameterError("this session has no data (data=None: planning only)")
-        executors = check_output(self.engine, q, output)
-        basic = self.ledger.accountant == "basic"
-        if basic:
-            epsilon, delta = self._snap(epsilon, delta)
-        plans = self._plans(q, epsilon, delta, mechanism, with_rows)
-        # pld / zcdp: the release's charge (its PLD or rho), computed from public facts
-        # before anything is spent (a law the accountant refuses raises here)
-        charge = None if basic else self.ledger.charge_for(
-            release_spec(plans, self.n_cells(q), q.canonical()))
-        # charge what was asked, or the plans' sum if rounding made that larger
-        eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
-        dl = max(float(delta), float(sum(p.delta for _, p in plans)))
-        mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
-            else plans[0][1].name
-        canonical = q.canonical()
-        key_parts = (self.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
-                     self.row_bound() if with_rows else None)
-        key = _key(canonical, self.engine.fingerprint, *key_parts)
-        legacy = getattr(self.engine, "legacy_fingerprint", None)  # recorded with the size
-        legacy_key = None if legacy is None else _key(canonical, legacy, *key_parts)
-        private = any(self.schema.column(g).private_keys for g in q.group_by)
-        group_keys: tuple[Any, ...] = () if private else tuple(
-            self.schema.column(g).keys() for g in q.group_by)
-        guarantee = composed_guarantee(plans, eps, dl, self.schema.user_id is not None)
-        reservation = dict(
-            epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
-            dataset=self.engine.fingerprint, mechanism=mech_name,
-            parameters={"plans": {role: p.parameters() for role, p in plans},
-                        "schema": self.schema.fingerprint(),
-                        "declared": declared_rules(self.schema, q),
-                        "interval": {"confidence": confidence,
-                                     "method": "test inversion per component, union bound",
-                                     "kind": "level" if q.stat == "quantile" else "value",
-                                     "stat": q.stat, "range": column_range(self.schema, q)},
-                        "cells": public_cells(q.group_by, group_keys)},
-            guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
-                       "cells": {role: p.guarantee.as_dict() for role, p in plans}},
-            accounting=charge)
-        return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
-                              guarantee, executors, output, confidence, reservation, legacy_key)
+        """Steps 2-3 from public facts only (:func:`~dpnoise.session.execution.prepare_release`)."""
+        return prepare_release(self, q, epsilon, delta, mechanism, with_rows, output, confidence)
 
     def _replayed(self, p: PendingRelease) -> Release | None:
-        """An identical earlier release served from the ledger at no cost, else None."""
-        hit = self.ledger.find(p.key)
-        if hit is None and p.legacy_key is not None:  # recorded before the size was dropped
-            hit = self.ledger.find(p.legacy_key)
-        if hit is None or hit.answer is None:
-            return None
-        # error bars from the recorded answer and components, when recorded
-        replayed_iv: Any = None
-        try:
-            entry_interval(hit, p.confidence)
-            replayed_iv = functools.partial(entry_interval_at, hit)
-        except (ParameterError, KeyError, TypeError, ValueError):
-            pass
-        q = p.q
-        return Release(str(q.text), q.canonical(), q.stat, q.group_by, p.group_keys,
-                       hit.answer, p.mech_name, hit.epsilon, hit.delta, p.guarantee,
-                       hit.id, replayed=True, ledger_head=hit.head,
-                       confidence=p.confidence, _intervals=replayed_iv,
-                       declared=declared_rules(self.schema, q))
+        """An identical earlier release from the ledger at no cost, else None."""
+        return replayed_release(self, p)
 
     def _execute(self, p: PendingRelease, rid: int, rng: Any) -> Release:
-        """Steps 5-6 of a release whose charge ``rid`` is reserved: aggregate, noise,
-        record, write ``output``.  A failure aborts the reservation (the charge stays)
-        and raises a fixed, data-free message."""
-        q, plans, output, executors = p.q, p.plans, p.output, p.executors
-        group_keys = p.group_keys
-        try:
-            if executors:  # the noise key now; the executors draw after complete
-                driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
-                answer = np.zeros(0)
-            else:
-                agg = self.engine.aggregate(q)
-                truth = components_of(q, agg)
-                pl = dict(plans)
-                if "selection" in pl:
-                    keep = pl["selection"].release(agg.persons, rng)
-                    truth = {r: np.asarray(v)[keep] for r, v in truth.items()}
-                    group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
-                    if q.stat == "quantile":
-                        agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
-                if q.stat == "quantile":
-                    truth["rank"] = np.asarray(agg.buckets).reshape(
-                        (*np.shape(truth["count"]), -1))
-                noisy = {role: c.release(truth[role], rng) for role, c in plans
-                         if role != "selection"}
-                answer = combine_answer(q, self.schema, noisy)
-        except Exception:
-            # a fixed reason code and a fixed message: the exception's text could
-            # depend on the data, so it is neither stored nor shown (nor chained)
-            self.ledger.abort(rid, "release_failed")
-            raise DpnoiseError(
-                f"release failed after its budget was reserved (ledger row {rid}, reason "
-                "release_failed); the charge is kept and the cause is withheld because it "
-                "could depend on the data"
-            ) from None
-        except BaseException:
-            self.ledger.abort(rid, "interrupted")
-            raise
-        preview = f"written to {output}" if executors else \
-            np.array2string(answer.ravel()[:8], precision=6, separator=", ")
-        if executors:
-            record = encode_record(None, None, 0, note="components not recorded: noised and "
-                                   "written by the Spark executors")
-        else:
-            record = encode_record(recorded_components(q, plans, noisy),
-                                   group_keys if p.private else None, int(answer.size))
-        head = self.ledger.complete(rid, answer, preview, record=record)
-        if executors:  # only now, with the complete event in the ledger file
-            written = write_on_executors(self.engine, rid, q, plans, output,  # type: ignore[arg-type]
-                                                 driver_key, p.confidence)
-        details: dict[str, Any] = {role: c.parameters() for role, c in plans}
-        if getattr(self.engine, "noise_site", None) is not None:  # Spark: where noised
-            details["noise"] = "executors" if executors else "driver"
-        intervals = None
-        if executors:
-            details["written"] = written
-        else:
-            intervals = interval_function(q.stat, column_range(self.schema, q), plans,
-                                           noisy, answer.shape)
-            if "selection" in dict(plans):
-                sel = dict(plans)["selection"]
-                details["selection"] = {
-                    "threshold": sel.threshold, "delta_exact": sel.delta_exact,
-                    "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
-        release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
-                          p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
-                          ledger_head=head, confidence=p.confidence, _intervals=intervals,
-                          declared=declared_rules(self.schema, q))
-        if output is not None and not executors:
-            try:
-                write_table(release, str(output))
-            except (OSError, duckdb_error()) as exc:
-                raise DpnoiseError(
-                    f"release {rid} is recorded in the ledger (replay it at no cost with "
-                    f"replay=True / --replay) but output {str(output)!r} could not be "
-                    f"written: {getattr(exc, 'strerror', None) or type(exc).__name__}"
-                ) from None
-            release.details["output"] = str(output)
-        return release
+        """Steps 5-6 of a reserved release (:func:`~dpnoise.session.execution.execute_release`)."""
+        return execute_release(self, p, rid, rng)
 
     def close(self) -> None:
         """Close the data engine and the ledger (also on leaving a ``with`` block)."""

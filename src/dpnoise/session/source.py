@@ -83,9 +83,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from .columns import Column, quote_identifier
 from .files import absent_message, copy_fd, csv_header, open_regular, withheld
 from .files import sha256_fd as _sha256_fd  # a module global: tests replace it
-from .schema import Column, Schema, quote_identifier
+from .schema import Schema
 
 NUMBER_REGEX = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 _WS = "chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"

@@ -32,7 +32,7 @@ The custodian-hardening rules, redone for Spark:
 
 Contribution bounding uses a window (``row_number`` over ``PARTITION BY person ORDER BY
 sha2(encoding, 256), encoding``), the exact sums ``DECIMAL(38, 0)`` sums of the
-fixed-point integers (see :mod:`dpnoise.session.plan`).
+fixed-point integers (see :mod:`dpnoise.session.aggregation`).
 
 **Noise** (:mod:`dpnoise.session.spark_noise`): up to ``driver_cells`` (10^7) cells the
 per-group aggregates come back to the driver, are scattered onto all public cells and
@@ -63,8 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError
-from .files import absent_message, csv_header, open_regular
-from .plan import (
+from .aggregation import (
     ENCODING_TAG,
     GROUP_TAG,
     AggregatePlan,
@@ -91,8 +90,10 @@ from .plan import (
     scatter,
     text_parts,
 )
+from .columns import Column
+from .files import absent_message, csv_header, open_regular
 from .query import Query
-from .schema import Column, Schema
+from .schema import Schema
 from .source import (
     _MISSING_IDS,
     CSV_SUFFIXES,

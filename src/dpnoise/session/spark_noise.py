@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..randomness import KeyedRandom
-from .plan import AggregatePlan, PowerSum, combine, component_sources
+from .aggregation import AggregatePlan, PowerSum, combine, component_sources
 from .query import Query
 from .schema import Schema
 

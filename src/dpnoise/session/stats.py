@@ -12,7 +12,7 @@ noise** over a public grid of candidates.  The exponential mechanism for quantil
 "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011)
 scores candidate ``c_j`` with ``u_j = -max(0, D·L_j - Q·n, Q·n - D·R_j)`` where
 ``L_j``/``R_j`` count the (bounded, non-missing) values whose bucket is ``< j`` /
-``<= j`` -- the values snapped UP onto the grid (:class:`~dpnoise.session.plan.QuantileGrid`)
+``<= j`` -- the values snapped UP onto the grid (:class:`~dpnoise.session.fixed_point.QuantileGrid`)
 -- ``n`` their number, and ``q = Q/D`` the level as a fraction with ``D <= 2^16``.  Some
 candidate has ``u = 0`` (the snapped q-quantile is on the grid).  Removing a person with
 at most ``k`` rows in the cell moves every ``L_j``, ``R_j`` and ``n`` by at most ``k``,
@@ -74,7 +74,7 @@ from ..errors import ParameterError
 from ..mechanisms.base import Guarantee
 from ..mechanisms.registry import Request, build
 from ..mechanisms.statistics import geometric_tail, tail_index
-from .plan import QuantileGrid
+from .fixed_point import QuantileGrid
 
 __all__ = ["LEVEL_DENOMINATOR", "RankPlan", "SelectionPlan", "geometric_tail", "level_interval",
            "rank_error", "rank_error_from_parameters", "tail_index"]

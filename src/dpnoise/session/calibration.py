@@ -1,0 +1,120 @@
+"""Calibration: the noised components of a query and the mechanism of each.
+
+From public facts only -- the schema's bounds and caps, the public row bound and the
+ledger's accountant -- a query becomes its components (a count, a sum, a centred sum, the
+power sums of a variance, a quantile's rank; with keys that are not public, a partition
+selection first), each with its sensitivity, grid unit and valid range
+(:func:`component_targets`), calibrated by :func:`dpnoise.session.adapter.plan` at its
+share of the release's (epsilon, delta) (:func:`calibrate`).  Nothing here reads data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import ParameterError
+from .adapter import RANGE_LAPLACE_MAX_CELLS, Target, plan
+from .fixed_point import exact_sum, power_fixed, quantile_grid
+from .query import Query
+from .schema import Schema
+from .stats import RankPlan, SelectionPlan
+
+
+def component_targets(s: Schema, q: Query, n: int | None) -> list[tuple[str, Target]]:
+    """The noised components of ``q`` and the target (sensitivity, unit, valid range) of
+    each, from the schema and the public row bound ``n`` (None: counts on [0, inf))."""
+    cells = bool(q.group_by)
+    l1, per_cell, changed = s.bounds(cells)
+    count_hi = float(n) if n is not None else math.inf
+
+    def target(kind: str, unit: float, lo: float, hi: float) -> Target:
+        return Target(kind, unit, l1, cells, lo, hi, per_cell, changed)  # type: ignore[arg-type]
+
+    count = target("count", 1.0, 0.0, count_hi)
+    if q.stat == "count":
+        return [("count", count)]
+    col = s.numeric(q.column)  # type: ignore[arg-type]
+    lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
+    exact = exact_sum(col, s.max_rows)
+    if q.stat == "quantile":
+        return [("count", count)]  # plus the rank component (_plans)
+    if q.stat == "sum":
+        unit = exact.sum_unit
+        if n is not None:
+            a, b = n * min(lo, 0.0), n * max(hi, 0.0)
+        else:
+            a = -math.inf if lo < 0 else 0.0
+            b = math.inf if hi > 0 else 0.0
+        return [("sum", target("sum", unit, a, b))]
+    if q.stat in ("variance", "stddev"):
+        pf = power_fixed(exact)
+        u1 = pf.unit1 * pf.value_unit  # W · 2^(r-s-1), rounded up to Σc's grid
+        u2 = math.ldexp(float(pf.unit2), 0) * pf.value_unit ** 2
+        if n is not None:
+            r1 = (-n * pf.width * pf.value_unit, n * pf.width * pf.value_unit)
+            r2 = (0.0, n * float(pf.width) ** 2 * pf.value_unit ** 2)
+        else:
+            r1, r2 = (-math.inf, math.inf), (0.0, math.inf)
+        return [("count", count), ("power1", target("sum", u1, *r1)),
+                ("power2", target("sum", u2, *r2))]
+    half = exact.mean_unit  # (hi - lo) / 2 rounded up to the centred sum's grid
+    a, b = (-n * half, n * half) if n is not None else (-math.inf, math.inf)
+    return [("count", count), ("centred_sum", target("sum", half, a, b))]
+
+
+def count_cells(schema: Schema, q: Query) -> int:
+    """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
+    are not public counts as more cells than RangeLaplace is used for.
+
+    Parameters
+    ----------
+    q : Query
+        A parsed query.
+
+    Returns
+    -------
+    int
+        The number of cells.
+    """
+    n_cells = 1
+    for g in q.group_by:
+        col = schema.column(g)
+        n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
+    return n_cells
+
+
+def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism: str | None,
+              *, rows: int | None, accountant: str) -> list[tuple[str, Any]]:
+    """The calibrated components of ``q`` at total (epsilon, delta).
+
+    Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
+    its rank); with keys that are not public, half of epsilon and ALL of delta go to
+    partition selection first and the statistic's components are pure."""
+    targets = component_targets(schema, q, rows)
+    out: list[tuple[str, Any]] = []
+    exact = accountant == "zcdp"  # Renyi curves: no finite-support tables
+    private = any(schema.column(g).private_keys for g in q.group_by)
+    if private:
+        _, _, changed = schema.bounds(True)
+        out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
+        epsilon, delta = epsilon / 2, 0.0
+    n_cells = count_cells(schema, q)
+    if q.stat == "quantile":
+        if delta:
+            raise ParameterError("a quantile is pure epsilon-DP: pass delta=0")
+        cells = bool(q.group_by)
+        l1, per_cell, changed = schema.bounds(cells)
+        col = schema.numeric(q.column)  # type: ignore[arg-type]
+        grid = quantile_grid(exact_sum(col, schema.max_rows))
+        out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
+                                  mechanism=mechanism, n_cells=n_cells,
+                                  exact_sampler=exact)))
+        out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
+                                     per_cell, changed)))
+        return out
+    share = len(targets)
+    out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
+                        mechanism=mechanism, n_cells=n_cells, exact_sampler=exact))
+            for role, t in targets]
+    return out

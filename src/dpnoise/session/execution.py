@@ -1,0 +1,200 @@
+"""Preparing, replaying and executing one release -- the steps of :class:`~dpnoise.session.
+session.Session` that follow the calibration.
+
+:func:`prepare_release` (steps 2-3, public facts only: the plans, the charge, the replay key
+and the ledger reservation's fields), :func:`replayed_release` (an identical recorded
+release served at no cost) and :func:`execute_release` (steps 5-6 once the charge is
+reserved: aggregate, noise, record, write).  A workload runs the same three functions for
+each of its queries after reserving them all at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import DpnoiseError, ParameterError
+from ..ledger import encode_record
+from .answers import (
+    column_range,
+    combine_answer,
+    components_of,
+    composed_guarantee,
+    entry_interval,
+    entry_interval_at,
+    interval_function,
+    public_cells,
+    recorded_components,
+)
+from .declared import declared_rules
+from .opening import check_output
+from .planning import release_spec
+from .query import Query
+from .release import PendingRelease, Release, write_on_executors
+from .table import duckdb_error, write_table
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def release_key(*parts: Any) -> str:
+    """The replay key: SHA-256 of the parts' reprs, NUL-separated."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(repr(p).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def prepare_release(session: Session, q: Query, epsilon: float, delta: float,
+                    mechanism: str | None, with_rows: bool, output: str | None,
+                    confidence: float) -> PendingRelease:
+    """Steps 2-3 of a release from public facts only: its plans, its charge, its
+    replay key and the ledger reservation's fields.  Nothing is read or spent."""
+    if session.engine is None:
+        raise ParameterError("this session has no data (data=None: planning only)")
+    executors = check_output(session.engine, q, output)
+    basic = session.ledger.accountant == "basic"
+    if basic:
+        epsilon, delta = session._snap(epsilon, delta)
+    plans = session._plans(q, epsilon, delta, mechanism, with_rows)
+    # pld / zcdp: the release's charge (its PLD or rho), computed from public facts
+    # before anything is spent (a law the accountant refuses raises here)
+    charge = None if basic else session.ledger.charge_for(
+        release_spec(plans, session.n_cells(q), q.canonical()))
+    # charge what was asked, or the plans' sum if rounding made that larger
+    eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
+    dl = max(float(delta), float(sum(p.delta for _, p in plans)))
+    mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
+        else plans[0][1].name
+    canonical = q.canonical()
+    key_parts = (session.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
+                 session.row_bound() if with_rows else None)
+    key = release_key(canonical, session.engine.fingerprint, *key_parts)
+    legacy = getattr(session.engine, "legacy_fingerprint", None)  # recorded with the size
+    legacy_key = None if legacy is None else release_key(canonical, legacy, *key_parts)
+    private = any(session.schema.column(g).private_keys for g in q.group_by)
+    group_keys: tuple[Any, ...] = () if private else tuple(
+        session.schema.column(g).keys() for g in q.group_by)
+    guarantee = composed_guarantee(plans, eps, dl, session.schema.user_id is not None)
+    reservation = dict(
+        epsilon=eps, delta=dl, query=str(q.text), canonical=canonical, query_key=key,
+        dataset=session.engine.fingerprint, mechanism=mech_name,
+        parameters={"plans": {role: p.parameters() for role, p in plans},
+                    "schema": session.schema.fingerprint(),
+                    "declared": declared_rules(session.schema, q),
+                    "interval": {"confidence": confidence,
+                                 "method": "test inversion per component, union bound",
+                                 "kind": "level" if q.stat == "quantile" else "value",
+                                 "stat": q.stat, "range": column_range(session.schema, q)},
+                    "cells": public_cells(q.group_by, group_keys)},
+        guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
+                   "cells": {role: p.guarantee.as_dict() for role, p in plans}},
+        accounting=charge)
+    return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
+                          guarantee, executors, output, confidence, reservation, legacy_key)
+
+def replayed_release(session: Session, p: PendingRelease) -> Release | None:
+    """An identical earlier release served from the ledger at no cost, else None."""
+    hit = session.ledger.find(p.key)
+    if hit is None and p.legacy_key is not None:  # recorded before the size was dropped
+        hit = session.ledger.find(p.legacy_key)
+    if hit is None or hit.answer is None:
+        return None
+    # error bars from the recorded answer and components, when recorded
+    replayed_iv: Any = None
+    try:
+        entry_interval(hit, p.confidence)
+        replayed_iv = functools.partial(entry_interval_at, hit)
+    except (ParameterError, KeyError, TypeError, ValueError):
+        pass
+    q = p.q
+    return Release(str(q.text), q.canonical(), q.stat, q.group_by, p.group_keys,
+                   hit.answer, p.mech_name, hit.epsilon, hit.delta, p.guarantee,
+                   hit.id, replayed=True, ledger_head=hit.head,
+                   confidence=p.confidence, _intervals=replayed_iv,
+                   declared=declared_rules(session.schema, q))
+
+def execute_release(session: Session, p: PendingRelease, rid: int, rng: Any) -> Release:
+    """Steps 5-6 of a release whose charge ``rid`` is reserved: aggregate, noise,
+    record, write ``output``.  A failure aborts the reservation (the charge stays)
+    and raises a fixed, data-free message."""
+    q, plans, output, executors = p.q, p.plans, p.output, p.executors
+    group_keys = p.group_keys
+    try:
+        if executors:  # the noise key now; the executors draw after complete
+            driver_key = np.asarray(rng.words(4), dtype=np.uint64).tobytes()
+            answer = np.zeros(0)
+        else:
+            agg = session.engine.aggregate(q)
+            truth = components_of(q, agg)
+            pl = dict(plans)
+            if "selection" in pl:
+                keep = pl["selection"].release(agg.persons, rng)
+                truth = {r: np.asarray(v)[keep] for r, v in truth.items()}
+                group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
+                if q.stat == "quantile":
+                    agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
+            if q.stat == "quantile":
+                truth["rank"] = np.asarray(agg.buckets).reshape(
+                    (*np.shape(truth["count"]), -1))
+            noisy = {role: c.release(truth[role], rng) for role, c in plans
+                     if role != "selection"}
+            answer = combine_answer(q, session.schema, noisy)
+    except Exception:
+        # a fixed reason code and a fixed message: the exception's text could
+        # depend on the data, so it is neither stored nor shown (nor chained)
+        session.ledger.abort(rid, "release_failed")
+        raise DpnoiseError(
+            f"release failed after its budget was reserved (ledger row {rid}, reason "
+            "release_failed); the charge is kept and the cause is withheld because it "
+            "could depend on the data"
+        ) from None
+    except BaseException:
+        session.ledger.abort(rid, "interrupted")
+        raise
+    preview = f"written to {output}" if executors else \
+        np.array2string(answer.ravel()[:8], precision=6, separator=", ")
+    if executors:
+        record = encode_record(None, None, 0, note="components not recorded: noised and "
+                               "written by the Spark executors")
+    else:
+        record = encode_record(recorded_components(q, plans, noisy),
+                               group_keys if p.private else None, int(answer.size))
+    head = session.ledger.complete(rid, answer, preview, record=record)
+    if executors:  # only now, with the complete event in the ledger file
+        written = write_on_executors(session.engine, rid, q, plans, output,  # type: ignore[arg-type]
+                                             driver_key, p.confidence)
+    details: dict[str, Any] = {role: c.parameters() for role, c in plans}
+    if getattr(session.engine, "noise_site", None) is not None:  # Spark: where noised
+        details["noise"] = "executors" if executors else "driver"
+    intervals = None
+    if executors:
+        details["written"] = written
+    else:
+        intervals = interval_function(q.stat, column_range(session.schema, q), plans,
+                                       noisy, answer.shape)
+        if "selection" in dict(plans):
+            sel = dict(plans)["selection"]
+            details["selection"] = {
+                "threshold": sel.threshold, "delta_exact": sel.delta_exact,
+                "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
+    release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
+                      p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
+                      ledger_head=head, confidence=p.confidence, _intervals=intervals,
+                      declared=declared_rules(session.schema, q))
+    if output is not None and not executors:
+        try:
+            write_table(release, str(output))
+        except (OSError, duckdb_error()) as exc:
+            raise DpnoiseError(
+                f"release {rid} is recorded in the ledger (replay it at no cost with "
+                f"replay=True / --replay) but output {str(output)!r} could not be "
+                f"written: {getattr(exc, 'strerror', None) or type(exc).__name__}"
+            ) from None
+        release.details["output"] = str(output)
+    return release
