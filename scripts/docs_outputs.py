@@ -132,6 +132,131 @@ SNIPPETS: dict[str, Snippet] = {
         's.true_answer("mean age by region")',
         "s.close()",
     )),
+    # docs/mechanisms/count-noise.md
+    "count-noise-usage": Snippet("python", (
+        "from dpnoise import CountNoise, Geometric, DiscreteGaussian",
+        "m = CountNoise(epsilon=2.18, D=6, eta=0.8, lower=0, upper=1000)",
+        "m.guarantee",
+        "m.release([12, 0, 1000])",
+        "m.noise(12).pmf(12)",
+        "CountNoise.from_delta(epsilon=1.1, delta=1e-3, D=8)",
+        "CountNoise.smallest_support(epsilon=1.1, delta=1e-3)",
+        "CountNoise.from_eta(epsilon=2.18, eta=0.8)",
+        "CountNoise.from_eta(epsilon=1.1, eta=0.5, delta=1e-4)",
+        "CountNoise.optimal(epsilon=0.5, D=8, eta=0.1)",
+        "Geometric(epsilon=1.0, upper=1000)",
+        "DiscreteGaussian(epsilon=1.0, delta=1e-6)",
+        "DiscreteGaussian(epsilon=1.0, sigma2=9.0).guarantee",
+    )),
+    # docs/mechanisms/laplace.md
+    "laplace-usage": Snippet("python", (
+        "import dpnoise",
+        "m = dpnoise.Laplace(epsilon=1.0, sensitivity=1.0)",
+        "m.release(42.0)",
+        "m.scale_inflation",
+        "dpnoise.verify(m).epsilon",
+        "c = dpnoise.ClampedLaplace(epsilon=1.0, sensitivity=1.0, lower=0, upper=100)",
+        "c.release([0.0, 42.0, 100.0])",
+    )),
+    # docs/mechanisms/finite-precision.md section 1
+    "finite-precision-analyse": Snippet("python", (
+        "from dpnoise.laws.finite_precision import analyse, grid_for_tolerance",
+        "rep = analyse(epsilon=1, sensitivity=1, lower=-1000, upper=1000, grid=2**-20)",
+        "rep.eps_prime",
+        "rep.eps_prime_printed",
+        "rep.mironov_eps_prime",
+        "grid_for_tolerance(epsilon=1, sensitivity=1, lower=-1000, upper=1000, "
+        "tolerance=1.0001).grid == 2**-22",
+    )),
+    # docs/mechanisms/finite-precision.md section 2
+    "finite-precision-planar": Snippet("python", (
+        "import numpy as np",
+        "from dpnoise import PlanarLaplace",
+        "m = PlanarLaplace.with_margin(epsilon=1.386, sensitivity=200.0, grid=1.0, "
+        "domain=((-1000, 1000), (-1000, 1000)), exit_probability=1e-3)",
+        "rel = m.release(np.array([[10.0, 20.0], [-300.0, 450.0], [990.0, -990.0]]))",
+        "rel.points",
+        "rel.exited",
+        "m.guarantee.epsilon",
+        "m.release((10.0, 20.0)).point()",
+    )),
+    # docs/mechanisms/finite-precision.md section 3
+    "finite-precision-audit": Snippet("python", (
+        "import numpy as np",
+        "from dpnoise import audit",
+        "gen = np.random.default_rng(1)",
+        "rep = audit(lambda x, n: x + gen.laplace(0, 1, n), 0.0, 1.0, claimed_epsilon=1.0)",
+        "print(rep.summary())",
+    )),
+    # docs/mechanisms/range-laplace.md
+    "range-laplace-usage": Snippet("python", (
+        "import numpy as np",
+        "from dpnoise import RangeLaplace, HalfLine, Union, verify",
+        "m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 100))",
+        "m.release(42.0)",
+        "m.release(np.full(1_000_000, 42.0)).min() >= 0",
+        "m.guarantee.epsilon, m.guarantee.delta",
+        "m.continuous_scale, m.scale",
+        "law = m.noise(42.0)",
+        "law.mean_abs_error()",
+        "m.tail_probabilities(42.0, 50.125)",
+        "verify(m).epsilon",
+        "RangeLaplace(epsilon=0.5, sensitivity=2, domain=HalfLine(lower=0)).release(3.0)",
+        "RangeLaplace(epsilon=1, sensitivity=1, domain=Union((0, 8), (12, 24))).release(14.0)",
+        "RangeLaplace(epsilon=1, sensitivity=1, domain=(0, 100), mode=\"metric\").guarantee.notion",
+    )),
+    # docs/mechanisms/staircase.md
+    "staircase-usage": Snippet("python", (
+        "import numpy as np",
+        "import dpnoise",
+        "m = dpnoise.Staircase(epsilon=1.0, sensitivity=1.0)",
+        "m.release(42.0)",
+        "m.release(np.array([3.0, 7.5, 10.0]))",
+        "m.noise().var(), m.noise().mean_abs(), m.noise().interval(0.95)",
+        "m.ideal.var()",
+        "dpnoise.verify(m).epsilon",
+        "dpnoise.Staircase(epsilon=1, sensitivity=1, criterion=\"mean_abs\").noise().mean_abs()",
+        "dpnoise.Staircase(epsilon=1, sensitivity=1, criterion=\"interval\", level=0.9)"
+        ".noise().interval(0.9)",
+        "box = dpnoise.MultivariateStaircase(epsilon=1.0, sensitivities=(1, 10))",
+        "box.release(np.array([[3.0, 250.0], [4.0, 180.0]]))",
+        "box.var()",
+        "dpnoise.L1Staircase(epsilon=1.0, sensitivity=11.0).release([5.0, 6.0])",
+    )),
+    # docs/mechanisms/truncated-laplace.md
+    "truncated-usage": Snippet("python", (
+        "import numpy as np",
+        "import dpnoise",
+        "m = dpnoise.TruncatedLaplace(epsilon=1.0, delta=1e-5, sensitivity=1.0)",
+        "m.release(42.0)",
+        "m.release(np.array([3.0, 7.5, 10.0]))",
+        "m.guarantee.epsilon, m.guarantee.delta",
+        "m.noise().mean_abs(), m.noise().std()",
+        "m.continuous().cdf(0.3)",
+        "dpnoise.verify(m).delta_at(1.0)",
+        "dpnoise.AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0).sigma",
+        "dpnoise.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0).sigma",
+        "dpnoise.analytic_gaussian_sigma(1.0, 1e-5)",
+        "dpnoise.lower_bounds(1.0, 1e-3)",
+        "dpnoise.rigorous_lower_bounds(1.0, 1e-3)",
+    )),
+    # docs/accounting.md
+    "accounting-usage": Snippet("python", (
+        "import dpnoise as dp",
+        "from dpnoise.accounting import AccountingBudget, ReleaseSpec, get_accountant, "
+        "largest_share",
+        "acc = get_accountant(\"pld\")",
+        "state = acc.empty()",
+        "charge = acc.charge_for(dp.Laplace(epsilon=1/96, sensitivity=1.0))",
+        "state = acc.compose(state, charge)",
+        "acc.epsilon(state, 1e-6), acc.delta(state, 1.0)",
+        "acc.fits(state, AccountingBudget(epsilon=1.0, delta=1e-6))",
+        "cells = acc.charge_for(ReleaseSpec.cells(dp.Geometric(epsilon=0.5), 12))",
+        "acc.epsilon(acc.compose(acc.empty(), cells), 1e-6)",
+        "sigma, m = largest_share(\"pld\", AccountingBudget(1.0, 1e-6), lambda s: "
+        "dp.DiscreteGaussian(epsilon=1.0, sigma2=s * s, upper=None), 50, bounds=(5.0, 400.0))",
+        "round(sigma, 1)",
+    )),
 }
 
 
