@@ -492,7 +492,7 @@ def test_entry_without_components_says_so(tmp_path: Any,
     """A ledger written before components were recorded (complete event without them),
     and a table larger than RECORD_MAX_CELLS: no error bars, said plainly."""
     from dpnoise.cli import main
-    from dpnoise.ledger import ledger as ledger_module
+    from dpnoise.ledger import records as ledger_module
     from dpnoise.session.answers import entry_interval
 
     with _ledger_session(tmp_path) as s:

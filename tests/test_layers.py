@@ -19,7 +19,8 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "dpnoise"
 #: the top-level modules that every layer may use (errors, parameters, randomness, grids).
 LAYERS: list[set[str]] = [
     {"errors", "params", "randomness", "keystream", "domain", "grid", "progress", "kernels",
-     "parallel", "verify", "verify_renyi", "audit", "views", "profile"},
+     "parallel", "verify", "verify_models", "verify_continuous", "verify_renyi", "audit", "views",
+     "profile"},
     {"exact"},
     {"laws"},
     {"mechanisms"},
@@ -31,7 +32,7 @@ LAYERS: list[set[str]] = [
 ]
 
 #: the checkers may import only the ground floor: they must never trust what they check
-CHECKERS = {"verify", "audit"}
+CHECKERS = {"verify", "verify_models", "verify_continuous", "verify_renyi", "audit"}
 
 
 def _layer_of(unit: str) -> int:

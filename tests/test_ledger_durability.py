@@ -66,6 +66,7 @@ def _remove_side_files(ledger: Path) -> None:
 KILLED = """
 import os, signal, sys
 from dpnoise.ledger import ledger as L
+from dpnoise.ledger import reservations as R
 
 point = sys.argv[1]
 
@@ -75,7 +76,7 @@ def die(*_, **__):
 
 
 if point == "before_reserve_commit":  # the reserve event inserted, not committed
-    insert = L.append_event
+    insert = R.append_event
 
     def append_event(con, st, **kw):
         row = insert(con, st, **kw)
@@ -83,7 +84,7 @@ if point == "before_reserve_commit":  # the reserve event inserted, not committe
             die()
         return row
 
-    L.append_event = append_event
+    R.append_event = append_event
 elif point == "after_reserve_before_draw":  # committed, nothing drawn yet
     reserve = L.Ledger.reserve
 

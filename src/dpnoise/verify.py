@@ -31,229 +31,41 @@ then compares them with the claim afterwards.  Four kinds of model:
     hockey-stick integrals over the exact super-level sets of the log-ratio
     (root-finding), in mpmath when the model supplies ``logpdf_mp``.
 
-One module (~630 lines) on purpose: it is the independent check that every mechanism is
-tested against, so it is read and audited as a unit; it imports only the ground floor
-(never a mechanism, law or sampler), and its model kinds share the report, the pair
-enumeration and the hockey-stick code.
+The models, the report and the shared hockey-stick primitives live in
+:mod:`dpnoise.verify_models` (re-exported here), the continuous analysis in
+:mod:`dpnoise.verify_continuous`.  The verifier imports only the ground floor (never a
+mechanism, law or sampler): it is the independent check every mechanism is tested against.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ParameterError
+from .verify_continuous import verify_continuous
+from .verify_models import (
+    DEFAULT_EPSILONS,
+    AdditiveGrid,
+    AdditiveLattice,
+    ContinuousFamily,
+    DiscreteFamily,
+    FiniteLattice,
+    LatticeFamily,
+    VerificationReport,
+    discrete_pair,
+    log_hockey,
+    pair_loss,
+    pairs_from_inputs,
+)
 
-DEFAULT_EPSILONS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
-
-
-# ---------------------------------------------------------------------- models
-@dataclass(frozen=True)
-class AdditiveLattice:
-    """Output = centre + z (z integer, in lattice units) with pmf ``exp(logpmf(z))``."""
-
-    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
-    max_shift: int
-    period: int | None = None
-    window: int | None = None  # default: 3 periods + 2 shifts on each side
-
-
-@dataclass(frozen=True)
-class AdditiveGrid:
-    """Output = centre + u in d dimensions (u: integer cell offsets), pmf ``exp(logpmf(u))``.
-
-    ``logpmf`` maps an (n, d) int array of offsets to log-probabilities; ``shifts`` is the
-    (k, d) array of all cell shifts neighbours can cause; ``window`` the half-widths of the
-    box of offsets checked.  The verifier evaluates the pmf on the window and takes the
-    maximum |ln p(u) − ln p(u + δ)| over every shift δ and every u with both points in
-    the window (it does not extrapolate beyond it).
-    """
-
-    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
-    shifts: NDArray[np.int64]
-    window: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class FiniteLattice:
-    """Output = centre + z with z in [lo, hi] (integers, lattice units), pmf ``exp(logpmf(z))``.
-
-    Finite support: points reachable from one centre but not from a shifted one are
-    *not* a verification failure; they are counted in δ(ε') (a distinguishing event).
-    ``shifts``: which centre shifts to evaluate δ for (default: all of 1..max_shift when
-    max_shift <= 16, else 1, 2, S/4, S/2, 3S/4, S−1, S).  The loss on the common support
-    is taken over every pair at distance <= max_shift.
-    """
-
-    logpmf: Callable[[NDArray[np.int64]], NDArray[np.float64]]
-    max_shift: int
-    lo: int
-    hi: int
-    shifts: Sequence[int] | None = None
-
-
-@dataclass(frozen=True)
-class DiscreteFamily:
-    """Finite pmfs: ``law(x) -> (outputs, logp)``; neighbours are inputs within ``sensitivity``."""
-
-    inputs: Sequence[float]
-    sensitivity: float
-    law: Callable[[float], tuple[NDArray[Any], NDArray[np.float64]]]
-    pairs: Sequence[tuple[float, float]] | None = None
-
-
-@dataclass(frozen=True)
-class ContinuousFamily:
-    """Densities ``logpdf(y, x)`` (−inf off the support) for each neighbouring pair.
-
-    ``breakpoints(x)``: where the density may be non-smooth (support ends, kinks).
-    ``cdf(y, x)``: optional, exact mass of (−inf, y] of the continuous part.
-    ``atoms(x)``: optional point masses {y: probability}.
-    ``scale``: typical length scale, to place dense evaluations and tail probes.
-    """
-
-    pairs: Sequence[tuple[float, float]]
-    logpdf: Callable[[NDArray[np.float64], float], NDArray[np.float64]]
-    breakpoints: Callable[[float], Sequence[float]]
-    scale: float
-    cdf: Callable[[float, float], float] | None = None
-    atoms: Callable[[float], dict[float, float]] | None = None
-    logpdf_mp: Callable[[Any, float], Any] | None = None
-
-
-@dataclass(frozen=True)
-class LatticeFamily:
-    """Per-input pmfs on one integer lattice of outputs (non-additive, e.g. truncated laws).
-
-    ``logpmf(j, x)``: ln P(output cell j | true value x), −inf off the support.
-    ``window(x, x')``: inclusive cell range ``(lo, hi)`` compared for the pair, or a list of
-    disjoint ranges.  Past every cut where the support continues, the log-ratio of the pair must
-    be periodic with ``period`` cells (geometric tails, interiors of far pieces); the verifier
-    *checks* this on the two periods next to each cut instead of trusting it, and adds the mass
-    outside the window to δ(ε') for ε' below the loss.
-    """
-
-    pairs: Sequence[tuple[float, float]]
-    logpmf: Callable[[NDArray[np.int64], float], NDArray[np.float64]]
-    window: Callable[[float, float], Any]
-    period: int | None = None
-
-
-# ---------------------------------------------------------------------- report
-@dataclass(frozen=True)
-class VerificationReport:
-    """Verified privacy loss and δ(ε') curve, plus the claim it was compared with.
-
-    Parameters
-    ----------
-    epsilon : float
-        The verified worst-case privacy loss ``sup |ln p(y|x) − ln p(y|x')|`` over
-        neighbouring inputs and all outputs (infinite if an output is possible on one side
-        only).
-    delta_curve : tuple of (float, float)
-        Pairs ``(ε', δ(ε'))``, with ``δ(ε') = sup Σ_y (p(y|x) − e^ε' p(y|x'))_+`` (the
-        hockey-stick divergence; an integral for densities).
-    claimed_epsilon, claimed_delta : float or None, default None
-        The mechanism's claim, read after the computation.
-    worst : dict, default {}
-        Where the worst loss occurs.
-    method : str, default ""
-        Which analysis produced the numbers (lattice, discrete, continuous, ...).
-    """
-
-    epsilon: float
-    delta_curve: tuple[tuple[float, float], ...]
-    claimed_epsilon: float | None = None
-    claimed_delta: float | None = None
-    worst: dict[str, Any] = field(default_factory=dict)
-    method: str = ""
-
-    def delta_at(self, eps: float) -> float:
-        """The verified δ at one of the computed ε'.
-
-        Parameters
-        ----------
-        eps : float
-            An ε' that was passed to :func:`verify` (or the claimed ε).
-
-        Returns
-        -------
-        float
-            δ(ε').
-
-        Raises
-        ------
-        KeyError
-            If δ(ε') was not computed.
-        """
-        for e, d in self.delta_curve:
-            if e == eps:
-                return d
-        raise KeyError(f"delta({eps}) was not computed; pass epsilons=[...] to verify()")
-
-    @property
-    def passed(self) -> bool:
-        """Claim holds: verified δ(claimed ε) <= claimed δ (pure: loss <= claimed ε)."""
-        if self.claimed_epsilon is None:
-            return True
-        if not self.claimed_delta:
-            return self.epsilon <= self.claimed_epsilon * (1 + 1e-12) + 1e-12
-        d = self.delta_at(self.claimed_epsilon)
-        return d <= self.claimed_delta * (1 + 1e-9) + 1e-300
-
-    def as_dict(self) -> dict[str, Any]:
-        """The report as a JSON-ready dict.
-
-        Returns
-        -------
-        dict
-            Verified and claimed ε and δ, the curve, the worst case and ``passed``.
-        """
-        return {
-            "verified_epsilon": self.epsilon,
-            "claimed_epsilon": self.claimed_epsilon,
-            "claimed_delta": self.claimed_delta,
-            "passed": self.passed,
-            "delta_curve": [list(p) for p in self.delta_curve],
-            "worst": self.worst,
-            "method": self.method,
-        }
-
-
-# ---------------------------------------------------------------- primitives
-def _log_hockey(logp: NDArray[np.float64], logq: NDArray[np.float64], eps: float) -> float:
-    """Σ (p − e^eps q)_+ over aligned outcomes, accurate for tiny masses."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        gap = logq + eps - logp  # ln(e^eps q / p)
-        mask = np.isfinite(logp) & (gap < 0)
-        terms = np.exp(logp[mask]) * -np.expm1(gap[mask])
-    return float(math.fsum(terms.tolist()))
-
-
-def pair_loss(logp: NDArray[np.float64], logq: NDArray[np.float64]) -> float:
-    """max |ln p − ln q| over aligned outcomes (inf where exactly one is impossible)."""
-    fp, fq = np.isfinite(logp), np.isfinite(logq)
-    if np.any(fp != fq):
-        return math.inf
-    both = fp & fq
-    if not np.any(both):
-        return 0.0
-    return float(np.max(np.abs(logp[both] - logq[both])))
-
-
-def discrete_pair(
-    logp: NDArray[np.float64], logq: NDArray[np.float64], epsilons: Sequence[float]
-) -> tuple[float, list[float]]:
-    """Loss and δ(ε') (both directions) of two aligned discrete laws."""
-    loss = pair_loss(logp, logq)
-    deltas = [max(_log_hockey(logp, logq, e), _log_hockey(logq, logp, e)) for e in epsilons]
-    return loss, deltas
+__all__ = ["DEFAULT_EPSILONS", "AdditiveGrid", "AdditiveLattice", "ContinuousFamily",
+           "DiscreteFamily", "FiniteLattice", "LatticeFamily", "VerificationReport",
+           "discrete_pair", "pair_loss", "verify", "verify_neighbours"]
 
 
 # ---------------------------------------------------------------- lattice
@@ -294,7 +106,7 @@ def _verify_lattice(model: AdditiveLattice, epsilons: Sequence[float]) -> Verifi
     tail = float(np.exp(lp[: 2 * S]).sum() + np.exp(lp[-2 * S :]).sum())
     deltas = []
     for e in epsilons:
-        d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
+        d = max(log_hockey(p, q, e), log_hockey(q, p, e))
         # outside the window every ratio is <= e^loss, so the tail adds at most
         # tail·(1 − e^(e − loss)): zero when e >= loss, tiny when loss exceeds e by rounding
         tail_part = tail * -math.expm1(min(0.0, e - loss)) if math.isfinite(loss) else tail
@@ -332,7 +144,7 @@ def _verify_grid(model: AdditiveGrid, epsilons: Sequence[float]) -> Verification
         if here > loss:
             loss, worst = here, delta.tolist()
         for i, e in enumerate(epsilons):
-            deltas[i] = max(deltas[i], _log_hockey(a, b, e), _log_hockey(b, a, e))
+            deltas[i] = max(deltas[i], log_hockey(a, b, e), log_hockey(b, a, e))
     return VerificationReport(
         epsilon=loss,
         delta_curve=tuple(zip(epsilons, deltas, strict=True)),
@@ -388,7 +200,7 @@ def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
         if np.any(np.isfinite(p) != np.isfinite(q)):
             mismatch = True
         for i, e in enumerate(epsilons):
-            d = max(_log_hockey(p, q, e), _log_hockey(q, p, e))
+            d = max(log_hockey(p, q, e), log_hockey(q, p, e))
             if d > deltas[i]:
                 deltas[i], worst_shift[i] = d, s
     return VerificationReport(
@@ -401,16 +213,6 @@ def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
 
 
 # ---------------------------------------------------------------- discrete
-def _pairs_from_inputs(inputs: Sequence[float], sensitivity: float) -> list[tuple[float, float]]:
-    xs = sorted(set(float(x) for x in inputs))
-    out = []
-    for i, a in enumerate(xs):
-        for b in xs[i + 1 :]:
-            if b - a <= sensitivity * (1 + 1e-12):
-                out.append((a, b))
-    return out
-
-
 def _worst_pair(
     law: Callable[[Any], tuple[Any, Any]],
     pairs: Sequence[tuple[Any, Any]],
@@ -447,7 +249,7 @@ def _worst_pair(
 
 
 def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> VerificationReport:
-    pairs = list(model.pairs) if model.pairs is not None else _pairs_from_inputs(
+    pairs = list(model.pairs) if model.pairs is not None else pairs_from_inputs(
         model.inputs, model.sensitivity
     )
     if not pairs:
@@ -503,158 +305,13 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
         outside = max(0.0, 1.0 - math.fsum(np.exp(lp[np.isfinite(lp)]).tolist()),
                       1.0 - math.fsum(np.exp(lq[np.isfinite(lq)]).tolist()))
         for i, e in enumerate(epsilons):
-            d = max(_log_hockey(lp, lq, e), _log_hockey(lq, lp, e))
+            d = max(log_hockey(lp, lq, e), log_hockey(lq, lp, e))
             deltas[i] = max(deltas[i], min(1.0, d + (outside if e < loss else 0.0)))
     return VerificationReport(
         epsilon=worst,
         delta_curve=tuple(zip(epsilons, deltas, strict=True)),
         worst={"pair": worst_pair, "cell": worst_cell, "pairs_checked": len(model.pairs)},
         method="lattice family: exact pmfs per input over a window, periodic tails checked",
-    )
-
-
-# ---------------------------------------------------------------- continuous
-def _pieces(model: ContinuousFamily, a: float, b: float) -> list[tuple[float, float]]:
-    bps = sorted(set(float(t) for t in [*model.breakpoints(a), *model.breakpoints(b)]
-                     if math.isfinite(t)))
-    edges = [-math.inf, *bps, math.inf]
-    return [(lo, hi) for lo, hi in itertools.pairwise(edges) if lo < hi]
-
-
-def _probe_points(lo: float, hi: float, scale: float, n: int = 129) -> NDArray[np.float64]:
-    if math.isfinite(lo) and math.isfinite(hi):
-        w = hi - lo
-        t = np.linspace(0.0, 1.0, n)
-        t = np.concatenate([t, [1e-12, 1e-9, 1 - 1e-9, 1 - 1e-12]])
-        pts = np.unique(lo + w * t)
-        return pts[(pts > lo) & (pts < hi)]
-    anchor = lo if math.isfinite(lo) else hi
-    if not math.isfinite(anchor):
-        anchor = 0.0
-        offsets = scale * np.concatenate([-np.logspace(-6, 4, n), [0.0], np.logspace(-6, 4, n)])
-        return np.unique(anchor + offsets)
-    direction = 1.0 if math.isfinite(lo) else -1.0
-    offsets = scale * np.concatenate([np.logspace(-12, 4, 2 * n), np.linspace(0.01, 50, n)])
-    return np.unique(anchor + direction * offsets)
-
-
-def _log_ratio(model: ContinuousFamily, y: NDArray[np.float64], a: float, b: float
-               ) -> NDArray[np.float64]:
-    la = np.asarray(model.logpdf(y, a), dtype=np.float64)
-    lb = np.asarray(model.logpdf(y, b), dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        r = la - lb
-    r = np.where(np.isfinite(la) & ~np.isfinite(lb), math.inf, r)
-    r = np.where(~np.isfinite(la) & np.isfinite(lb), -math.inf, r)
-    return np.where(~np.isfinite(la) & ~np.isfinite(lb), 0.0, r)
-
-
-def _continuous_pair_loss(model: ContinuousFamily, a: float, b: float) -> tuple[float, float]:
-    from scipy import optimize
-    best, at = 0.0, math.nan
-    for lo, hi in _pieces(model, a, b):
-        y = _probe_points(lo, hi, model.scale)
-        if y.size == 0:
-            continue
-        r = np.abs(_log_ratio(model, y, a, b))
-        i = int(np.nanargmax(r))
-        val, arg = float(r[i]), float(y[i])
-        if math.isfinite(val) and 0 < i < y.size - 1:  # refine an interior maximum
-            res = optimize.minimize_scalar(
-                lambda t: -abs(float(_log_ratio(model, np.array([t]), a, b)[0])),
-                bounds=(float(y[i - 1]), float(y[i + 1])), method="bounded",
-                options={"xatol": 1e-13 * max(1.0, abs(arg))})
-            if -res.fun > val:
-                val, arg = float(-res.fun), float(res.x)
-        if val > best:
-            best, at = val, arg
-    return best, at
-
-
-def _mass(model: ContinuousFamily, x: float, lo: float, hi: float) -> float:
-    from scipy import integrate
-    if model.cdf is not None:
-        return max(0.0, float(model.cdf(hi, x)) - float(model.cdf(lo, x)))
-    val, _ = integrate.quad(lambda t: math.exp(float(model.logpdf(np.array([t]), x)[0])), lo, hi,
-                            limit=200, epsabs=0, epsrel=1e-12)
-    return float(val)
-
-
-def _superlevel_intervals(model: ContinuousFamily, a: float, b: float, eps: float
-                          ) -> list[tuple[float, float]]:
-    """Intervals where ln p_a − ln p_b > eps (sign changes located by Brent's method)."""
-    from scipy import optimize
-    out: list[tuple[float, float]] = []
-
-    def g(t: float) -> float:
-        return float(_log_ratio(model, np.array([t]), a, b)[0]) - eps
-
-    for lo, hi in _pieces(model, a, b):
-        y = _probe_points(lo, hi, model.scale, n=257)
-        if y.size == 0:
-            continue
-        above = (_log_ratio(model, y, a, b) - eps) > 0
-        start = lo if above[0] else None
-        for i in range(1, y.size):
-            if above[i] == above[i - 1]:
-                continue
-            u, v = float(y[i - 1]), float(y[i])
-            gu, gv = g(u), g(v)
-            if math.isfinite(gu) and math.isfinite(gv) and gu * gv < 0:
-                root = optimize.brentq(g, u, v, xtol=1e-300, rtol=1e-15, maxiter=500)
-            else:  # a jump (support edge): cut at the first point past it
-                root = v
-            if above[i]:
-                start = root
-            else:
-                out.append((lo if start is None else start, root))
-                start = None
-        if start is not None:
-            out.append((start, hi))
-    return out
-
-
-def _continuous_pair_delta(model: ContinuousFamily, a: float, b: float, eps: float) -> float:
-    d = 0.0
-    for lo, hi in _superlevel_intervals(model, a, b, eps):
-        d += _mass(model, a, lo, hi) - math.exp(eps) * _mass(model, b, lo, hi)
-    if model.atoms is not None:
-        pa, pb = model.atoms(a), model.atoms(b)
-        for y in set(pa) | set(pb):
-            d += max(0.0, pa.get(y, 0.0) - math.exp(eps) * pb.get(y, 0.0))
-    return max(0.0, d)
-
-
-def _verify_continuous(model: ContinuousFamily, epsilons: Sequence[float]) -> VerificationReport:
-    import mpmath
-    worst, worst_pair, worst_y = -1.0, None, math.nan
-    deltas = [0.0] * len(epsilons)
-    for a, b in model.pairs:
-        loss, y = _continuous_pair_loss(model, a, b)
-        if model.atoms is not None:
-            pa, pb = model.atoms(a), model.atoms(b)
-            for t in set(pa) | set(pb):
-                u, v = pa.get(t, 0.0), pb.get(t, 0.0)
-                if (u > 0) != (v > 0):
-                    loss, y = math.inf, t
-                elif u > 0:
-                    loss = max(loss, abs(math.log(u) - math.log(v)))
-        if loss > worst:
-            worst, worst_pair, worst_y = loss, (a, b), y
-        for i, e in enumerate(epsilons):
-            deltas[i] = max(deltas[i], _continuous_pair_delta(model, a, b, e),
-                            _continuous_pair_delta(model, b, a, e))
-    if model.logpdf_mp is not None and worst_pair is not None and math.isfinite(worst_y):
-        with mpmath.workdps(40):
-            a, b = worst_pair
-            y_mp = mpmath.mpf(worst_y)
-            val = abs(model.logpdf_mp(y_mp, a) - model.logpdf_mp(y_mp, b))
-            worst = max(worst, float(val))
-    return VerificationReport(
-        epsilon=worst,
-        delta_curve=tuple(zip(epsilons, deltas, strict=True)),
-        worst={"pair": worst_pair, "output": worst_y, "pairs_checked": len(model.pairs)},
-        method="continuous: piecewise dense evaluation + refinement; exact super-level sets",
     )
 
 
@@ -744,7 +401,7 @@ def verify(
     elif isinstance(model, DiscreteFamily):
         report = _verify_discrete(model, eps_list)
     elif isinstance(model, ContinuousFamily):
-        report = _verify_continuous(model, eps_list)
+        report = verify_continuous(model, eps_list)
     elif isinstance(model, LatticeFamily):
         report = _verify_lattice_family(model, eps_list)
     else:

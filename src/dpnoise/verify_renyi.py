@@ -89,12 +89,12 @@ def renyi_divergence(mechanism_or_model: Any, alphas: Sequence[float]) -> NDArra
     on the sampled law's Rényi divergence; see the module docstring).  Accepts a mechanism
     (its ``privacy_model()``) or a model; additive and finite lattices, discrete and
     lattice families.  ParameterError for a model kind it does not cover."""
-    from .verify import (
+    from .verify_models import (
         AdditiveLattice,
         DiscreteFamily,
         FiniteLattice,
         LatticeFamily,
-        _pairs_from_inputs,
+        pairs_from_inputs,
     )
 
     a = np.asarray(alphas, dtype=np.float64)
@@ -113,7 +113,7 @@ def renyi_divergence(mechanism_or_model: Any, alphas: Sequence[float]) -> NDArra
         z = np.arange(int(model.lo) - S, int(model.hi) + S + 1, dtype=np.int64)
         return _lattice(np.asarray(model.logpmf(z), dtype=np.float64), S, a)
     if isinstance(model, DiscreteFamily):
-        pairs = list(model.pairs) if model.pairs is not None else _pairs_from_inputs(
+        pairs = list(model.pairs) if model.pairs is not None else pairs_from_inputs(
             model.inputs, model.sensitivity)
         return _pairs(model.law, pairs, a)
     if isinstance(model, LatticeFamily):
