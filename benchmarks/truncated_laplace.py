@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import dpnoise
 from _common import print_table, rate
-from dpnoise.mechanisms.gaussian import analytic_gaussian_sigma
+from dpnoise.laws.gaussian import analytic_gaussian_sigma
 
 
 def peer_rows(eps: float, delta: float, quick: bool) -> list[tuple[str, float]]:

@@ -101,3 +101,30 @@ class WordsWithValues:
             w[self.positions] = np.array(self.values, dtype=np.uint64)
             self.first = False
         return w
+
+
+def pmf_chi_square_pvalue(draws: np.ndarray, values: np.ndarray, probs: np.ndarray,
+                          min_expected: float = 20.0) -> float:
+    """Chi-square p-value of integer ``draws`` against an exact pmf (``probs`` at the sorted
+    integers ``values``, covering the whole support): the cells with at least
+    ``min_expected`` expected draws, the rest pooled into the two end cells."""
+    values = np.asarray(values, dtype=np.int64)
+    expected = np.asarray(probs, dtype=np.float64) * draws.size
+    keep = expected >= min_expected
+    lo, hi = values[keep][0], values[keep][-1]
+    observed = np.bincount(np.clip(draws, lo, hi) - lo, minlength=hi - lo + 1)
+    pooled = np.zeros(hi - lo + 1)
+    np.add.at(pooled, np.clip(values, lo, hi) - lo, expected)
+    return float(stats.chisquare(observed, pooled * draws.size / pooled.sum()).pvalue)
+
+
+def law_chi_square_pvalue(draws: np.ndarray, law: Any) -> float:
+    """Chi-square p-value of ``draws`` against a law with ``ppf`` and ``cdf``: twenty bins cut
+    at the law's 5 %, 10 %, ..., 95 % points."""
+    edges = np.unique(law.ppf(np.linspace(0.05, 0.95, 19)))
+    expected = np.diff(np.concatenate([[0.0], law.cdf(edges), [1.0]]))
+    observed = np.bincount(np.searchsorted(edges, draws, side="left"),
+                           minlength=edges.size + 1)
+    keep = expected > 0
+    return float(stats.chisquare(observed[keep],
+                                 expected[keep] / expected[keep].sum() * draws.size).pvalue)

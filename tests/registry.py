@@ -1,7 +1,15 @@
-"""One entry per mechanism, run by the generic harness in ``test_harness.py``.
+"""The ONE list of mechanisms the tests sweep, derived from the library's registry.
 
-A new mechanism joins the suite by adding a :class:`Case` here; its own test file holds
-only what is special about it (the paper's numbers, its errata).
+Every entry of :mod:`dpnoise.mechanisms.registry` (kind "value") becomes a :class:`Case`
+built from its ``example`` request (:func:`registered_cases`), so a mechanism added to the
+registry is swept by the generic harness (``test_harness.py``), the accountants, the
+protocol and audit tests and the extremes (``test_extremes.py``: bad parameters, the corners
+of its ``SUPPORTED`` ranges) without editing a test file.  Below them: more parameter points
+of the same families, with what only a hand-written case can carry (``less_noisy``: the
+calibration is minimal).  :data:`OUTSIDE` lists, in one place, the public mechanisms that are
+not in the registry (vector-valued ones), for the tests that take any mechanism class.
+A mechanism's own test file holds only what is special about it (the paper's numbers, its
+errata).
 
 Fields:
     build        -- returns a calibrated mechanism (representative parameters)
@@ -19,6 +27,7 @@ Fields:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+import dpnoise as dp
 from dpnoise import (
     AnalyticGaussian,
     ClampedLaplace,
@@ -38,6 +48,8 @@ from dpnoise import (
     Staircase,
     TruncatedLaplace,
 )
+from dpnoise.mechanisms import registry
+from dpnoise.mechanisms.registry import Request
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,67 @@ _BAD_PRIVACY = [
     {"sensitivity": 0.0}, {"sensitivity": -2.0}, {"sensitivity": math.nan},
 ]
 
-CASES: list[Case] = [
+#: the Request fields that carry privacy parameters, and values no mechanism accepts
+_PRIVACY_FIELDS = ("epsilon", "delta", "sensitivity")
+_BAD_NUMBERS = (0.0, -1.0, math.nan, math.inf)
+
+
+def build_registered(name: str, **fields: Any) -> Any:
+    """The registry's mechanism ``name`` for a request with these fields."""
+    return registry.build(name, Request(**fields))
+
+
+def request_fields(request: Request) -> dict[str, Any]:
+    """The fields a request was given (None: not given), options as a plain dict."""
+    out = {k: getattr(request, k) for k in ("epsilon", "delta", "sensitivity", "lower",
+                                             "upper", "grid")
+           if getattr(request, k) is not None}
+    if request.options:
+        out["options"] = dict(request.options)
+    return out
+
+
+def privacy_fields(entry: registry.MechanismEntry) -> tuple[str, ...]:
+    """The Request fields whose value the entry's class checks (its ``SUPPORTED`` names,
+    and delta when the example gives one)."""
+    cls = type(entry.build(entry.example))
+    names = {part for key in cls.SUPPORTED for part in key.split("/")}
+    return tuple(f for f in _PRIVACY_FIELDS
+                 if f in names or (f == "delta" and entry.example.delta is not None))
+
+
+def registered_cases(kind: str = "value") -> list[Case]:
+    """One case per registry entry of ``kind``, from its example request -- except an entry
+    that claims no guarantee at all (``notion="none"``: the paper's non-DP scale, kept for
+    reproductions; tests/test_range_laplace.py shows that the verifier rejects it)."""
+    cases = []
+    for name, entry in registry.entries(kind).items():
+        if entry.build(entry.example).guarantee.notion == "none":
+            continue
+        cases.append(Case(
+            id=f"registry:{name}",
+            factory=functools.partial(build_registered, name),
+            valid=request_fields(entry.example),
+            true_value=entry.example_value,
+            invalid=[{f: v} for f in privacy_fields(entry) for v in _BAD_NUMBERS],
+            bad_values=[math.nan, "abc"],
+        ))
+    return cases
+
+
+#: public mechanisms outside the registry (vector-valued): class, valid keyword arguments, a
+#: true value inside the domain
+OUTSIDE: dict[str, tuple[Callable[..., Any], dict[str, Any], Any]] = {
+    "MultivariateStaircase": (dp.MultivariateStaircase,
+                              {"epsilon": 1.0, "sensitivities": (1.0, 1.0)},
+                              np.array([1.0, 2.0])),
+    "L1Staircase": (dp.L1Staircase, {"epsilon": 1.0, "sensitivity": 1.0}, np.array([1.0, 2.0])),
+    "PlanarLaplace": (dp.PlanarLaplace, {"epsilon": 1.0, "grid": 1.0,
+                                         "region": ((0.0, 10.0), (0.0, 10.0))},
+                      np.array([1.0, 2.0])),
+}
+
+CASES: list[Case] = [*registered_cases(),
     Case(
         id="laplace-eps1",
         factory=Laplace,

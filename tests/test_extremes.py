@@ -2,19 +2,16 @@
 it, quickly; the corners of every supported range construct in a few seconds; true values are
 numbers only; noise() takes one true value; the CLI exits 2 with ``error: ...``.
 
-The list below is separate from ``tests/registry.py`` (whose generic harness also runs the
-statistical checks): it covers every public mechanism class, including the multivariate and
-planar ones the harness does not take.  Every entry of the mechanism registry
-(:mod:`dpnoise.mechanisms.registry`, used by the CLI and the custodian) must map to one of them
-(:data:`REGISTRY_REQUESTS`; a new registry entry without a mapping fails
-``test_every_registry_entry_is_swept``), and the bad-parameter sweep runs through the
-registry's builders as well.
+The mechanisms are the test suite's one list (``tests/registry.py``): every entry of the
+library's registry, built from its example request through the registry's builder (the
+CLI's and the custodian's path), and the public mechanisms outside the registry
+(:data:`tests.registry.OUTSIDE`), built from their classes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import functools
 import io
 import itertools
 import math
@@ -29,9 +26,9 @@ import pytest
 import dpnoise as dp
 from dpnoise import ParameterError
 from dpnoise.mechanisms import registry
-from dpnoise.mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
-from dpnoise.mechanisms.registry import Request
 from dpnoise.params import Interval
+
+from .registry import OUTSIDE, build_registered, privacy_fields, request_fields
 
 # the reproduction-only PaperHalfLineLaplaceUnsafe warns on every construction and scale
 pytestmark = pytest.mark.filterwarnings("ignore:.*NOT differentially private:UserWarning")
@@ -53,62 +50,23 @@ def time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-_REGION = ((0.0, 10.0), (0.0, 10.0))
-# name -> (class, valid keyword arguments, a true value inside the domain)
-SPECS: dict[str, tuple[Callable[..., Any], dict[str, Any], Any]] = {
-    "Laplace": (dp.Laplace, {"epsilon": 1.0, "sensitivity": 1.0}, 3.0),
-    "ClampedLaplace": (dp.ClampedLaplace, {"epsilon": 1.0, "sensitivity": 1.0, "lower": 0.0,
-                                           "upper": 10.0}, 3.0),
-    "TruncatedLaplace": (dp.TruncatedLaplace, {"epsilon": 1.0, "delta": 1e-5,
-                                               "sensitivity": 1.0}, 3.0),
-    "Gaussian": (dp.Gaussian, {"epsilon": 0.5, "delta": 1e-5, "sensitivity": 1.0}, 3.0),
-    "AnalyticGaussian": (dp.AnalyticGaussian, {"epsilon": 1.0, "delta": 1e-5,
-                                               "sensitivity": 1.0}, 3.0),
-    "Staircase": (dp.Staircase, {"epsilon": 1.0, "sensitivity": 1.0}, 3.0),
-    "MultivariateStaircase": (dp.MultivariateStaircase, {"epsilon": 1.0,
-                                                         "sensitivities": (1.0, 1.0)},
-                              np.array([1.0, 2.0])),
-    "L1Staircase": (dp.L1Staircase, {"epsilon": 1.0, "sensitivity": 1.0}, np.array([1.0, 2.0])),
-    "RangeLaplace": (dp.RangeLaplace, {"epsilon": 1.0, "sensitivity": 1.0,
-                                       "domain": (0.0, 1.0)}, 0.5),
-    "Geometric": (dp.Geometric, {"epsilon": 1.0}, 3),
-    "DiscreteGaussian": (dp.DiscreteGaussian, {"epsilon": 1.0, "delta": 1e-6}, 3),
-    "CountNoise": (dp.CountNoise, {"epsilon": 2.18, "D": 6, "eta": 0.8, "upper": 1000}, 3),
-    "PlanarLaplace": (dp.PlanarLaplace, {"epsilon": 1.0, "grid": 1.0, "region": _REGION},
-                      np.array([1.0, 2.0])),
-    "PaperHalfLineLaplaceUnsafe": (PaperHalfLineLaplaceUnsafe,
-                                   {"epsilon": 1.0, "sensitivity": 1.0}, -1.0),
-}
+def mechanism_specs() -> dict[str, tuple[Callable[..., Any], dict[str, Any], Any, tuple[str, ...]]]:
+    """name -> (factory, valid keyword arguments, a true value inside the domain, the numeric
+    privacy parameters to sweep): every registry entry of kind "value" and every mechanism
+    of :data:`OUTSIDE` -- recomputed from the registry, so a new entry is swept."""
+    specs: dict[str, tuple[Callable[..., Any], dict[str, Any], Any, tuple[str, ...]]] = {}
+    for name, entry in registry.entries().items():
+        specs[name] = (functools.partial(build_registered, name),
+                       request_fields(entry.example), entry.example_value,
+                       privacy_fields(entry))
+    for name, (cls, kw, x) in OUTSIDE.items():
+        specs[name] = (cls, kw, x, tuple(p for p, v in kw.items() if isinstance(v, float)))
+    return specs
 
-# registry entry -> (the SPECS class it builds, a valid request, the Request fields its
-# builder passes on as numeric privacy parameters)
-REGISTRY_REQUESTS: dict[str, tuple[str, Request, tuple[str, ...]]] = {
-    "laplace": ("Laplace", Request(epsilon=1.0), ("epsilon", "sensitivity")),
-    "clamped-laplace": ("ClampedLaplace", Request(epsilon=1.0, lower=0.0, upper=10.0),
-                        ("epsilon", "sensitivity")),
-    "range-laplace": ("RangeLaplace", Request(epsilon=1.0, lower=0.0, upper=1.0),
-                      ("epsilon", "sensitivity")),
-    "range-laplace-paper-unsafe": ("PaperHalfLineLaplaceUnsafe", Request(epsilon=1.0),
-                                   ("epsilon", "sensitivity")),
-    "truncated-laplace": ("TruncatedLaplace", Request(epsilon=1.0, delta=1e-5),
-                          ("epsilon", "delta", "sensitivity")),
-    "gaussian": ("Gaussian", Request(epsilon=0.5, delta=1e-5), ("epsilon", "delta", "sensitivity")),
-    "analytic-gaussian": ("AnalyticGaussian", Request(epsilon=1.0, delta=1e-5),
-                          ("epsilon", "delta", "sensitivity")),
-    "count-noise": ("CountNoise", Request(epsilon=2.18, upper=1000.0,
-                                          options={"D": 6, "eta": 0.8}), ("epsilon",)),
-    "geometric": ("Geometric", Request(epsilon=1.0), ("epsilon", "sensitivity")),
-    "discrete-gaussian": ("DiscreteGaussian", Request(epsilon=1.0, delta=1e-6),
-                          ("epsilon", "delta", "sensitivity")),
-    "staircase": ("Staircase", Request(epsilon=1.0), ("epsilon", "sensitivity")),
-}
 
+SPECS = mechanism_specs()
 BAD = [math.nan, math.inf, -math.inf, 0.0, -1.0, 5e-324, 1e308, "1", None, True, 1 + 2j, b"1"]
-# parameters that are not plain positive numbers (bounds, counts) are tested elsewhere
-NUMERIC = {name: [p for p, v in kw.items()
-                  if isinstance(v, float) and p not in ("lower", "upper")]
-           for name, (_cls, kw, _x) in SPECS.items()}
-CASES = [(name, p, v) for name, params in NUMERIC.items() for p in params for v in BAD
+CASES = [(name, p, v) for name, spec in SPECS.items() for p in spec[3] for v in BAD
          if not (name == "PlanarLaplace" and p == "grid" and v == 1e308)]
 
 
@@ -116,42 +74,40 @@ def _ids(case: tuple[str, str, Any]) -> str:
     return f"{case[0]}-{case[1]}-{case[2]!r}"
 
 
+def _class_of(name: str) -> type:
+    factory, kw, _x, _p = SPECS[name]
+    return type(factory(**kw))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
 def test_bad_parameter_is_a_clean_parameter_error(case: tuple[str, str, Any]) -> None:
     name, param, value = case
-    cls, kw, _x = SPECS[name]
+    factory, kw, _x, _p = SPECS[name]
     with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
-        cls(**{**kw, param: value})
+        factory(**{**kw, param: value})
     assert param.split("/")[0] in str(info.value) or "grid" in str(info.value)
 
 
-def test_every_registry_entry_is_swept() -> None:
-    """Each registry entry has a request here and builds a class the sweeps above cover."""
-    names = set(registry.entries())
-    assert names == set(REGISTRY_REQUESTS), (
-        f"registry entries missing from REGISTRY_REQUESTS: {sorted(names - set(REGISTRY_REQUESTS))}"
-        f"; stale: {sorted(set(REGISTRY_REQUESTS) - names)}")
-    for name, (spec, request, _params) in REGISTRY_REQUESTS.items():
-        m = registry.build(name, request)
-        assert type(m) is SPECS[spec][0], (name, type(m), spec)
+def test_a_new_registry_entry_is_swept_without_editing_a_test(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry added to the library's registry appears in the harness's cases and in the
+    extremes' sweeps (bad parameters, supported corners) with nothing added here."""
+    from .registry import registered_cases
 
-
-REGISTRY_CASES = [(name, p, v) for name, (_s, _r, params) in REGISTRY_REQUESTS.items()
-                  for p in params for v in BAD]
-
-
-@pytest.mark.parametrize("case", REGISTRY_CASES, ids=[_ids(c) for c in REGISTRY_CASES])
-def test_bad_parameter_through_the_registry(case: tuple[str, str, Any]) -> None:
-    """The registry's builders (the CLI's and the custodian's path) refuse the same values."""
-    name, param, value = case
-    request = dataclasses.replace(REGISTRY_REQUESTS[name][1], **{param: value})
-    with time_limit(LIMIT_S), pytest.raises(ParameterError) as info:
-        registry.build(name, request)
-    assert param in str(info.value)
+    base = registry.entries()["laplace"]
+    extra = registry.MechanismEntry("laplace-copy", "a copy", base.add_arguments, base.build,
+                                    registry.Request(epsilon=0.5), 1.0)
+    monkeypatch.setattr(registry, "ENTRIES", [*registry.ENTRIES, extra])
+    assert "registry:laplace-copy" in {c.id for c in registered_cases()}
+    specs = mechanism_specs()
+    assert specs["laplace-copy"][1] == {"epsilon": 0.5, "sensitivity": 1.0}
+    assert specs["laplace-copy"][3] == ("epsilon", "sensitivity")
+    assert list(_corners(type(base.build(extra.example)), specs["laplace-copy"][1]))
 
 
 def test_every_mechanism_states_its_supported_ranges() -> None:
-    for name, (cls, _kw, _x) in SPECS.items():
+    for name in SPECS:
+        cls = _class_of(name)
         assert "epsilon" in cls.SUPPORTED, name
         assert "Supported:" in (cls.__doc__ or ""), name
         assert all(isinstance(r, Interval) for r in cls.SUPPORTED.values()), name
@@ -170,7 +126,8 @@ def _corners(cls: Any, kw: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {**kw, **dict(zip(names, combo, strict=True))}
 
 
-CORNERS = [(name, c) for name, (cls, kw, _x) in SPECS.items() for c in _corners(cls, kw)]
+CORNERS = [(name, c) for name, (_f, kw, _x, _p) in SPECS.items()
+           for c in _corners(_class_of(name), kw)]
 
 
 @pytest.mark.slow
@@ -179,10 +136,10 @@ def test_supported_corners_construct_quickly(case: tuple[str, dict[str, Any]]) -
     """Each corner constructs (or, for a combination the box admits but the calibration
     cannot meet, refuses with a ParameterError) within the time limit."""
     name, kw = case
-    cls = SPECS[name][0]
+    factory = SPECS[name][0]
     t0 = time.perf_counter()
     with time_limit(3 * LIMIT_S), contextlib.suppress(ParameterError):
-        cls(**kw)
+        factory(**kw)
     assert time.perf_counter() - t0 < 3 * LIMIT_S
 
 
@@ -190,16 +147,16 @@ def test_supported_corners_construct_quickly(case: tuple[str, dict[str, Any]]) -
                                  [True, False], np.array(["1"]), np.array([1 + 1j])])
 @pytest.mark.parametrize("name", [n for n in SPECS if np.ndim(SPECS[n][2]) == 0])
 def test_release_refuses_non_numbers(name: str, bad: Any) -> None:
-    cls, kw, _x = SPECS[name]
-    m = cls(**kw)
+    factory, kw, _x, _p = SPECS[name]
+    m = factory(**kw)
     with time_limit(LIMIT_S), pytest.raises(ParameterError):
         m.release(bad, rng=np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("name", list(SPECS))
 def test_noise_takes_one_true_value(name: str) -> None:
-    cls, kw, x = SPECS[name]
-    m = cls(**kw)
+    factory, kw, x, _p = SPECS[name]
+    m = factory(**kw)
     m.noise(x)  # one value (one point for the vector mechanisms) is fine
     with pytest.raises(ParameterError, match="noise"):
         m.noise(np.stack([x, x]))
@@ -213,10 +170,10 @@ def test_huge_true_values_are_refused_before_any_word() -> None:
             Counting.words += n
             return np.zeros(n, dtype=np.uint64)
 
-    for name in ("Laplace", "TruncatedLaplace", "Staircase", "AnalyticGaussian", "Gaussian"):
-        cls, kw, _x = SPECS[name]
+    for name in ("laplace", "truncated-laplace", "staircase", "analytic-gaussian", "gaussian"):
+        factory, kw, _x, _p = SPECS[name]
         with pytest.raises(ParameterError):
-            cls(**kw).release(np.array([1.0, 1e300]), rng=np.random.default_rng(0))
+            factory(**kw).release(np.array([1.0, 1e300]), rng=np.random.default_rng(0))
 
 
 def test_exact_grid_index_at_the_half_counterexample() -> None:

@@ -14,6 +14,8 @@ from scipy import stats
 from dpnoise import Geometric, ParameterError, SeededRandom, verify
 from dpnoise.exact.integer_block import IntegerBlockLaplace, calibrate_integer_block
 
+from .helpers import pmf_chi_square_pvalue
+
 
 class CountingRandom:
     """A seeded source that counts the words it hands out."""
@@ -25,18 +27,6 @@ class CountingRandom:
     def words(self, n: int) -> np.ndarray:
         self.count += n
         return self.inner.words(n)
-
-
-def _chi2_pvalue(draws: np.ndarray, values: np.ndarray, probs: np.ndarray) -> float:
-    """Chi-square p-value of integer draws against an exact pmf (cells with >= 20 expected)."""
-    n = draws.size
-    expected = probs * n
-    keep = expected >= 20
-    lo, hi = values[keep][0], values[keep][-1]
-    obs = np.bincount(np.clip(draws, lo, hi) - lo, minlength=hi - lo + 1)
-    exp = np.zeros(hi - lo + 1)
-    np.add.at(exp, np.clip(values, lo, hi) - lo, expected)
-    return float(stats.chisquare(obs, exp).pvalue)
 
 
 @pytest.mark.parametrize("eps,sens", [(0.05, 1), (0.7, 1), (1.0, 2), (3.0, 1)])
@@ -55,7 +45,7 @@ def test_geometric_block_draws_match_noise(eps: float) -> None:
     m = Geometric(epsilon=eps, lower=None, upper=None, boundary="none")
     law = m.noise()
     y = m.release(np.zeros(400_000, dtype=np.int64), rng=SeededRandom(11))
-    assert _chi2_pvalue(y, law.values, law.probs) > 1e-3
+    assert pmf_chi_square_pvalue(y, law.values, law.probs) > 1e-3
     assert abs(y.mean()) < 6 * law.std() / np.sqrt(y.size)
 
 
@@ -114,7 +104,7 @@ def test_dg_table_draws_match_noise_and_reference() -> None:
     assert fast.sampler == "table" and ref.sampler == "cks"
     law = fast.noise()
     a = fast.release(np.zeros(300_000, dtype=np.int64), rng=SeededRandom(7))
-    assert _chi2_pvalue(a, law.values, law.probs) > 1e-3
+    assert pmf_chi_square_pvalue(a, law.values, law.probs) > 1e-3
     b = ref.release(np.zeros(300_000, dtype=np.int64), rng=SeededRandom(8))
     lo, hi = -12, 12
     ca = np.bincount(np.clip(a, lo, hi) - lo, minlength=hi - lo + 1)
@@ -162,7 +152,7 @@ def test_split_release_independent_of_threads(which: str, monkeypatch: pytest.Mo
     # the split release still follows the exact law (chi-square on the noise)
     if which != "laplace":
         law = m.noise()
-        assert _chi2_pvalue(noise.astype(np.int64), law.values, law.probs) > 1e-3
+        assert pmf_chi_square_pvalue(noise.astype(np.int64), law.values, law.probs) > 1e-3
 
 
 def test_scalar_path_equals_array_kernel() -> None:

@@ -10,14 +10,13 @@ import pytest
 from scipy import integrate, stats
 
 from dpnoise import AnalyticGaussian, Gaussian, ParameterError, SeededRandom, verify
-from dpnoise.mechanisms.gaussian import (
-    _hockey,
-    _ideal_logpmf,
+from dpnoise.laws.gaussian import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     gaussian_delta,
     log_gaussian_delta,
 )
+from dpnoise.mechanisms.gaussian import _hockey, _ideal_logpmf
 
 from .helpers import CountingSource
 

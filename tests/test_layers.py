@@ -170,3 +170,61 @@ def test_the_graph_counts_lazy_imports_and_skips_type_checking(
     (tmp_path / "dpnoise" / "report").mkdir()
     (pkg / "m.py").write_text(source)
     assert _imports(pkg / "m.py", tmp_path / "dpnoise") == expected
+
+
+# ------------------------------------------------------------------ sizes
+#: the longest source file, in lines: a file that grows past it has more than one job
+MAX_FILE_LINES = 600
+#: the longest function body (its docstring aside) without a reason in its docstring
+MAX_FUNCTION_LINES = 80
+#: how a docstring gives the reason for a longer function
+LONG_REASON = "Long on purpose"
+
+
+def _long_files(src: Path = SRC) -> list[str]:
+    return sorted(f"{p.relative_to(src.parent)}: {n} lines"
+                  for p in src.rglob("*.py")
+                  if (n := len(p.read_text().splitlines())) > MAX_FILE_LINES)
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    n = (node.end_lineno or node.lineno) - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+            isinstance(first.value.value, str):
+        n -= (first.end_lineno or first.lineno) - first.lineno + 1
+    return n
+
+
+def _long_functions(src: Path = SRC) -> list[str]:
+    found = []
+    for p in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    _body_lines(node) > MAX_FUNCTION_LINES and \
+                    LONG_REASON not in (ast.get_docstring(node) or ""):
+                found.append(f"{p.relative_to(src.parent)}:{node.lineno} {node.name} "
+                             f"({_body_lines(node)} lines)")
+    return found
+
+
+def test_no_source_file_is_longer_than_the_limit() -> None:
+    assert _long_files() == [], f"split these by job (at most {MAX_FILE_LINES} lines)"
+
+
+def test_no_long_function_without_a_reason() -> None:
+    assert _long_functions() == [], (
+        f"shorten these to {MAX_FUNCTION_LINES} lines or say why in the docstring "
+        f"({LONG_REASON!r})")
+
+
+def test_the_size_checks_catch_a_long_file_and_a_long_function(tmp_path: Path) -> None:
+    pkg = tmp_path / "dpnoise"
+    pkg.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES + 1))
+    (pkg / "long.py").write_text(f'def f():\n    """Short."""\n{body}\n'
+                                 + "\n" * MAX_FILE_LINES)
+    (pkg / "ok.py").write_text(f'def g():\n    """{LONG_REASON}: one table."""\n{body}\n')
+    assert _long_files(pkg) == [f"dpnoise/long.py: {MAX_FILE_LINES + MAX_FUNCTION_LINES + 3}"
+                                " lines"]
+    assert [s.split(" ")[1] for s in _long_functions(pkg)] == ["f"]

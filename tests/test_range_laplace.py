@@ -258,7 +258,7 @@ def test_fixed_word_count_independent_of_true_value():
 
 
 def test_paper_unsafe_mechanism_warns_and_fails_verification():
-    from dpnoise.mechanisms.range_laplace import PaperHalfLineLaplaceUnsafe
+    from dpnoise.mechanisms.range_laplace_paper import PaperHalfLineLaplaceUnsafe
 
     with pytest.warns(UserWarning, match="NOT differentially private"):
         u = PaperHalfLineLaplaceUnsafe(epsilon=1.0, sensitivity=1.0)

@@ -19,12 +19,9 @@ from dpnoise.laws.range_laplace import (
     sigma_metric,
     sigma_std,
 )
-from dpnoise.laws.range_laplace_law import TruncatedLaplaceLaw
-from dpnoise.mechanisms.range_laplace import (
-    PaperHalfLineLaplaceUnsafe,
-    RangeLaplace,
-    continuous_family,
-)
+from dpnoise.laws.range_laplace_law import TruncatedLaplaceLaw, continuous_family
+from dpnoise.mechanisms.range_laplace import RangeLaplace
+from dpnoise.mechanisms.range_laplace_paper import PaperHalfLineLaplaceUnsafe
 from dpnoise.verify import ContinuousFamily, verify
 
 INF = math.inf

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpnoise import (
     AnalyticGaussian,
@@ -30,7 +29,7 @@ from dpnoise import (
 )
 from dpnoise.randomness import word_ints
 
-from .helpers import CountingSource, bytes_from_fork
+from .helpers import CountingSource, bytes_from_fork, law_chi_square_pvalue
 
 REAL = {
     "laplace": (lambda: Laplace(epsilon=1.0, sensitivity=1.0),
@@ -132,15 +131,6 @@ def test_count_noise_boundary_cell_draws_the_extra_word() -> None:
         assert fast == ref
 
 
-def _chi2(y: np.ndarray, law: object) -> float:
-    edges = np.unique(law.ppf(np.linspace(0.05, 0.95, 19)))
-    expected = np.diff(np.concatenate([[0.0], law.cdf(edges), [1.0]]))
-    observed = np.bincount(np.searchsorted(edges, y, side="left"), minlength=edges.size + 1)
-    keep = expected > 0
-    return float(stats.chisquare(observed[keep],
-                                 expected[keep] / expected[keep].sum() * y.size).pvalue)
-
-
 @pytest.mark.parametrize("name", ["laplace", "clamped", "truncated", "staircase-joint",
                                   "staircase-product", "analytic-gaussian", "geometric",
                                   "discrete-gaussian", "count-noise"])
@@ -149,7 +139,7 @@ def test_scalar_releases_follow_noise(name: str) -> None:
     x = CASES[name][1][1]
     rng = SeededRandom(77)
     y = np.array([m.release(x, rng=rng) for _ in range(6000)])
-    assert _chi2(y, m.noise(x)) > 1e-3
+    assert law_chi_square_pvalue(y, m.noise(x)) > 1e-3
 
 
 BAD_REAL = [math.nan, math.inf, -math.inf, True, np.bool_(False), "1", None, 1e300, 10**400]

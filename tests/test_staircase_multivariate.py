@@ -17,7 +17,8 @@ from dpnoise.laws.staircase import (
     laplace_l1_region,
     optimal_lambda,
 )
-from dpnoise.mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
+from dpnoise.mechanisms.staircase_l1 import L1Staircase
+from dpnoise.mechanisms.staircase_multivariate import MultivariateStaircase
 
 
 def test_example2_reference_values() -> None:

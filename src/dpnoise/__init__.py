@@ -28,23 +28,19 @@ from .views import set_loader as _set_view_loader
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
     from .domain import Domain, HalfLine, Interval, Union, as_domain
     from .laws.finite_precision import eps_prime, grid_for_tolerance
+    from .laws.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta
     from .laws.truncated_laplacian import lower_bounds, rigorous_lower_bounds, tlap_params
     from .mechanisms.base import Guarantee, Mechanism
     from .mechanisms.count_noise import CountNoise
     from .mechanisms.discrete_gaussian import DiscreteGaussian
-    from .mechanisms.gaussian import (
-        AnalyticGaussian,
-        Gaussian,
-        analytic_gaussian_sigma,
-        classic_gaussian_sigma,
-        gaussian_delta,
-    )
+    from .mechanisms.gaussian import AnalyticGaussian, Gaussian
     from .mechanisms.geometric import Geometric
     from .mechanisms.laplace import ClampedLaplace, Laplace
     from .mechanisms.planar import PlanarLaplace, PlanarRelease, RegionExitError
     from .mechanisms.range_laplace import RangeLaplace
     from .mechanisms.staircase import Staircase
-    from .mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
+    from .mechanisms.staircase_l1 import L1Staircase
+    from .mechanisms.staircase_multivariate import MultivariateStaircase
     from .mechanisms.truncated import TLapDistribution, TruncatedLaplace
     from .randomness import CryptoRandom, NumpyRandom, RandomSource, SeededRandom
     from .session import (
@@ -86,9 +82,9 @@ _LAZY: dict[str, str] = {
     "DiscreteGaussian": ".mechanisms.discrete_gaussian",
     "AnalyticGaussian": ".mechanisms.gaussian",
     "Gaussian": ".mechanisms.gaussian",
-    "analytic_gaussian_sigma": ".mechanisms.gaussian",
-    "classic_gaussian_sigma": ".mechanisms.gaussian",
-    "gaussian_delta": ".mechanisms.gaussian",
+    "analytic_gaussian_sigma": ".laws.gaussian",
+    "classic_gaussian_sigma": ".laws.gaussian",
+    "gaussian_delta": ".laws.gaussian",
     "Geometric": ".mechanisms.geometric",
     "ClampedLaplace": ".mechanisms.laplace",
     "Laplace": ".mechanisms.laplace",
@@ -97,7 +93,7 @@ _LAZY: dict[str, str] = {
     "RegionExitError": ".mechanisms.planar",
     "RangeLaplace": ".mechanisms.range_laplace",
     "Staircase": ".mechanisms.staircase",
-    "L1Staircase": ".mechanisms.staircase_multivariate",
+    "L1Staircase": ".mechanisms.staircase_l1",
     "MultivariateStaircase": ".mechanisms.staircase_multivariate",
     "TLapDistribution": ".mechanisms.truncated",
     "TruncatedLaplace": ".mechanisms.truncated",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .data_args import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, engine_options, parse_budget
 
@@ -28,8 +29,6 @@ def run_data_release(args: argparse.Namespace) -> int:
     from ..randomness import SeededRandom
     from ..session import Schema, Session
     from ..session.opening import resolve_schema
-    from ..session.table import release_columns
-    from .output import Table, emit_json
 
     if getattr(args, "workload", None) is not None:
         from .release_workload import run_workload_release
@@ -67,61 +66,77 @@ def run_data_release(args: argparse.Namespace) -> int:
         print(MEMORY_NOTICE, file=sys.stderr)
     rng = None if args.seed is None else SeededRandom(args.seed)
     if args.dry_run:  # no data is opened: the plan uses the schema and the ledger only
-        with Session(None, parse_budget(args.budget), None if in_memory else ledger,
-                     schema=schema, anchor=args.anchor) as s:
-            p = s.plan(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
-                       mechanism=args.data_mechanism, reserve_for=args.reserve_for or 0)
-            if args.json:
-                emit_json({"dry_run": True, "query": p.query, "accountant": p.accountant,
-                           "reserve_for": p.reserve_for, "epsilon": p.epsilon,
-                           "delta": p.delta, "mechanism": p.mechanism, "fits": p.fits,
-                           "basic_epsilon": p.basic_epsilon,
-                           "composed_after": p.composed_after,
-                           "components": p.components, "notes": list(p.notes)})
-                return 0
-            print("dry run: nothing read, nothing spent")
-            print(p)
-        return 0
+        return _dry_run(args, schema, None if in_memory else ledger)
     with Session(args.data, parse_budget(args.budget), None if in_memory else ledger,
                  schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
                  anchor=args.anchor, engine=engine, engine_options=options) as s:
         r = s.release(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
                       mechanism=args.data_mechanism, output=args.output,
                       confidence=args.confidence, reserve_for=args.reserve_for)
-        remaining = s.remaining
-        if args.json:
-            emit_json({
-                "query": r.query, "canonical": r.canonical, "mechanism": r.mechanism,
-                "epsilon": r.epsilon, "delta": r.delta, "guarantee": r.guarantee,
-                "ledger": str(ledger), "ledger_id": r.ledger_id, "replayed": r.replayed,
-                "ledger_head": {"event": s.ledger.head_seq, "hash": s.ledger.head},
-                "recorded": not in_memory,
-                "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
-                "columns": r.columns(),
-                "rows": [] if "written" in r.details or "output" in r.details
-                else Table(release_columns(r).values()),
-                **({"output": r.details["output"]} if "output" in r.details else {}),
-                **({"confidence": r.confidence, "error_bars": r.interval_note()}
-                   if "written" not in r.details else {}),
-                **({"written": r.details["written"]} if "written" in r.details else {}),
-            })
-            return 0
-        print(f"query:      {r.canonical}")
-        print(f"mechanism:  {r.mechanism}")
-        print(f"guarantee:  {r.guarantee}")
-        tag = " (replayed from the ledger, nothing spent)" if r.replayed else ""
-        print(f"ledger:     {ledger} release {r.ledger_id}{tag}"
-              + ("  (in memory: NOT recorded)" if in_memory else ""))
-        print(f"head:       event {s.ledger.head_seq} {s.ledger.head}")
-        print(f"remaining:  {remaining} of {s.budget}")
-        print()
-        if "output" in r.details:
-            print(f"written:    {r.details['output']} ({r.values.size} cells, columns "
-                  f"{', '.join(r.columns())})")
-        elif "written" in r.details:
-            w = r.details["written"]
-            print(f"written:    {w['output']} ({w['cells']} cells, noised on the executors "
-                  f"in {w['blocks']} blocks)")
-        else:
-            print(r.table(limit=args.limit))
+        _report(args, r, s, ledger, in_memory)
     return 0
+
+
+def _dry_run(args: argparse.Namespace, schema: Any, ledger: str | None) -> int:
+    """``--dry-run``: the plan from the schema and the ledger only (no data opened)."""
+    from ..session import Session
+    from .output import emit_json
+
+    with Session(None, parse_budget(args.budget), ledger,
+                 schema=schema, anchor=args.anchor) as s:
+        p = s.plan(args.query, epsilon=args.data_epsilon, delta=args.data_delta,
+                   mechanism=args.data_mechanism, reserve_for=args.reserve_for or 0)
+        if args.json:
+            emit_json({"dry_run": True, "query": p.query, "accountant": p.accountant,
+                       "reserve_for": p.reserve_for, "epsilon": p.epsilon,
+                       "delta": p.delta, "mechanism": p.mechanism, "fits": p.fits,
+                       "basic_epsilon": p.basic_epsilon,
+                       "composed_after": p.composed_after,
+                       "components": p.components, "notes": list(p.notes)})
+            return 0
+        print("dry run: nothing read, nothing spent")
+        print(p)
+    return 0
+
+
+def _report(args: argparse.Namespace, r: Any, s: Any, ledger: str, in_memory: bool) -> None:
+    """Print a release (or its ``--json`` form) after it was recorded."""
+    from ..session.table import release_columns
+    from .output import Table, emit_json
+
+    remaining = s.remaining
+    if args.json:
+        emit_json({
+            "query": r.query, "canonical": r.canonical, "mechanism": r.mechanism,
+            "epsilon": r.epsilon, "delta": r.delta, "guarantee": r.guarantee,
+            "ledger": str(ledger), "ledger_id": r.ledger_id, "replayed": r.replayed,
+            "ledger_head": {"event": s.ledger.head_seq, "hash": s.ledger.head},
+            "recorded": not in_memory,
+            "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
+            "columns": r.columns(),
+            "rows": [] if "written" in r.details or "output" in r.details
+            else Table(release_columns(r).values()),
+            **({"output": r.details["output"]} if "output" in r.details else {}),
+            **({"confidence": r.confidence, "error_bars": r.interval_note()}
+               if "written" not in r.details else {}),
+            **({"written": r.details["written"]} if "written" in r.details else {}),
+        })
+        return
+    print(f"query:      {r.canonical}")
+    print(f"mechanism:  {r.mechanism}")
+    print(f"guarantee:  {r.guarantee}")
+    tag = " (replayed from the ledger, nothing spent)" if r.replayed else ""
+    print(f"ledger:     {ledger} release {r.ledger_id}{tag}"
+          + ("  (in memory: NOT recorded)" if in_memory else ""))
+    print(f"head:       event {s.ledger.head_seq} {s.ledger.head}")
+    print(f"remaining:  {remaining} of {s.budget}")
+    print()
+    if "output" in r.details:
+        print(f"written:    {r.details['output']} ({r.values.size} cells, columns "
+              f"{', '.join(r.columns())})")
+    elif "written" in r.details:
+        w = r.details["written"]
+        print(f"written:    {w['output']} ({w['cells']} cells, noised on the executors "
+              f"in {w['blocks']} blocks)")
+    else:
+        print(r.table(limit=args.limit))

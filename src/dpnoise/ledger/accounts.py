@@ -223,8 +223,20 @@ class LedgerAccounts:
         self._acc_state = (st.state_sha256, state)
         return state
 
-    def _summary(self, state: Any) -> dict[str, float]:
-        """The composed guarantee of ``state`` against this ledger's total."""
+    def summary_of(self, state: Any) -> dict[str, float]:
+        """The composed guarantee of ``state`` against this ledger's total.
+
+        Parameters
+        ----------
+        state : State
+            A composed state of this ledger's accountant.
+
+        Returns
+        -------
+        dict of str to float
+            ``epsilon`` (at the total's delta), ``delta`` (at the total's epsilon) and, for
+            a rho total, ``rho``.
+        """
         acc, total = self.accountant_object(), self.budget
         if total.rho is not None:
             return {"epsilon": math.inf, "delta": 1.0, "rho": float(state.rho)}
@@ -232,8 +244,19 @@ class LedgerAccounts:
                 float(acc.epsilon(state, 0.0)),
                 "delta": float(acc.delta(state, total.epsilon)), "rho": float(state.rho)}
 
-    def _fits(self, c: dict[str, float]) -> bool:
-        """Strict (no tolerance): the composed guarantee within the total."""
+    def fits_total(self, c: dict[str, float]) -> bool:
+        """Strict (no tolerance): the composed guarantee within the total.
+
+        Parameters
+        ----------
+        c : dict of str to float
+            A summary from :meth:`summary_of`.
+
+        Returns
+        -------
+        bool
+            True if it is within the ledger's total.
+        """
         total = self.budget
         if total.rho is not None:
             return c["rho"] <= total.rho

@@ -103,9 +103,9 @@ class LedgerReservations:
             st = self._sync_for_reservation(con)
             state = self._composed_state(con, st)
             new = acc.compose(state, charge)
-            c = self._summary(new)
-            if not self._fits(c):
-                before = self._summary(state)
+            c = self.summary_of(new)
+            if not self.fits_total(c):
+                before = self.summary_of(state)
                 raise BudgetExceededError(
                     f"release refused, nothing spent: under the {self.accountant} accountant "
                     f"it would bring the composed guarantee to {format_composed(c, total)}, "
@@ -210,8 +210,8 @@ class LedgerReservations:
                 for *_, charge, _r in reqs:
                     state = acc_obj.compose(state, charge)
                     states.append(state)
-                c = self._summary(state)
-                if not self._fits(c):
+                c = self.summary_of(state)
+                if not self.fits_total(c):
                     raise BudgetExceededError(
                         f"workload refused, nothing spent: under the {self.accountant} "
                         f"accountant its {len(reqs)} releases would bring the composed "
@@ -227,7 +227,7 @@ class LedgerReservations:
                     composed = basic_state(st_eps, st.delta + Fraction(dl), rel)
                     acc_bytes = charge
                 else:
-                    body.update(composed=self._summary(states[i]), accountant=self.accountant,
+                    body.update(composed=self.summary_of(states[i]), accountant=self.accountant,
                                 notes=list(charge.notes))
                     composed, acc_bytes = states[i].to_bytes(), charge.to_bytes()
                 row = append_event(con, st, kind="reserve", at=timestamp(), release=rel,

@@ -17,7 +17,8 @@ Calibration (paper errata in the verdict table):
   finite gaps.  On the grid the metric guarantee reads ell(x, x') <= ε(|x − x'| + L)/Δ.
 * The paper's data-dependent half-line scale (Sec. 4.1, (32)/(33), Theorem 1) is NOT
   differentially private: its loss is unbounded.  It is available only as
-  :func:`paper_half_line_scale_unsafe` and :class:`PaperHalfLineLaplaceUnsafe`, which warn.
+  :func:`paper_half_line_scale_unsafe` and
+  :class:`~dpnoise.mechanisms.range_laplace_paper.PaperHalfLineLaplaceUnsafe`, which warn.
 
 Release on real hardware (see docs/mechanisms/finite-precision.md): outputs are half-offset
 grid points ``(j + 1/2)·L`` inside S, L = 2^k; the true value is rounded exactly to the centre index
@@ -67,21 +68,17 @@ from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
 from ..exact.range_union import UnionSampler
 from ..grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
-from ..laws.base import TableLaw
 from ..laws.range_laplace import (
-    log_mass,
     paper_half_line_scale_unsafe,
     sigma_metric,
     sigma_std,
 )
-from ..laws.range_laplace_law import TruncatedLaplaceLaw
+from ..laws.range_laplace_law import RangeLatticeLaw, TruncatedLaplaceLaw, continuous_family
 from ..params import (
     LN2,
     SENSITIVITY_RANGE,
     Interval,
-    check_finite,
     check_true_scalar,
-    check_values,
     supported,
 )
 from ..randomness import RngLike, resolve_rng
@@ -94,9 +91,7 @@ _MAX_Q = 2.0**50  # |x / grid| bound of a true value (exact centre and output in
 _EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
 
 __all__ = [
-    "PaperHalfLineLaplaceUnsafe",
     "RangeLaplace",
-    "RangeLatticeLaw",
     "paper_half_line_scale_unsafe",
 ]
 
@@ -565,130 +560,3 @@ class RangeLaplace(Mechanism):
     def __repr__(self) -> str:
         return (f"RangeLaplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
                 f"domain='{self.domain}', mode={self.mode!r}, grid={self.grid!r})")
-
-
-def continuous_family(pieces: tuple[tuple[float, float], ...], s: float,
-                      pairs: list[tuple[float, float]], family: Any,
-                      scale_of: Any = None) -> Any:
-    """ContinuousFamily of the truncated Laplace density; ``scale_of(x)`` for data-dependent
-    scales (the paper's unsafe Sec. 4.1), else the uniform scale s."""
-    sc = scale_of or (lambda x: s)
-
-    def logpdf(y: NDArray[np.float64], x: float) -> NDArray[np.float64]:
-        sx = sc(x)
-        y = np.asarray(y, dtype=np.float64)
-        inside = np.zeros(y.shape, dtype=bool)
-        for lo, hi in pieces:
-            inside |= (y >= lo) & (y <= hi)
-        lz = float(log_mass(pieces, np.array([x]), sx)[0])
-        return np.where(inside, -np.abs(y - x) / sx - math.log(2 * sx) - lz, -np.inf)
-
-    def breakpoints(x: float) -> list[float]:
-        return [x, *[t for p in pieces for t in p if math.isfinite(t)]]
-
-    def cdf(y: float, x: float) -> float:
-        return float(TruncatedLaplaceLaw(pieces, x, sc(x)).cdf(y))
-
-    return family(pairs=pairs, logpdf=logpdf, breakpoints=breakpoints, scale=s, cdf=cdf)
-
-
-# ---------------------------------------------------------------------- laws
-class RangeLatticeLaw(TableLaw):
-    """Exact law of the released grid value for one true value (scipy.stats-like).
-
-    Computed from the exact sampled pmf over every cell within 60 scales of the centre (the
-    mass beyond is < e^-60 of the total); a normalised :class:`~dpnoise.laws.base.TableLaw`
-    on those cells (pmf, cdf, ppf, moments and interval inherited).  ``sampler``: anything
-    with ``gd``, ``c`` and the exact ``logpmf(j)`` (ConvexSampler.at(c) or UnionSampler.at(c))."""
-
-    def __init__(self, sampler: Any, grid: float, true_value: float, scale: float) -> None:
-        self.grid = grid
-        self.true_value = true_value
-        gd, c = sampler.gd, sampler.c
-        span = math.ceil(60 * scale / grid) + 2
-        lo = max(c - span, int(gd.cells[0][0]) if math.isfinite(gd.cells[0][0]) else c - span)
-        hi = min(c + span, int(gd.cells[-1][1]) if math.isfinite(gd.cells[-1][1]) else c + span)
-        j = np.arange(lo, hi + 1, dtype=np.int64)
-        lp = sampler.logpmf(j)
-        keep = np.isfinite(lp)
-        self.cells = j[keep]
-        super().__init__((self.cells + 0.5) * grid, np.exp(lp[keep]), normalise=True,
-                         logprobs=lp[keep])
-        self.support = self.points
-
-    def mean_abs_error(self) -> float:
-        """E|Y − x| for the true value x: the mean absolute error of a release."""
-        return self.mean_abs(about=self.true_value)
-
-    def mse(self) -> float:
-        return self._expect((self.points - self.true_value) ** 2)
-
-
-# ------------------------------------------------------------ paper Sec. 4.1 (NOT DP)
-class PaperHalfLineLaplaceUnsafe(Mechanism):
-    """NOT DIFFERENTIALLY PRIVATE: Croft et al. 2022 Sec. 4.1's data-dependent scale on a half-line.
-
-    The scale sigma(t) depends on the true value's distance t to the border ((32)/(33)).  The
-    paper checks the density ratio at the border only; far from the border the ratio grows
-    like exp(|y|(1/sigma_2 − 1/sigma_1)), so the loss is unbounded: ``dpnoise verify``
-    reports it.  The claimed guarantee is the paper's (ε), with notion "none".  Release uses
-    a float inverse-CDF sampler -- reproduction only, never use it on real data.
-
-    Supported: epsilon in [1e-05, 1000], sensitivity in [1e-280, 1e+295] (as
-    :class:`Laplace`), a finite border; true values finite and <= border.
-    """
-
-    SUPPORTED = supported({"epsilon": Interval(1e-5, 1000.0), "sensitivity": SENSITIVITY_RANGE})
-
-    def __init__(self, *, epsilon: float, sensitivity: float, border: float = 0.0) -> None:
-        import warnings
-
-        self.epsilon = self._supported("epsilon", epsilon)
-        self.sensitivity = self._supported("sensitivity", sensitivity)
-        self.border = check_finite("border", border)
-        warnings.warn("PaperHalfLineLaplaceUnsafe is NOT differentially private "
-                      "(Croft et al. 2022 Sec. 4.1); reproduction only", UserWarning,
-                      stacklevel=2)
-        self._freeze()
-
-    def scale_at(self, true_value: float) -> float:
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = self.border - float(true_value)
-            return float(paper_half_line_scale_unsafe(max(t, 0.0), self.sensitivity,
-                                                      self.epsilon))
-
-    @property
-    def guarantee(self) -> Guarantee:
-        return Guarantee(self.epsilon, 0.0, "none",
-                         "paper's claim only: NOT differentially private (loss unbounded)")
-
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        x = check_values("true_value", true_value, upper=self.border)  # numbers only
-        source = resolve_rng(rng)
-        flat = x.reshape(-1)
-        u = (source.words(flat.size) >> np.uint64(11)).astype(np.float64) * 2.0**-53
-        out = np.empty(flat.size)
-        for i, (mu, v) in enumerate(zip(flat, u, strict=True)):
-            law = TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
-            out[i] = float(law.ppf(v))
-        return as_output(out.reshape(x.shape), true_value)
-
-    def noise(self, true_value: float | None = None) -> TruncatedLaplaceLaw:
-        mu = self.border if true_value is None else float(check_values(
-            "true_value", check_true_scalar("true_value", true_value), upper=self.border))
-        return TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
-
-    def privacy_model(self) -> Any:
-        from ..verify import ContinuousFamily
-
-        d, b = self.sensitivity, self.border
-        pairs = [(b - d, b), (b - 2 * d, b - d), (b - d / 2, b)]
-        return continuous_family(((-math.inf, b),), self.scale_at(b), pairs, ContinuousFamily,
-                                 scale_of=self.scale_at)
-
-    def __repr__(self) -> str:
-        return (f"PaperHalfLineLaplaceUnsafe(epsilon={self.epsilon!r}, "
-                f"sensitivity={self.sensitivity!r}, border={self.border!r})  # NOT DP")

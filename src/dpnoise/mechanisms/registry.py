@@ -79,12 +79,20 @@ class MechanismEntry:
     ``dpnoise release``/``verify``, ``compare`` and ``audit`` use); "statistic" -- takes a
     whole vector (utilities, person counts) and releases a choice (report noisy max, partition
     selection): those callers skip it, the test harness, the verifier and the accountants
-    sweep it like every mechanism."""
+    sweep it like every mechanism.
+
+    ``example``: a representative valid request and ``example_value`` a true value inside
+    its domain (None for a statistic) -- what the documentation shows and what the test
+    suite sweeps every entry with: its guarantee checked by the verifier, its sampled law,
+    its refusal of bad parameters, and the corners of its class's ``SUPPORTED`` ranges.
+    """
 
     name: str
     summary: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     build: Builder
+    example: Request
+    example_value: Any = None
     kind: str = "value"
 
     def build_from_args(self, a: argparse.Namespace) -> Mechanism:
@@ -173,7 +181,7 @@ def _paper_unsafe_args(p: argparse.ArgumentParser) -> None:
 def _build_paper_unsafe(r: Request) -> Mechanism:
     import warnings
 
-    from .range_laplace import PaperHalfLineLaplaceUnsafe
+    from .range_laplace_paper import PaperHalfLineLaplaceUnsafe
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -345,40 +353,53 @@ def _build_selection(r: Request) -> Mechanism:
 
 ENTRIES: list[MechanismEntry] = [
     MechanismEntry("laplace", "pure ε-DP Laplace, exact on a power-of-two grid",
-                   _laplace_args, _build_laplace),
+                   _laplace_args, _build_laplace,
+                   Request(epsilon=1.0), 3.25),
     MechanismEntry("clamped-laplace", "Laplace then clamp into [lower, upper] (baseline)",
-                   _clamped_args, _build_clamped),
+                   _clamped_args, _build_clamped,
+                   Request(epsilon=1.0, lower=0.0, upper=10.0), 3.0),
     MechanismEntry("range-laplace",
                    "truncated-and-normalised Laplace on a domain (Croft et al. 2022), exact, grid",
-                   _range_laplace_args, _build_range_laplace),
+                   _range_laplace_args, _build_range_laplace,
+                   Request(epsilon=1.0, lower=0.0, upper=10.0), 9.5),
     MechanismEntry("range-laplace-paper-unsafe",
                    "NOT DP: Croft et al. 2022 Sec. 4.1's data-dependent half-line scale (repro)",
-                   _paper_unsafe_args, _build_paper_unsafe),
+                   _paper_unsafe_args, _build_paper_unsafe,
+                   Request(epsilon=1.0), -1.0),
     MechanismEntry("truncated-laplace",
                    "(ε, δ)-DP truncated Laplacian (Geng et al. 2018), exact on a grid; 0 < δ < 1/2",
-                   _truncated_args, _build_truncated),
+                   _truncated_args, _build_truncated,
+                   Request(epsilon=1.0, delta=1e-5), 2.5),
     MechanismEntry("gaussian", "classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε (ε < 1), exact on a grid",
-                   _gaussian_args, _build_gaussian),
+                   _gaussian_args, _build_gaussian,
+                   Request(epsilon=0.5, delta=1e-5), 10.0),
     MechanismEntry("analytic-gaussian",
                    "analytic Gaussian (Balle & Wang 2018): smallest σ, exact on a grid",
-                   _gaussian_args, _build_analytic_gaussian),
+                   _gaussian_args, _build_analytic_gaussian,
+                   Request(epsilon=1.0, delta=1e-5), 0.3),
     MechanismEntry("count-noise",
                    "finite-support integer count noise (Sadeghi et al. 2020), exact hockey-stick δ",
-                   _count_noise_args, _build_count_noise),
+                   _count_noise_args, _build_count_noise,
+                   Request(epsilon=2.18, upper=1000.0, options={"D": 6, "eta": 0.8}), 25),
     MechanismEntry("geometric", "two-sided geometric (discrete Laplace) for counts, pure eps-DP",
-                   _geometric_args, _build_geometric),
+                   _geometric_args, _build_geometric,
+                   Request(epsilon=1.0, upper=100.0), 40),
     MechanismEntry("discrete-gaussian",
                    "discrete Gaussian (Canonne-Kamath-Steinke), exact sampler and delta",
-                   _dg_args, _build_dg),
+                   _dg_args, _build_dg,
+                   Request(epsilon=1.0, delta=1e-6, upper=1000.0), 500),
     MechanismEntry("staircase", "optimal data-independent pure ε-DP noise "
                    "(Soria-Comas & Domingo-Ferrer 2013), exact "
-                   "on a power-of-two grid", _staircase_args, _build_staircase),
+                   "on a power-of-two grid", _staircase_args, _build_staircase,
+                   Request(epsilon=1.0), 2.5),
     MechanismEntry("noisy-max-quantile",
                    "report noisy max over integer utilities (DP quantiles), exact geometric "
-                   "noise, pure ε-DP", _quantile_args, _build_quantile, kind="statistic"),
+                   "noise, pure ε-DP", _quantile_args, _build_quantile,
+                   Request(epsilon=1.0, options={"candidates": 5}), kind="statistic"),
     MechanismEntry("partition-selection",
                    "keep groups whose noisy person count clears a threshold, exact geometric "
-                   "noise, (ε, δ)-DP", _selection_args, _build_selection, kind="statistic"),
+                   "noise, (ε, δ)-DP", _selection_args, _build_selection,
+                   Request(epsilon=1.0, delta=1e-6, options={"groups": 2}), kind="statistic"),
 ]
 
 

@@ -33,11 +33,9 @@ from ..laws.range_laplace import (
     sigma_metric,
     sigma_std,
 )
-from ..mechanisms.range_laplace import (
-    PaperHalfLineLaplaceUnsafe,
-    RangeLaplace,
-    continuous_family,
-)
+from ..laws.range_laplace_law import continuous_family
+from ..mechanisms.range_laplace import RangeLaplace
+from ..mechanisms.range_laplace_paper import PaperHalfLineLaplaceUnsafe
 from ..progress import progress
 from ..verify import ContinuousFamily, verify
 from .output import md_table, save_figure, write_csv

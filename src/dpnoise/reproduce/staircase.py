@@ -27,7 +27,8 @@ from ..laws.staircase import (
     optimal_gamma,
 )
 from ..mechanisms.staircase import Staircase
-from ..mechanisms.staircase_multivariate import L1Staircase, MultivariateStaircase
+from ..mechanisms.staircase_l1 import L1Staircase
+from ..mechanisms.staircase_multivariate import MultivariateStaircase
 from ..progress import progress
 from .output import save_figure, write_csv
 

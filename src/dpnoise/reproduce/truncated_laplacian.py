@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..laws.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..laws.truncated_laplacian import lower_bounds, rigorous_lower_bounds, tlap_params
-from ..mechanisms.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..mechanisms.truncated import TruncatedLaplace
 from ..progress import progress
 from ..verify import verify

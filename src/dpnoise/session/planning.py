@@ -161,6 +161,9 @@ def _largest_epsilon(session: Any, acc: Any, budget: Any, family: Any, n: int, s
     from the basic share, which always fits, usually in 3-5 trials; bisection steps are
     taken when the interpolation stalls or the value is infinite.  Only a trial that FITS
     (``acc.fits``, the ledger's own test) is ever returned.
+
+    Long on purpose: one safeguarded root search whose bracket (``lo``, ``hi``, the Illinois
+    ``side``) is updated in three phases that must be read together.
     """
     total = session.ledger.budget
     if total.rho is not None:
@@ -274,15 +277,15 @@ def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | 
     n_cells = session.n_cells(q)
 
     def family(eps: float) -> Any:
-        return release_spec(session._plans(q, eps, delta, mechanism), n_cells, q.canonical())
+        return release_spec(session.plans(q, eps, delta, mechanism), n_cells, q.canonical())
 
     if epsilon is None:
         epsilon = _largest_epsilon(session, acc, budget, family, n, state, reserve_for)
-    plans = session._plans(q, float(epsilon), float(delta), mechanism)
+    plans = session.plans(q, float(epsilon), float(delta), mechanism)
     charge = acc.charge_for(release_spec(plans, n_cells, q.canonical()))
     after = acc.compose_many(state, charge, n)
-    strict = ledger._summary(after)
-    fits = ledger._fits(strict)
+    strict = ledger.summary_of(after)
+    fits = ledger.fits_total(strict)
     basic = None
     if total.rho is None:
         spent_basic = ledger.spent_basic()

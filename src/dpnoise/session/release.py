@@ -312,7 +312,7 @@ class Release:
 
 @dataclass(frozen=True)
 class PendingRelease:
-    """A release prepared from public facts only (:meth:`Session._prepare`): what its
+    """A release prepared from public facts only (:func:`~dpnoise.session.execution.prepare_release`): what its
     ledger reservation holds and what runs once that reservation is made."""
 
     q: Query

@@ -53,7 +53,7 @@ from .execution import execute_release, prepare_release, replayed_release
 from .opening import open_engine, resolve_schema
 from .planning import ReleasePlan, plan_release
 from .query import Query, parse_query
-from .release import PendingRelease, Release
+from .release import Release
 from .schema import Schema
 from .truth import TrueAnswer
 
@@ -295,6 +295,11 @@ class Session:
         return plan_release(self, q, epsilon=epsilon, delta=delta, mechanism=mechanism,
                             reserve_for=reserve_for)
 
+    @property
+    def row_bound_released(self) -> bool:
+        """Whether the row bound N was released (``rows_epsilon``) in this session."""
+        return self._rows is not None
+
     def _plans(self, q: Query, epsilon: float, delta: float,
                mechanism: str | None, with_rows: bool = True) -> list[tuple[str, Any]]:
         """The calibrated components of ``q`` at total (epsilon, delta)
@@ -533,9 +538,9 @@ class Session:
     def _release(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
                  replay: bool | None, with_rows: bool, output: str | None = None,
                  confidence: float = 0.95) -> Release:
-        p = self._prepare(q, epsilon, delta, mechanism, with_rows, output, confidence)
+        p = prepare_release(self, q, epsilon, delta, mechanism, with_rows, output, confidence)
         if (self.replay if replay is None else bool(replay)) and not p.private:
-            hit = self._replayed(p)
+            hit = replayed_release(self, p)
             if hit is not None:
                 return hit
         left = self.ledger.remaining()  # early refusal (the reservation re-checks exactly)
@@ -547,29 +552,27 @@ class Session:
                    else str(left))
                 + f" of the total {self.budget} remains"
             )
-        rng = self._release_rng()
+        rng = self.release_rng()
         # reserve BEFORE anything data-dependent runs: from here on the charge is kept
         rid = self.ledger.reserve(**p.reservation)
-        return self._execute(p, rid, rng)
+        return execute_release(self, p, rid, rng)
 
-    def _release_rng(self) -> Any:
+    def release_rng(self) -> Any:
         """The random source of the releases about to be reserved, checked again against
-        the ledger (only dpnoise's OS-keyed source with a ledger file) before any spend."""
+        the ledger (only dpnoise's OS-keyed source with a ledger file) before any spend.
+
+        Returns
+        -------
+        RandomSource
+            The session's source, or a fresh OS-keyed CryptoRandom.
+
+        Raises
+        ------
+        ParameterError
+            If a seeded or foreign source would be charged to a ledger file.
+        """
         check_rng_for_ledger(self.rng, self.ledger.durable, f"ledger {self.ledger.path!r}")
         return resolve_rng(self.rng)
-
-    def _prepare(self, q: Query, epsilon: float, delta: float, mechanism: str | None,
-                 with_rows: bool, output: str | None, confidence: float) -> PendingRelease:
-        """Steps 2-3 from public facts only (:func:`~dpnoise.session.execution.prepare_release`)."""
-        return prepare_release(self, q, epsilon, delta, mechanism, with_rows, output, confidence)
-
-    def _replayed(self, p: PendingRelease) -> Release | None:
-        """An identical earlier release from the ledger at no cost, else None."""
-        return replayed_release(self, p)
-
-    def _execute(self, p: PendingRelease, rid: int, rng: Any) -> Release:
-        """Steps 5-6 of a reserved release (:func:`~dpnoise.session.execution.execute_release`)."""
-        return execute_release(self, p, rid, rng)
 
     def close(self) -> None:
         """Close the data engine and the ledger (also on leaving a ``with`` block)."""

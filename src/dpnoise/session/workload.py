@@ -56,6 +56,7 @@ from typing import Any
 
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
+from .execution import execute_release, prepare_release, replayed_release
 
 #: a query's name: a file name on every platform
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -374,7 +375,7 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
                 Path(output).rmdir()  # type: ignore[arg-type]
             return result
         _check_total(session, todo)
-        rng = session._release_rng()
+        rng = session.release_rng()
         # ONE transaction for the whole workload, before anything data-dependent runs
         rids = session.ledger.reserve_all([p.reservation for _, p in todo])
     except BaseException:
@@ -383,7 +384,7 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
         raise
     for i, ((q, p), rid) in enumerate(zip(todo, rids, strict=True)):
         try:
-            r = session._execute(p, rid, rng)
+            r = execute_release(session, p, rid, rng)
         except DpnoiseError as exc:  # the fixed message of a failed release; charge kept
             result.failed[q.name] = str(exc)
             continue
@@ -406,16 +407,16 @@ def _prepared(session: Any, wl: Workload, paths: dict[str, str], replay: bool | 
     pending = []
     for q in wl.queries:
         try:
-            pending.append(session._prepare(session.parse(q.query), q.epsilon, q.delta,
-                                            q.mechanism, True, paths.get(q.name),
-                                            wl.confidence))
+            pending.append(prepare_release(session, session.parse(q.query), q.epsilon,
+                                           q.delta, q.mechanism, True, paths.get(q.name),
+                                           wl.confidence))
         except ParameterError as exc:  # public facts only: name the query
             raise ParameterError(f"workload query {q.name!r}: {exc}") from None
     result = WorkloadResult(wl)
     use_replay = session.replay if replay is None else bool(replay)
     todo = []
     for q, p in zip(wl.queries, pending, strict=True):
-        hit = session._replayed(p) if use_replay and not p.private else None
+        hit = replayed_release(session, p) if use_replay and not p.private else None
         if hit is not None:
             result.releases[q.name] = hit
         else:
@@ -446,7 +447,7 @@ def _row_bound_first(session: Any, wl: Workload) -> None:
     """With ``rows_epsilon`` and no released N yet, N is released first -- its own
     ledger release, as for a single release -- and only if the workload fits after it."""
     if session.schema.max_rows is not None or not session.rows_epsilon or \
-            session._rows is not None:
+            session.row_bound_released:
         return
     if session.ledger.accountant == "basic":
         left = session.ledger.remaining()

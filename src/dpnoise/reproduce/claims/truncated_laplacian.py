@@ -10,6 +10,7 @@ import math
 import numpy as np
 from scipy import integrate
 
+from ...laws.gaussian import classic_gaussian_sigma
 from ...laws.truncated_laplacian import (
     EQUAL_LIMIT_AMPLITUDE,
     lower_bounds,
@@ -17,7 +18,6 @@ from ...laws.truncated_laplacian import (
     tightness_limits,
     tlap_params,
 )
-from ...mechanisms.gaussian import classic_gaussian_sigma
 from ..truncated_laplacian import ratios
 from . import Outcome
 
