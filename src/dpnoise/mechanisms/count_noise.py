@@ -54,14 +54,14 @@ from .base import Guarantee, Mechanism, as_output
 from .integers import (
     Boundary,
     IntegerLaw,
-    _boundary_inputs,
-    _check_d,
-    _check_domain,
-    _domain_output_set,
-    _one_count,
-    _push_forward,
+    boundary_inputs,
     check_counts,
+    check_domain,
+    check_support_radius,
+    count_in_domain,
+    domain_output_set,
     one_count,
+    push_forward,
 )
 
 Method = Literal["paper", "optimal", "geometric"]
@@ -116,13 +116,13 @@ class CountNoise(Mechanism):
         boundary: Boundary = "clamp",
     ) -> None:
         self.epsilon = self._supported("epsilon", epsilon)
-        self.D = _check_d(D)
+        self.D = check_support_radius(D)
         self.eta = as_fraction("eta", eta, low=Fraction(0), high=Fraction(1))
         if method not in ("paper", "optimal", "geometric"):
             raise ParameterError(
                 f"method must be 'paper', 'optimal' or 'geometric', got {method!r}")
         self.method = method
-        self.lower, self.upper, self.boundary = _check_domain(
+        self.lower, self.upper, self.boundary = check_domain(
             lower, upper, boundary, ("clamp", "clip", "none"))
         E = exp_lower(self.epsilon)
         self.E_lo = E
@@ -207,7 +207,7 @@ class CountNoise(Mechanism):
         """
         eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
-        D = _check_d(D)
+        D = check_support_radius(D)
         eta = _max_eta(eps, target, D, method)
         if eta is None:
             raise ParameterError(
@@ -251,7 +251,7 @@ class CountNoise(Mechanism):
         """
         eps = cls._supported("epsilon", epsilon)
         target = Fraction(check_delta(delta))
-        max_D = _check_d(max_D)
+        max_D = check_support_radius(max_D)
         for D in range(1, max_D + 1):
             if eta is None:
                 e = _max_eta(eps, target, D, method)
@@ -311,7 +311,7 @@ class CountNoise(Mechanism):
             )
         best: CountNoise | None = None
         stale = 0
-        for D in range(1, _check_d(max_D) + 1):
+        for D in range(1, check_support_radius(max_D) + 1):
             try:
                 m = cls(epsilon=eps, D=D, eta=e, method=method, **kw)
             except cf.ThmThreeError:
@@ -429,16 +429,16 @@ class CountNoise(Mechanism):
         numpy.ndarray of bool
             True where the value is a possible output of :meth:`release`.
         """
-        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
+        return domain_output_set(outputs, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         z = np.arange(-self.D, self.D + 1, dtype=np.int64)
         p = np.array([w / 2.0**64 for w in self.weights])
         if true_value is None:
             return IntegerLaw(z, p)
-        n = _one_count(true_value, self.lower, self.upper)
+        n = count_in_domain(true_value, self.lower, self.upper)
         clip_in, clip_out = self._clips()
-        return _push_forward(z, p, n, clip_in, clip_out)
+        return push_forward(z, p, n, clip_in, clip_out)
 
     def privacy_profile(self) -> Any:
         from .profiles import count_noise_profile
@@ -453,7 +453,7 @@ class CountNoise(Mechanism):
             keep = lw.probs > 0
             return lw.values[keep], np.log(lw.probs[keep])
 
-        return DiscreteFamily(inputs=_boundary_inputs(self.lower, self.upper, self.k),
+        return DiscreteFamily(inputs=boundary_inputs(self.lower, self.upper, self.k),
                               sensitivity=1.0, law=law)
 
     def __repr__(self) -> str:

@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from ..exact.dg_table import DGTable, dg_table, fits
@@ -35,20 +35,16 @@ from ..exact.words import WordStream
 from ..laws import discrete_gaussian as dga
 from ..params import Interval, check_epsilon, supported
 from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism
+from .base import Guarantee
 from .integers import (
+    ClampedIntegerMechanism,
     IntegerLaw,
-    _check_domain,
-    _check_sensitivity,
-    _clamped_law,
-    _clamped_release,
-    _domain_output_set,
-    clamp_one,
-    one_count,
+    check_domain,
+    check_integer_sensitivity,
 )
 
 
-class DiscreteGaussian(Mechanism):
+class DiscreteGaussian(ClampedIntegerMechanism):
     """Discrete Gaussian N_ℤ(0, σ²) (Canonne, Kamath, Steinke 2020) for integer queries.
 
     Give ``sigma2`` (the CKS *scale* σ², not the variance) and ``epsilon`` to get the exact
@@ -97,8 +93,8 @@ class DiscreteGaussian(Mechanism):
                  boundary: Literal["clamp", "none"] = "clamp",
                  sampler: Literal["auto", "table", "cks"] = "auto") -> None:
         self.epsilon = self._supported("epsilon", epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
-        self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
+        self.sensitivity = check_integer_sensitivity(sensitivity)
+        self.lower, self.upper, self.boundary = check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         if (delta is None) == (sigma2 is None):
             raise ParameterError("give exactly one of delta= (calibrate) or sigma2= (scale)")
@@ -210,17 +206,13 @@ class DiscreteGaussian(Mechanism):
             return self.table.delta(check_epsilon(epsilon), self.sensitivity)
         return dga.delta(float(self.sigma2), check_epsilon(epsilon), self.sensitivity)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
-
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         if self.table is not None:
-            return _clamped_law(self.table.values, self.table.probs, true_value, self.lower,
-                                self.upper, self.boundary)
+            return self._law_of(self.table.values, self.table.probs, true_value)
         K = dga.window(float(self.sigma2))
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = dga.pmf(z, float(self.sigma2))
-        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
+        return self._law_of(z, p, true_value)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         """The noise Z alone, n exact draws from N_ℤ(0, σ²).
@@ -254,14 +246,9 @@ class DiscreteGaussian(Mechanism):
             return None
         return OneWordKernel(t.table, [i - t.K for i in range(t.table.columns)])
 
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        if self.table is not None:  # one count: the scalar kernel (same word and law)
-            n = one_count(true_value, self.lower, self.upper)
-            if n is not None:
-                z = self._scalar_kernel.z(resolve_rng(rng))  # type: ignore[union-attr]
-                return clamp_one(n + z, self.lower, self.upper, self.boundary)
-        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
-                                self.sample_noise, rng)
+    def _one_noise(self, rng: RngLike) -> int | None:
+        kernel = self._scalar_kernel  # the table's one word and law
+        return None if kernel is None else kernel.z(resolve_rng(rng))
 
     def privacy_profile(self) -> Any:
         from .profiles import discrete_gaussian_profile

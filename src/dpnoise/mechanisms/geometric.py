@@ -40,7 +40,7 @@ from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from ..exact.discrete_laplace import discrete_laplace
@@ -55,16 +55,12 @@ from ..exact.words import WordStream
 from ..laws import accuracy
 from ..params import Interval, supported
 from ..randomness import RngLike, resolve_rng
-from .base import Guarantee, Mechanism
+from .base import Guarantee
 from .integers import (
+    ClampedIntegerMechanism,
     IntegerLaw,
-    _check_domain,
-    _check_sensitivity,
-    _clamped_law,
-    _clamped_release,
-    _domain_output_set,
-    clamp_one,
-    one_count,
+    check_domain,
+    check_integer_sensitivity,
 )
 
 
@@ -95,7 +91,7 @@ def _first_steps_block(epsilon: float, sensitivity: int
                      or accuracy.meets_rule(law.mean_abs, ideal, sensitivity)))
 
 
-class Geometric(Mechanism):
+class Geometric(ClampedIntegerMechanism):
     """Two-sided geometric (discrete Laplace) noise for integer queries: pure ε-DP.
 
     ``sampler="block"`` (picked by the default ``"auto"`` where its law meets the accuracy
@@ -145,9 +141,9 @@ class Geometric(Mechanism):
                  upper: int | None = None, boundary: Literal["clamp", "none"] = "clamp",
                  sampler: Literal["auto", "block", "cks", "first-steps"] = "auto") -> None:
         self.epsilon = self._supported("epsilon", epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self.sensitivity = check_integer_sensitivity(sensitivity)
         self._supported("epsilon/sensitivity", self.epsilon / self.sensitivity)
-        self.lower, self.upper, self.boundary = _check_domain(lower, upper, boundary,
+        self.lower, self.upper, self.boundary = check_domain(lower, upper, boundary,
                                                               ("clamp", "none"))
         if sampler not in ("auto", "block", "cks", "first-steps"):
             raise ParameterError("sampler must be 'auto', 'block', 'cks' or 'first-steps', "
@@ -234,9 +230,6 @@ class Geometric(Mechanism):
                          note=note + "; the realised loss is stated (E|noise| below the "
                          "accuracy rule's floor or outside its 2.5 %)", details=details)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return _domain_output_set(outputs, self.lower, self.upper, self.boundary)
-
     def _window(self) -> int:
         return math.ceil(750 / self.decay) + 2
 
@@ -250,7 +243,7 @@ class Geometric(Mechanism):
         K = self._window()
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = np.exp(self._logpmf(z))
-        return _clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
+        return self._law_of(z, p, true_value)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         """The noise Z alone, n draws from the exact two-sided geometric law.
@@ -281,14 +274,9 @@ class Geometric(Mechanism):
     def _scalar_kernel(self) -> IntegerBlockKernel | None:
         return IntegerBlockKernel(self.block) if self.block is not None else None
 
-    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        if self.block is not None:  # one count: the scalar kernel (same two words and law)
-            n = one_count(true_value, self.lower, self.upper)
-            if n is not None:
-                z = self._scalar_kernel.z(resolve_rng(rng))  # type: ignore[union-attr]
-                return clamp_one(n + z, self.lower, self.upper, self.boundary)
-        return _clamped_release(true_value, self.lower, self.upper, self.boundary,
-                                self.sample_noise, rng)
+    def _one_noise(self, rng: RngLike) -> int | None:
+        kernel = self._scalar_kernel  # the block sampler's two words and law
+        return None if kernel is None else kernel.z(resolve_rng(rng))
 
     def privacy_profile(self) -> Any:
         from .profiles import geometric_profile

@@ -30,14 +30,14 @@ from ..errors import ParameterError
 from ..laws.base import TableLaw
 from ..params import real_array
 from ..randomness import RngLike
-from .base import INT_SCALARS, as_output
+from .base import INT_SCALARS, Mechanism, as_output
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
 MAX_COUNT = 1 << 53
 Boundary = Literal["clamp", "clip", "none"]
 
 
-def _check_d(D: Any) -> int:
+def check_support_radius(D: Any) -> int:
     if isinstance(D, bool) or not isinstance(D, (int, np.integer)):
         raise ParameterError(f"D must be an integer in [1, {MAX_D}], got {D!r}")
     if not 1 <= int(D) <= MAX_D:
@@ -45,7 +45,7 @@ def _check_d(D: Any) -> int:
     return int(D)
 
 
-def _check_bound(name: str, v: Any) -> int | None:
+def check_count_bound(name: str, v: Any) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -58,7 +58,7 @@ def _check_bound(name: str, v: Any) -> int | None:
     return int(v)
 
 
-def _check_sensitivity(v: Any) -> int:
+def check_integer_sensitivity(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer, float)) or (
         isinstance(v, float) and not v.is_integer()
     ):
@@ -101,7 +101,7 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
     return out
 
 
-def _one_count(true_value: Any, lower: int | None, upper: int | None) -> int:
+def count_in_domain(true_value: Any, lower: int | None, upper: int | None) -> int:
     """ONE true count for noise(): an array is refused (call noise() once per value)."""
     arr = check_counts(true_value, lower, upper)
     if arr.ndim:
@@ -111,10 +111,10 @@ def _one_count(true_value: Any, lower: int | None, upper: int | None) -> int:
     return int(arr)
 
 
-def _check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
+def check_domain(lower: Any, upper: Any, boundary: Any, allowed: tuple[str, ...]
                   ) -> tuple[int | None, int | None, str]:
-    lo = _check_bound("lower", lower)
-    hi = _check_bound("upper", upper)
+    lo = check_count_bound("lower", lower)
+    hi = check_count_bound("upper", upper)
     if lo is not None and hi is not None and hi < lo:
         raise ParameterError(f"need lower <= upper, got [{lo}, {hi}]")
     if boundary not in allowed:
@@ -155,7 +155,7 @@ def integer_output_set(outputs: ArrayLike, lower: int | None, upper: int | None
     return ok
 
 
-def _domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
+def domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
                        boundary: str) -> NDArray[np.bool_]:
     """Integers; inside [lower, upper] unless boundary='none'."""
     if boundary == "none":
@@ -163,17 +163,17 @@ def _domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
     return integer_output_set(outputs, lower, upper)
 
 
-def _clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
+def clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
                  lower: int | None, upper: int | None, boundary: str) -> IntegerLaw:
     """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
     if true_value is None:
         return IntegerLaw(z, p)
-    n = _one_count(true_value, lower, upper)
+    n = count_in_domain(true_value, lower, upper)
     clip_out = (lower, upper) if boundary == "clamp" else (None, None)
-    return _push_forward(z, p, n, (None, None), clip_out)
+    return push_forward(z, p, n, (None, None), clip_out)
 
 
-def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
+def clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
                      boundary: str, sample_noise: Callable[[int, RngLike], NDArray[np.int64]],
                      rng: RngLike) -> Any:
     """Validate the counts (before any word is drawn), add integer noise, clamp if asked."""
@@ -188,6 +188,47 @@ def _clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None
     return as_output(out.reshape(counts.shape), true_value)
 
 
+class ClampedIntegerMechanism(Mechanism):
+    """Base of the integer mechanisms whose output is ``n + Z`` for a count ``n`` in the
+    declared domain ``[lower, upper]``, clamped there when ``boundary="clamp"``
+    (:class:`~dpnoise.Geometric`, :class:`~dpnoise.DiscreteGaussian`).
+
+    A subclass sets ``sensitivity``, ``lower``, ``upper`` and ``boundary`` (with
+    :func:`check_integer_sensitivity` and :func:`check_domain`) and provides
+    :meth:`sample_noise` (n draws of Z) and :meth:`_one_noise` (one draw of Z by its scalar
+    kernel, or None); the output set, the law of a release and the release itself --
+    counts checked before any word is drawn, the same clamps for every value -- are here.
+    """
+
+    lower: int | None
+    upper: int | None
+    boundary: str
+
+    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+        return domain_output_set(outputs, self.lower, self.upper, self.boundary)
+
+    def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
+        raise NotImplementedError
+
+    def _one_noise(self, rng: RngLike) -> int | None:
+        """One draw of Z by the scalar kernel (the same words and law), or None."""
+        return None
+
+    def _law_of(self, z: NDArray[np.int64], p: NDArray[np.float64],
+                true_value: int | None) -> IntegerLaw:
+        """The law of a release of ``true_value`` for noise pmf ``p`` on ``z``."""
+        return clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
+
+    def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
+        n = one_count(true_value, self.lower, self.upper)
+        if n is not None:  # one count: the scalar kernel, when there is one
+            z = self._one_noise(rng)
+            if z is not None:
+                return clamp_one(n + z, self.lower, self.upper, self.boundary)
+        return clamped_release(true_value, self.lower, self.upper, self.boundary,
+                               self.sample_noise, rng)
+
+
 def one_count(value: Any, lower: int | None, upper: int | None) -> int | None:
     """``value`` as an int when it is one int (or numpy int64) count inside the declared
     domain with |value| < 2^53 -- the one-value (scalar) release path; else None, and the
@@ -199,7 +240,7 @@ def one_count(value: Any, lower: int | None, upper: int | None) -> int | None:
 
 
 def clamp_one(y: int, lower: int | None, upper: int | None, boundary: str) -> int:
-    """One output clamped as :func:`_clamped_release` clamps arrays (public ends only)."""
+    """One output clamped as :func:`clamped_release` clamps arrays (public ends only)."""
     if boundary == "clamp":
         if lower is not None:
             y = max(y, lower)
@@ -208,7 +249,7 @@ def clamp_one(y: int, lower: int | None, upper: int | None, boundary: str) -> in
     return y
 
 
-def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
+def push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
                   clip_in: tuple[int | None, int | None],
                   clip_out: tuple[int | None, int | None]) -> IntegerLaw:
     """Law of clip(clip(n, *clip_in) + Z, *clip_out)."""
@@ -228,7 +269,7 @@ def _push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
     return IntegerLaw(np.arange(lo, hi + 1, dtype=np.int64), probs)
 
 
-def _boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[int]:
+def boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[int]:
     """True counts the verifier checks: both ends of the domain and an interior run."""
     if lower is None and upper is None:
         return [0, 1, 2]

@@ -312,8 +312,9 @@ class Release:
 
 @dataclass(frozen=True)
 class PendingRelease:
-    """A release prepared from public facts only (:func:`~dpnoise.session.execution.prepare_release`): what its
-    ledger reservation holds and what runs once that reservation is made."""
+    """A release prepared from public facts only
+    (:func:`~dpnoise.session.execution.prepare_release`): what its ledger reservation holds
+    and what runs once that reservation is made."""
 
     q: Query
     plans: list[tuple[str, Any]]
