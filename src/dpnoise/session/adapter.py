@@ -32,9 +32,8 @@ Mechanisms available by name (``mechanism=``): see :data:`MECHANISMS`.  Defaults
 from public facts only (:func:`default_mechanism`): counts use ``geometric`` (exact integer
 noise clamped into ``[0, N]``); sums and means use ``range-laplace`` (truncated and
 normalised Laplace on the derived range, Croft et al. 2022) when that range is narrow against the
-noise (width <= 2·Δ/ε, where it has the smaller error) and the query has at most
-RANGE_LAPLACE_MAX_CELLS cells (RangeLaplace samples per distinct true value, so it is not
-vectorised over 10^6 different cells); otherwise ``clamped-laplace``, which is also
+noise (width <= 2·Δ/ε, where it has the smaller error), at any number of cells (one sampler
+serves every true value, vectorised); otherwise ``clamped-laplace``, which is also
 range-adherent (clamping is post-processing) and has about half the error on wide ranges.
 """
 
@@ -56,7 +55,9 @@ from ..mechanisms.registry import Request, build
 from ..params import LN2, check_delta, check_epsilon
 
 Kind = Literal["count", "sum"]
-RANGE_LAPLACE_MAX_CELLS = 256
+#: the cells of a query grouped by a column whose keys are not public: no public fact bounds
+#: them (the charge then counts every cell a person's rows can reach)
+UNBOUNDED_CELLS = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,6 @@ class MechanismInfo:
     summary: str
     integer_only: bool = False
     needs_delta: bool = False
-    max_cells: int | None = None  # beyond this many cells the release is not vectorised
 
 
 MECHANISMS: dict[str, MechanismInfo] = {
@@ -253,8 +253,7 @@ MECHANISMS: dict[str, MechanismInfo] = {
                                      "Laplace then snapped into the range (baseline)"),
     "range-laplace": MechanismInfo(
         "range-laplace", _range_laplace,
-        "truncated and normalised Laplace on the derived range (Croft et al. 2022)",
-        max_cells=RANGE_LAPLACE_MAX_CELLS),
+        "truncated and normalised Laplace on the derived range (Croft et al. 2022)"),
     "geometric": MechanismInfo(
         "geometric", _geometric, "two-sided geometric integer noise, clamped into [0, N]",
         integer_only=True),
@@ -281,8 +280,8 @@ DEFAULT_COUNT = "geometric"
 DEFAULT_SUM = "range-laplace"
 
 
-def default_mechanism(target: Target, n_cells: int = 1, epsilon: float = 1.0) -> str:
-    """The default for a statistic, chosen from PUBLIC facts only (kind, range, cells, ε).
+def default_mechanism(target: Target, epsilon: float = 1.0) -> str:
+    """The default for a statistic, chosen from PUBLIC facts only (kind, range, ε).
 
     Counts: ``geometric``.  Sums and means: ``range-laplace`` only where it has the smaller
     error, i.e. when the derived range is narrow against the noise, width <= 2·Δ/ε (per
@@ -296,9 +295,6 @@ def default_mechanism(target: Target, n_cells: int = 1, epsilon: float = 1.0) ->
     """
     if target.kind == "count":
         return DEFAULT_COUNT
-    info = MECHANISMS["range-laplace"]
-    if info.max_cells is not None and n_cells > info.max_cells:
-        return "clamped-laplace"
     if not target.bounded:
         return "clamped-laplace"
     cell_eps = epsilon / target.rows if target.cells else epsilon
@@ -355,16 +351,14 @@ class Plan:
 
 
 def plan(target: Target, *, epsilon: float, delta: float = 0.0,
-         mechanism: str | None = None, n_cells: int = 1, exact_sampler: bool = False) -> Plan:
+         mechanism: str | None = None, exact_sampler: bool = False) -> Plan:
     """Calibrate the mechanism for ``target`` at total (epsilon, delta); no randomness used.
 
-    ``n_cells`` (public: the number of declared keys) steers the default away from
-    mechanisms whose release is not vectorised over many distinct true values.
     ``exact_sampler``: see :attr:`Spec.exact_sampler` (the session sets it under "zcdp").
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    name = mechanism or default_mechanism(target, n_cells, epsilon)
+    name = mechanism or default_mechanism(target, epsilon)
     info = MECHANISMS.get(name)
     if info is None:
         raise ParameterError(
@@ -374,11 +368,6 @@ def plan(target: Target, *, epsilon: float, delta: float = 0.0,
         raise ParameterError(f"mechanism {name!r} releases integers: use it for counts only")
     if info.needs_delta and delta <= 0:
         raise ParameterError(f"mechanism {name!r} needs delta > 0 (pass delta=...)")
-    if info.max_cells is not None and n_cells > info.max_cells:
-        raise ParameterError(
-            f"mechanism {name!r} releases at most {info.max_cells} cells per query here "
-            f"(its sampler is per distinct true value); this query has {n_cells}"
-        )
     if not info.needs_delta and delta > 0:
         raise ParameterError(f"mechanism {name!r} is pure epsilon-DP: pass delta=0")
     k = target.rows

@@ -110,13 +110,13 @@ def recorded_components(q: Query, plans: list[tuple[str, Any]],
     return out
 
 
-def rebuild_plan(p: Mapping[str, Any], n_cells: int) -> Plan:
+def rebuild_plan(p: Mapping[str, Any]) -> Plan:
     """A component's calibrated plan rebuilt from its recorded public recipe."""
     t = p["target"]
     target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
                     float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
     return plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
-                mechanism=p["mechanism"], n_cells=n_cells,
+                mechanism=p["mechanism"],
                 exact_sampler="sampler='cks'" in str(p.get("repr", "")))
 
 
@@ -158,7 +158,7 @@ def entry_interval(entry: Any, confidence: float = 0.95
         if "target" not in p:
             raise ParameterError(f"release {entry.id}: its {role} plan has no public recipe "
                                  "(recorded by an older dpnoise)")
-        rebuilt.append((role, rebuild_plan(p, int(np.size(answer)))))
+        rebuilt.append((role, rebuild_plan(p)))
     ivs = interval_function(stat, interval.get("range"), rebuilt, comps, answer.shape)
     return ivs(conf)  # type: ignore[no-any-return]
 

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from ..errors import ParameterError
-from .adapter import RANGE_LAPLACE_MAX_CELLS, Target, plan
+from .adapter import UNBOUNDED_CELLS, Target, plan
 from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .query import Query
 from .schema import Schema
@@ -64,8 +64,9 @@ def component_targets(s: Schema, q: Query, n: int | None) -> list[tuple[str, Tar
 
 
 def count_cells(schema: Schema, q: Query) -> int:
-    """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
-    are not public counts as more cells than RangeLaplace is used for.
+    """The number of public cells of ``q`` (1 for a scalar); with a group column whose
+    keys are not public, :data:`~dpnoise.session.adapter.UNBOUNDED_CELLS` (no public fact
+    bounds them).
 
     Parameters
     ----------
@@ -80,8 +81,8 @@ def count_cells(schema: Schema, q: Query) -> int:
     n_cells = 1
     for g in q.group_by:
         col = schema.column(g)
-        n_cells *= RANGE_LAPLACE_MAX_CELLS + 1 if col.private_keys else col.n_keys()
-    return n_cells
+        n_cells *= UNBOUNDED_CELLS if col.private_keys else col.n_keys()
+    return min(n_cells, UNBOUNDED_CELLS)
 
 
 def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism: str | None,
@@ -99,7 +100,6 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         _, _, changed = schema.bounds(True)
         out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
         epsilon, delta = epsilon / 2, 0.0
-    n_cells = count_cells(schema, q)
     if q.stat == "quantile":
         if delta:
             raise ParameterError("a quantile is pure epsilon-DP: pass delta=0")
@@ -108,13 +108,12 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         grid = quantile_grid(exact_sum(col, schema.max_rows))
         out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
-                                  mechanism=mechanism, n_cells=n_cells,
-                                  exact_sampler=exact)))
+                                  mechanism=mechanism, exact_sampler=exact)))
         out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
                                      per_cell, changed)))
         return out
     share = len(targets)
     out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,
-                        mechanism=mechanism, n_cells=n_cells, exact_sampler=exact))
+                        mechanism=mechanism, exact_sampler=exact))
             for role, t in targets]
     return out

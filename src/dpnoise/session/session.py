@@ -233,8 +233,9 @@ class Session:
         return self._rows
 
     def n_cells(self, q: Query) -> int:
-        """The number of public cells of ``q`` (1 for a scalar); a group column whose keys
-        are not public counts as more cells than RangeLaplace is used for.
+        """The number of public cells of ``q`` (1 for a scalar); with a group column whose
+        keys are not public, :data:`~dpnoise.session.adapter.UNBOUNDED_CELLS` (no public
+        fact bounds them).
 
         Parameters
         ----------
