@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom, randomness
-from dpnoise.randomness import fill_words, random_bits, resolve_rng, uniform_below
+from dpnoise.randomness import fill_words, resolve_rng
 
 from .helpers import bytes_from_fork
 
@@ -70,17 +70,6 @@ def test_resolve_rng() -> None:
         resolve_rng(42)
     with pytest.raises(ParameterError):
         SeededRandom(True)
-
-
-def test_bit_helpers() -> None:
-    w = SeededRandom(2).words(10_000)
-    assert uniform_below(w, 8).max() < 8
-    assert np.all(uniform_below(w, 1) == 0)
-    with pytest.raises(ParameterError):
-        uniform_below(w, 6)
-    assert random_bits(SeededRandom(1), 100, 3).max() < 8
-    with pytest.raises(ParameterError):
-        random_bits(SeededRandom(1), 1, 65)
 
 
 def test_default_source_is_per_thread_and_keyed_once() -> None:

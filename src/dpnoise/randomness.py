@@ -28,6 +28,14 @@ each word is used once and in keystream order whatever mix of calls consumes the
   SHA-256: reproducible experiments and tests, never a default.
 * A ``numpy.random.Generator`` is accepted too (wrapped in :class:`NumpyRandom`), for
   tests and simulations only: it is not cryptographically secure.
+
+Where random bits are handled -- one protocol, one job per module: this module holds the
+protocol (:class:`RandomSource`: ``words``, ``fill``, and the Python-int path
+:func:`word_ints`) and every source; :mod:`dpnoise.keystream` is only the ChaCha20 cipher
+behind the sources; :mod:`dpnoise.parallel` cuts one source into independently keyed chunks
+for large releases; words become integers of a distribution only in :mod:`dpnoise.exact`
+(:mod:`dpnoise.exact.words`: the buffered :class:`~dpnoise.exact.words.WordStream` and the
+exact multiply-high index map).  No mechanism reads randomness any other way.
 """
 
 from __future__ import annotations
@@ -456,23 +464,6 @@ def word_ints(source: RandomSource, k: int) -> list[int]:
     if ints is not None:
         return ints(k)
     return source.words(k).tolist()
-
-
-def uniform_below(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:
-    """Map uniform 64-bit words to [0, n) for n a power of two (exact, no bias)."""
-    if n <= 0 or n & (n - 1):
-        raise ParameterError(f"n must be a power of two >= 1, got {n}")
-    if n == 1:
-        return np.zeros_like(words)
-    return words >> np.uint64(64 - (n.bit_length() - 1))
-
-
-def random_bits(rng: RandomSource, n: int, bits: int) -> NDArray[np.uint64]:
-    """``n`` uniform integers of ``bits`` bits (1 <= bits <= 64) from the top of fresh words."""
-    if not 1 <= bits <= 64:
-        raise ParameterError(f"bits must be in [1, 64], got {bits}")
-    w = rng.words(n)
-    return w if bits == 64 else w >> np.uint64(64 - bits)
 
 
 _OWN_SOURCES = frozenset({CryptoRandom, KeyedRandom, SeededRandom, NumpyRandom})
