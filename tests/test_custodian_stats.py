@@ -337,10 +337,10 @@ def test_rank_error_is_the_noisy_max_utility_tail_and_tight() -> None:
     joint bound over all |Z_j|."""
     from dpnoise.exact.discrete_laplace import discrete_laplace
     from dpnoise.exact.words import WordStream
-    from dpnoise.mechanisms.geometric import _rational_below
+    from dpnoise.mechanisms.geometric import rational_below
     from dpnoise.session.stats import rank_error, tail_index
 
-    s, t = _rational_below(0.3)
+    s, t = rational_below(0.3)
     m, beta, n = 257, 0.1, 3000
     e = rank_error(s, t, m, beta)
     z = discrete_laplace(WordStream(SeededRandom(3)), s, t, n * m).reshape(n, m)

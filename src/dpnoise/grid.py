@@ -27,9 +27,9 @@ MAX_INDEX = 1 << 51
 
 def check_grid(grid: float, *, name: str = "grid") -> float:
     """A grid step must be a power of two 2^j with -1000 < j < 1000."""
-    from .params import _as_real
+    from .params import as_real_scalar
 
-    g = _as_real(name, grid)  # numbers only (no str, bool, None, complex)
+    g = as_real_scalar(name, grid)  # numbers only (no str, bool, None, complex)
     if not (math.isfinite(g) and g > 0):
         raise ParameterError(f"{name} must be a positive power of two, got {grid!r}")
     mant, exp = math.frexp(g)

@@ -28,7 +28,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _as_real(name: str, value: Any) -> float:
+def as_real_scalar(name: str, value: Any) -> float:
     """The one numeric-input rule: int, float, numpy real scalars and Fraction only.
 
     bool (and numpy bool), str, bytes, None, complex and anything else are refused -- a
@@ -85,7 +85,7 @@ def check_supported(owner: str, supported: Mapping[str, Interval], name: str, va
     The message names the parameter, the mechanism and its supported range; nothing is
     computed before this check, so no bad value can make a constructor slow or crash.
     """
-    x = _as_real(name, value)
+    x = as_real_scalar(name, value)
     rng = supported[key or name]
     if not (math.isfinite(x) and x in rng):
         raise ParameterError(
@@ -106,7 +106,7 @@ def check_true_scalar(name: str, value: Any) -> float:
 
 def check_finite(name: str, value: Any) -> float:
     """A finite real number (no NaN, no infinity)."""
-    x = _as_real(name, value)
+    x = as_real_scalar(name, value)
     if not math.isfinite(x):
         raise ParameterError(f"{name} must be finite, got {x!r}")
     return x
@@ -114,7 +114,7 @@ def check_finite(name: str, value: Any) -> float:
 
 def check_positive(name: str, value: Any, *, upper: float = math.inf) -> float:
     """A finite real number in (0, upper]."""
-    x = _as_real(name, value)
+    x = as_real_scalar(name, value)
     if not (math.isfinite(x) and 0.0 < x <= upper):
         bound = "inf)" if math.isinf(upper) else f"{upper:g}]"
         raise ParameterError(f"{name} must be in (0, {bound}, got {x!r}")
@@ -140,7 +140,7 @@ def check_delta(
     allow_zero: bool = False,
 ) -> float:
     """Privacy parameter delta in (0, upper) (or [0, ...) / ..., upper] as requested)."""
-    x = _as_real(name, delta)
+    x = as_real_scalar(name, delta)
     low_ok = x >= 0.0 if allow_zero else x > 0.0
     high_ok = x <= upper if upper_inclusive else x < upper
     if not (math.isfinite(x) and low_ok and high_ok):
@@ -154,8 +154,8 @@ def check_interval(
     lower: Any, upper: Any, *, name: str = "range", allow_infinite: bool = False
 ) -> tuple[float, float]:
     """An interval [lower, upper] with lower < upper (NaN never; infinite ends only if allowed)."""
-    lo = _as_real(f"{name} lower bound", lower)
-    hi = _as_real(f"{name} upper bound", upper)
+    lo = as_real_scalar(f"{name} lower bound", lower)
+    hi = as_real_scalar(f"{name} upper bound", upper)
     if math.isnan(lo) or math.isnan(hi):
         raise ParameterError(f"{name} bounds must not be NaN, got [{lo!r}, {hi!r}]")
     if not allow_infinite and (math.isinf(lo) or math.isinf(hi)):
@@ -185,7 +185,7 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
                                  f"{values.dtype}")
         return values
     if not (isinstance(values, (list, tuple)) or hasattr(values, "__array__")):
-        x = _as_real(name, values)
+        x = as_real_scalar(name, values)
         if isinstance(values, (int, np.integer)) and abs(int(values)) < 1 << 63:
             return np.asarray(int(values), dtype=np.int64)
         return np.asarray(x, dtype=np.float64)

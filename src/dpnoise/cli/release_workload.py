@@ -8,9 +8,13 @@ or ``.csv``, as the workload's ``format`` says).  See :mod:`dpnoise.session.work
 
 The data flags (``--schema``, ``--bounds``, ``--ledger``, ``--anchor``, ``--engine``, ...)
 are those of a single release; ``--query``, ``--epsilon``, ``--delta``, ``--mechanism``,
-``--reserve-for`` and ``--dry-run`` belong to the workload file instead.  Exit status 0
-when every query was released, 1 when a query failed after its reservation (its charge
-is kept; the others were released), 2 on an error before anything was spent.
+``--reserve-for`` belong to the workload file instead.  ``--dry-run`` prints the plan --
+each query's epsilon (chosen from its target, see :mod:`dpnoise.session.targets`), its
+expected error next to its target, and the composed charge under the ledger's accountant
+-- without opening the data or spending anything.  Exit status 0 when every query was
+released (or planned, with ``--dry-run``, and it fits), 1 when a query failed after its
+reservation (its charge is kept; the others were released) or a dry run does not fit, 2
+on an error before anything was spent.
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ def run_workload_release(args: argparse.Namespace) -> int:
     from .data_args import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, engine_options, parse_budget
 
     given = [flag for dest, flag in _PER_QUERY if getattr(args, dest, None) is not None]
-    if given or args.dry_run:
-        raise ParameterError(f"{', '.join(given or ['--dry-run'])}: with --workload each "
-                             "query, its epsilon, delta and mechanism are in the workload file")
+    if given:
+        raise ParameterError(f"{', '.join(given)}: with --workload each query, its epsilon, "
+                             "delta, target and mechanism are in the workload file")
     workload = Workload.load(args.workload)  # a bad file is refused before the data opens
     engine, options = engine_options(args)
     base = resolve_schema(args.schema, args.data) if (
@@ -59,6 +63,20 @@ def run_workload_release(args: argparse.Namespace) -> int:
             raise ParameterError(f"--anchor needs a ledger file, not --ledger {MEMORY}")
         print(MEMORY_NOTICE, file=sys.stderr)
     rng = None if args.seed is None else SeededRandom(args.seed)
+    if args.dry_run:  # no data is opened: the plan uses the schema and the ledger only
+        with Session(None, parse_budget(args.budget), None if in_memory else ledger,
+                     schema=schema, anchor=args.anchor) as s:
+            plan = s.plan_workload(workload)
+            if args.json:
+                from .output import emit_json
+
+                emit_json({"dry_run": True, "workload": workload.name, "mode": plan.mode,
+                           "accountant": plan.accountant, "composed": plan.composed,
+                           "fits": plan.fits, "queries": plan.rows()})
+            else:
+                print("dry run: nothing read, nothing spent")
+                print(plan)
+        return 0 if plan.fits else 1
     with Session(args.data, parse_budget(args.budget), None if in_memory else ledger,
                  schema=schema, rng=rng, replay=args.replay, rows_epsilon=args.release_rows,
                  anchor=args.anchor, engine=engine, engine_options=options) as s:
@@ -95,6 +113,7 @@ def _emit(result: Any, s: Any, ledger: str, in_memory: bool) -> None:
             **({"confidence": r.confidence, "error_bars": r.interval_note()}
                if r.has_intervals() else {})})
     emit_json({"workload": wl.name, "ledger": ledger, "recorded": not in_memory,
+               **({"plan": result.plan.rows()} if result.plan is not None else {}),
                "ledger_head": {"event": s.ledger.head_seq, "hash": s.ledger.head},
                "remaining": {"epsilon": remaining.epsilon, "delta": remaining.delta},
                "queries": queries})
@@ -107,6 +126,8 @@ def _print(result: Any, s: Any, ledger: str, in_memory: bool, limit: int) -> Non
     print(f"ledger:     {ledger}" + ("  (in memory: NOT recorded)" if in_memory else ""))
     print(f"head:       event {s.ledger.head_seq} {s.ledger.head}")
     print(f"remaining:  {s.remaining} of {s.budget}")
+    if result.plan is not None:
+        print(result.plan)
     for q in wl.queries:
         print()
         r = result.releases.get(q.name)

@@ -41,7 +41,7 @@ from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .geometric import BlockGeometric, _exact_inverse
+from .geometric import BlockGeometric, exact_inverse
 
 _TOP = np.uint64(1 << 63)
 _U63 = np.uint64(63)
@@ -282,7 +282,7 @@ class FoldedBlockGeometric:
         thr_mask = np.uint64(table.mass - 1)
         n = np.int64(n_int)
         kern = _folded_kernel() if count >= MIN_VALUES else None  # module-level: picklable
-        if kern is not None and release and not _exact_inverse(grid):
+        if kern is not None and release and not exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
         if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
             p_words, p_thr, p_pick, p_qm = (words.ctypes.data, thr.ctypes.data,

@@ -70,7 +70,7 @@ def geometric_half(
     return q, negative
 
 
-def _exact_inverse(grid: float) -> bool:
+def exact_inverse(grid: float) -> bool:
     """True if L is a power of two whose inverse is a double: then x·(1/L) is the same real
     number as x/L, so both round to the same double (the kernel multiplies)."""
     m, _ = math.frexp(grid)
@@ -163,7 +163,7 @@ class BlockGeometric:
         thr_mask = np.uint64(table.mass - 1)
         two_m = np.int64(2 * self.M)
         kern = _block_kernel() if n >= MIN_VALUES else None  # module-level: picklable self
-        if kern is not None and release and not _exact_inverse(grid):
+        if kern is not None and release and not exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
         if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
             p_words, p_thr, p_out2 = words.ctypes.data, thr2.ctypes.data, outcome2.ctypes.data

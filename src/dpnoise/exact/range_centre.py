@@ -28,10 +28,10 @@ from .range_lattice import (
     _TWO64,
     DyadicTable,
     GridDomain,
-    _boundaries,
-    _geo_sum,
-    _geometric,
     block_weights,
+    dyadic_boundaries,
+    geometric_sum,
+    sample_geometric,
 )
 
 
@@ -63,8 +63,8 @@ class CentreSampler:
         # (segments within ~11 blocks of c; the union distortion bound allows this), else a
         # chain of exact decisions, one group per segment (far pieces: tiny probabilities).
         self._factor = [2.0 ** (-p / M) for _, p, _ in segs]
-        z = sum(f * (float(_geo_sum(np.float64(m + 1))) * float(cum[t])
-                     + float(_geo_sum(np.float64(m))) * (TOTAL - bw.cum_int[t]) / _TWO64)
+        z = sum(f * (float(geometric_sum(np.float64(m + 1))) * float(cum[t])
+                     + float(geometric_sum(np.float64(m))) * (TOTAL - bw.cum_int[t]) / _TWO64)
                 for f, (_s, _p, m, t) in zip(self._factor, self._seg_info, strict=True))
         chained = any(p > 0 for _, p, _ in segs) and min(self._factor) < z / 2.0**12 * 1.01
         self.groups = [[i] for i in range(len(segs))] if chained else [list(range(len(segs)))]
@@ -76,8 +76,8 @@ class CentreSampler:
                 _side, p, m, t = self._seg_info[si]
                 ct = float(cum[t])
                 hi_part = (TOTAL - bw.cum_int[t]) / _TWO64
-                mass = (float(_geo_sum(np.float64(m + 1))) * ct
-                        + float(_geo_sum(np.float64(m))) * hi_part)
+                mass = (float(geometric_sum(np.float64(m + 1))) * ct
+                        + float(geometric_sum(np.float64(m))) * hi_part)
                 vals.append(-p / M * LN2 + math.log(mass))
             mx = max(vals)
             log_mass.append(mx + math.log(sum(math.exp(v - mx) for v in vals)))
@@ -112,15 +112,16 @@ class CentreSampler:
             for si in grp:
                 _side, _p, m, t = self._seg_info[si]
                 f = 1.0 if single else self._factor[si]
-                ga, gb = float(_geo_sum(np.float64(m + 1))), float(_geo_sum(np.float64(m)))
+                ga = float(geometric_sum(np.float64(m + 1)))
+                gb = float(geometric_sum(np.float64(m)))
                 ct = float(cum[t])
                 masses.append(f * (ga * ct + gb * (TOTAL - bw.cum_int[t]) / _TWO64))
             total = sum(masses)
             for si, mass in zip(grp, masses, strict=True):
                 side, p, m, t = self._seg_info[si]
                 f = 1.0 if single else self._factor[si]
-                ga, gb = f * float(_geo_sum(np.float64(m + 1))), f * float(
-                    _geo_sum(np.float64(m)))
+                ga, gb = f * float(geometric_sum(np.float64(m + 1))), f * float(
+                    geometric_sum(np.float64(m)))
                 ct = float(cum[t])
                 # cumulative (unnormalised) mass before entry r of this segment
                 before = np.where(r_all <= t, ga * cum[:-1], ga * ct + gb * (cum[:-1] - ct))
@@ -133,7 +134,7 @@ class CentreSampler:
                                      np.nan_to_num(m_r[keep], posinf=0).astype(np.int64)))
                 offset += mass
             F = np.concatenate(F_parts)[1:]  # drop the leading 0
-            self._tables.append(DyadicTable(_boundaries(F)))
+            self._tables.append(DyadicTable(dyadic_boundaries(F)))
             es, er = np.concatenate(segs_e), np.concatenate(rs_e)
             self._entry_seg.append(es)
             self._entry_r.append(er)
@@ -230,7 +231,7 @@ class CentreSampler:
                 group = self._chain_choice(rng, words[: nd * cnt].reshape(nd, cnt))
             v = words[nd * cnt:(nd + 1) * cnt]
             qw = words[(nd + 1) * cnt:]
-            q = _geometric(rng, qw)
+            q = sample_geometric(rng, qw)
             if nd:
                 h = np.empty(cnt, dtype=np.int64)
                 for gi in range(len(self.groups)):
@@ -278,7 +279,7 @@ class CentreSampler:
             np.subtract(a1, one, out=a1)
             Q[:] = np.bitwise_count(a1)
             if Q.max() >= 64:  # probability 2^-64 per draw: exact slow path
-                Q[:] = np.remainder(_geometric(rng, qw), mods[E])
+                Q[:] = np.remainder(sample_geometric(rng, qw), mods[E])
             else:
                 np.take(cls64, E, out=H)
                 np.add(H, Q, out=H)
@@ -320,7 +321,7 @@ class CentreSampler:
         z = low == 0
         if np.any(z):  # probability 2^-24 per decision, whatever the centre
             idx = np.flatnonzero(z.reshape(-1))
-            qext.reshape(-1)[idx] = 24 + _geometric(rng, rng.words(idx.size))
+            qext.reshape(-1)[idx] = 24 + sample_geometric(rng, rng.words(idx.size))
         group = np.full(cnt, nd, dtype=np.int64)
         undecided = np.ones(cnt, dtype=bool)
         for s in range(nd):

@@ -455,7 +455,7 @@ class DyadicTable:
         return np.log(widths) - 64 * LN2
 
 
-def _boundaries(F: NDArray[np.float64]) -> NDArray[np.uint64]:
+def dyadic_boundaries(F: NDArray[np.float64]) -> NDArray[np.uint64]:
     """Interior boundaries rint(2^64 F) (F strictly inside (0, 1))."""
     x = np.rint(F * 2.0**64)
     if x.size and (x.min() <= 0 or x.max() >= 2.0**64):
@@ -463,13 +463,13 @@ def _boundaries(F: NDArray[np.float64]) -> NDArray[np.uint64]:
     return x.astype(np.uint64)
 
 
-def _geo_sum(m: NDArray[np.float64]) -> NDArray[np.float64]:
+def geometric_sum(m: NDArray[np.float64]) -> NDArray[np.float64]:
     """Σ_{i<m} 2^(−i) = 2(1 − 2^(−m)) (m may be inf)."""
     with np.errstate(over="ignore"):
         return 2.0 * -np.expm1(-m * LN2)
 
 
-def _geometric(rng: RandomSource, w: NDArray[np.uint64]) -> NDArray[np.int64]:
+def sample_geometric(rng: RandomSource, w: NDArray[np.uint64]) -> NDArray[np.int64]:
     """Exact Geometric(1/2) (P(q) = 2^-(q+1)) from trailing zeros; a zero word continues."""
     w = w.copy()
     q = np.zeros(w.shape, dtype=np.int64)

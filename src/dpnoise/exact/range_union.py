@@ -75,7 +75,7 @@ from ..errors import ParameterError, PrecisionError
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import TOTAL
-from .range_lattice import DyadicTable, GridDomain, _geometric, block_weights
+from .range_lattice import DyadicTable, GridDomain, block_weights, sample_geometric
 from .words import mulhi64
 
 _CHUNK = 1 << 13
@@ -270,7 +270,7 @@ class UnionSampler:
         ext = qz >= 12.0
         if np.any(ext):  # probability 2^-12 per decision, whatever the centre
             idx = np.flatnonzero(ext.reshape(-1))
-            qz.reshape(-1)[idx] = 12.0 + _geometric(rng, rng.words(idx.size))
+            qz.reshape(-1)[idx] = 12.0 + sample_geometric(rng, rng.words(idx.size))
         kern = _union_kernel() if cnt >= 16 else None
         if kern is not None:  # steps 1 (decisions) to 4 compiled; same words, same values
             out = np.empty(cnt, dtype=np.float64)
@@ -311,7 +311,7 @@ class UnionSampler:
         v = np.where(high & (t == 0), wr, v)
         r = self._guide.lookup(v)
         # 4. i = Q mod m_r
-        Q = _geometric(rng, wq).astype(np.float64)
+        Q = sample_geometric(rng, wq).astype(np.float64)
         i = np.fmod(Q, m + 1.0 - high)
         k = i * M + r
         j = base + np.where(right, k, -k)

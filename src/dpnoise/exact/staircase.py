@@ -70,7 +70,7 @@ class LatticeStaircase:
             starts, widths, weights = [], [], []
             for R in range(geo.M):
                 for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
-                    for start, width in _aligned_blocks(lo, hi, 1 << BLOCK_BITS):
+                    for start, width in aligned_blocks(lo, hi, 1 << BLOCK_BITS):
                         starts.append(R * S + start)
                         widths.append(width)
                         weights.append(math.exp(-geo.inner * R - extra) * width)
@@ -361,7 +361,7 @@ def _window_max_min(x: NDArray[np.float64], w: int
     return out[0], out[1]
 
 
-def _aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:
+def aligned_blocks(lo: int, hi: int, max_width: int) -> list[tuple[int, int]]:
     """[lo, hi) as aligned power-of-two blocks (start % width == 0), in order."""
     out = []
     a = lo

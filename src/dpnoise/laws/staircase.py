@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..exact.ratio_geometric import MAX_SPAN_BITS, RatioGeometric, ratio_candidates
-from ..exact.staircase import BLOCK_BITS, LatticeStaircase, _aligned_blocks
+from ..exact.staircase import BLOCK_BITS, LatticeStaircase, aligned_blocks
 from ..grid import grid_sensitivity, power_of_two_at_most
 from ..params import LN2, check_epsilon, check_finite, check_sensitivity
 from .base import Law
@@ -416,8 +416,8 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
     q is measured from a first build (exact loss minus the intended decay).
     """
     if joint:
-        P = M * (len(_aligned_blocks(0, G, 1 << BLOCK_BITS))
-                 + len(_aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
+        P = M * (len(aligned_blocks(0, G, 1 << BLOCK_BITS))
+                 + len(aligned_blocks(G, S, 1 << BLOCK_BITS))) << BLOCK_BITS
     else:
         P = max(M, S)
     q = _quantisation_estimate(epsilon, M, P)
@@ -476,8 +476,8 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
     if try_joint:
         # block length: >= 10/ε steps, table <= 2^13 blocks; best by the variance-cost
         # proxies below (boundary deficit M·ε − a·ln2 x mass beyond it; quantisation)
-        per_step = len(_aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
-            _aligned_blocks(G, S, 1 << BLOCK_BITS))
+        per_step = len(aligned_blocks(0, G, 1 << BLOCK_BITS)) + len(
+            aligned_blocks(G, S, 1 << BLOCK_BITS))
         lo = math.ceil(JOINT_TAIL_NATS / epsilon)
         hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
         scored = []

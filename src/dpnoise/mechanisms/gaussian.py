@@ -55,7 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum
-from ..exact.geometric import _exact_inverse
+from ..exact.geometric import exact_inverse
 from ..exact.scalar import OneWordKernel, grid_index
 from ..grid import (
     check_representable,
@@ -373,7 +373,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
     one, top = np.uint64(1), np.uint64(63)
     # [column − T | alias(column) − T]: index = column + columns·(low >= thr[column])
     pick = np.concatenate([np.arange(table.columns, dtype=np.int64), table._alias]) - T
-    kern = _gaussian_kernel() if n >= MIN_VALUES and _exact_inverse(grid) else None
+    kern = _gaussian_kernel() if n >= MIN_VALUES and exact_inverse(grid) else None
     if kern is not None:  # raw addresses for the compiled chunk body (same words, same Z)
         centre = np.ascontiguousarray(centre, dtype=np.float64)
         fixed = (words.ctypes.data, table._thr.ctypes.data, pick.ctypes.data, int(shift),

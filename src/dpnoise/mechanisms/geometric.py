@@ -64,7 +64,7 @@ from .integers import (
 )
 
 
-def _rational_below(x: float, bits: int = 24) -> tuple[int, int]:
+def rational_below(x: float, bits: int = 24) -> tuple[int, int]:
     """(s, t) with s/t <= x, t a power of two, s >= 2^bits (relative gap <= 2^-bits)."""
     xf = Fraction(x)
     k = max(0, bits - math.floor(math.log2(x)))
@@ -148,7 +148,7 @@ class Geometric(ClampedIntegerMechanism):
         if sampler not in ("auto", "block", "cks", "first-steps"):
             raise ParameterError("sampler must be 'auto', 'block', 'cks' or 'first-steps', "
                                  f"got {sampler!r}")
-        s, t = _rational_below(self.epsilon / self.sensitivity)
+        s, t = rational_below(self.epsilon / self.sensitivity)
         if t > 1 << 56:
             raise ParameterError("epsilon/sensitivity too small for the exact sampler (< 2^-32)")
         self.s, self.t = s, t

@@ -74,8 +74,8 @@ from ..params import (
     LN2,
     SENSITIVITY_RANGE,
     Interval,
-    _as_real,
     as_real_array,
+    as_real_scalar,
     check_interval,
     supported,
 )
@@ -223,7 +223,7 @@ class PlanarLaplace(Mechanism):
         (dx, dy) = self.domain
         if dx[0] < rx[0] or dx[1] > rx[1] or dy[0] < ry[0] or dy[1] > ry[1]:
             raise ParameterError(f"domain {self.domain!r} must lie inside region {region!r}")
-        tolerance = _as_real("tolerance", tolerance)
+        tolerance = as_real_scalar("tolerance", tolerance)
         if not (math.isfinite(tolerance) and tolerance > 0):
             raise ParameterError(f"tolerance must be a finite number > 0, got {tolerance!r}")
         xm = aligned_interval(*rx, self.grid)

@@ -19,7 +19,7 @@ from ..grid import (
     grid_sensitivity,
     power_of_two_at_most,
 )
-from ..params import Interval, _as_real, supported
+from ..params import Interval, as_real_scalar, supported
 from ..randomness import RandomSource
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 from .staircase_multivariate import (
@@ -73,7 +73,7 @@ class L1Staircase(MultivariateBase):
         self.dim = 2
         from ..laws.staircase import optimal_lambda
 
-        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else _as_real("lam", lam)
+        self.lam = optimal_lambda(self.epsilon, 2) if lam is None else as_real_scalar("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
         if grid_bits is None:  # keep P(level beyond the 2^48-index range) below ~1e-100

@@ -46,7 +46,7 @@ from ..grid import (
     to_index,
 )
 from ..laws.staircase import ROUNDING_ALLOWANCE
-from ..params import LN2, Interval, _as_real, check_values, supported
+from ..params import LN2, Interval, as_real_scalar, check_values, supported
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
@@ -439,7 +439,8 @@ class MultivariateStaircase(MultivariateBase):
         self.sensitivity = float(self.sensitivities.max())
         from ..laws.staircase import optimal_lambda
 
-        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else _as_real("lam", lam)
+        self.lam = optimal_lambda(self.epsilon, self.dim) if lam is None else \
+            as_real_scalar("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
         if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):

@@ -44,7 +44,7 @@ from ..exact.words import WordStream
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
-from .geometric import _rational_below
+from .geometric import rational_below
 from .integers import IntegerLaw
 
 #: noise() tabulates the geometric law on at most this many points
@@ -53,7 +53,7 @@ MAX_LAW_POINTS = 1 << 20
 
 def decay(epsilon: float) -> tuple[int, int]:
     """The exact sampler's rational decay s/t <= ``epsilon`` (relative gap <= 2^-24)."""
-    s, t = _rational_below(epsilon)
+    s, t = rational_below(epsilon)
     if t > 1 << 56:
         raise ParameterError(
             "epsilon too small for the exact geometric sampler of this statistic (the "

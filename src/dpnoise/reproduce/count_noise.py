@@ -74,7 +74,7 @@ def _dg_pointwise(sigma2: float, eps: float) -> float:
     return float(np.max(dga.pmf(z, sigma2) - math.exp(eps) * dga.pmf(z - 1, sigma2)))
 
 
-def _dg_eps_for(sigma2: float, target: float, pointwise: bool = False) -> float:
+def dg_eps_for(sigma2: float, target: float, pointwise: bool = False) -> float:
     f = _dg_pointwise if pointwise else dga.delta
     lo, hi = 0.0, 50.0
     for _ in range(80):
@@ -110,8 +110,8 @@ def figure1() -> list[dict]:
         ("DG p(+-2) at scale sigma^2", float(pg[1]), 0.000416),
         ("DG ratio p_G(1)/p_G(2)", float(pg[0] / pg[1]), 282.0),
         ("DG eps with per-outcome delta = delta*",
-         _dg_eps_for(s2, float(sol.delta_tilde), pointwise=True), 5.6),
-        ("DG eps with DP delta = delta*", _dg_eps_for(s2, float(sol.delta_tilde)),
+         dg_eps_for(s2, float(sol.delta_tilde), pointwise=True), 5.6),
+        ("DG eps with DP delta = delta*", dg_eps_for(s2, float(sol.delta_tilde)),
          float("nan")),
         ("paper DP delta (2D+1)delta*", p["paper_dp"], float("nan")),
         ("exact DP delta (dpnoise)", p["exact_hs"], float("nan")),

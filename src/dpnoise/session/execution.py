@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,15 +30,25 @@ from .answers import (
     public_cells,
     recorded_components,
 )
+from .calibration import calibrate, count_cells
 from .declared import declared_rules
 from .opening import check_output
 from .planning import release_spec
 from .query import Query
 from .release import PendingRelease, Release, write_on_executors
+from .schema import Schema
 from .table import duckdb_error, write_table
 
-if TYPE_CHECKING:
-    from .session import Session
+
+class ReleaseHost(Protocol):
+    """What the release steps need of a session: its public facts, its data and its ledger
+    (:class:`~dpnoise.session.session.Session` is one)."""
+
+    schema: Schema
+    engine: Any
+    ledger: Any
+
+    def row_bound(self) -> int | None: ...
 
 
 def release_key(*parts: Any) -> str:
@@ -50,7 +60,7 @@ def release_key(*parts: Any) -> str:
     return h.hexdigest()
 
 
-def prepare_release(session: Session, q: Query, epsilon: float, delta: float,
+def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float,
                     mechanism: str | None, with_rows: bool, output: str | None,
                     confidence: float) -> PendingRelease:
     """Steps 2-3 of a release from public facts only: its plans, its charge, its
@@ -60,12 +70,14 @@ def prepare_release(session: Session, q: Query, epsilon: float, delta: float,
     executors = check_output(session.engine, q, output)
     basic = session.ledger.accountant == "basic"
     if basic:
-        epsilon, delta = session._snap(epsilon, delta)
-    plans = session._plans(q, epsilon, delta, mechanism, with_rows)
+        epsilon, delta = snap_to_remaining(session.ledger, epsilon, delta)
+    plans = calibrate(session.schema, q, epsilon, delta, mechanism,
+                      rows=session.row_bound() if with_rows else None,
+                      accountant=session.ledger.accountant)
     # pld / zcdp: the release's charge (its PLD or rho), computed from public facts
     # before anything is spent (a law the accountant refuses raises here)
     charge = None if basic else session.ledger.charge_for(
-        release_spec(plans, session.n_cells(q), q.canonical()))
+        release_spec(plans, count_cells(session.schema, q), q.canonical()))
     # charge what was asked, or the plans' sum if rounding made that larger
     eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
     dl = max(float(delta), float(sum(p.delta for _, p in plans)))
@@ -98,7 +110,7 @@ def prepare_release(session: Session, q: Query, epsilon: float, delta: float,
     return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
                           guarantee, executors, output, confidence, reservation, legacy_key)
 
-def replayed_release(session: Session, p: PendingRelease) -> Release | None:
+def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
     """An identical earlier release served from the ledger at no cost, else None."""
     hit = session.ledger.find(p.key)
     if hit is None and p.legacy_key is not None:  # recorded before the size was dropped
@@ -119,7 +131,7 @@ def replayed_release(session: Session, p: PendingRelease) -> Release | None:
                    confidence=p.confidence, _intervals=replayed_iv,
                    declared=declared_rules(session.schema, q))
 
-def execute_release(session: Session, p: PendingRelease, rid: int, rng: Any) -> Release:
+def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any) -> Release:
     """Steps 5-6 of a release whose charge ``rid`` is reserved: aggregate, noise,
     record, write ``output``.  A failure aborts the reservation (the charge stays)
     and raises a fixed, data-free message."""
@@ -198,3 +210,21 @@ def execute_release(session: Session, p: PendingRelease, rid: int, rng: Any) -> 
             ) from None
         release.details["output"] = str(output)
     return release
+
+
+def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float, float]:
+    """Spend the exact remainder when a request exceeds it by binary rounding only.
+
+    Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
+    1.0, so the tenth would be refused.  If a request exceeds what remains by less than
+    one part in 10^9, the release is calibrated at -- and charged -- the remainder
+    instead: a (negligibly) smaller epsilon, so the guarantee is still honest.
+    """
+    left = ledger.remaining()
+    eps = float(epsilon)
+    dl = float(delta)
+    if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
+        eps = left.epsilon
+    if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
+        dl = left.delta
+    return eps, dl

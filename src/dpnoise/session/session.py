@@ -309,23 +309,6 @@ class Session:
                          rows=self.row_bound() if with_rows else None,
                          accountant=self.ledger.accountant)
 
-    def _snap(self, epsilon: float, delta: float) -> tuple[float, float]:
-        """Spend the exact remainder when a request exceeds it by binary rounding only.
-
-        Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
-        1.0, so the tenth would be refused.  If a request exceeds what remains by less than
-        one part in 10^9, the release is calibrated at -- and charged -- the remainder
-        instead: a (negligibly) smaller epsilon, so the guarantee is still honest.
-        """
-        left = self.ledger.remaining()
-        eps = float(epsilon)
-        dl = float(delta)
-        if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
-            eps = left.epsilon
-        if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
-            dl = left.delta
-        return eps, dl
-
     def plans(self, query: str | Query, epsilon: float, delta: float = 0.0,
               mechanism: str | None = None) -> list[tuple[str, Any]]:
         """The calibrated plan of each component (role, Plan) a release of ``query`` at
@@ -501,6 +484,33 @@ class Session:
         self.row_bound()  # may release N first (its own ledger entry, replayed later)
         return self._release(q, epsilon, delta, mechanism, replay, with_rows=True,
                              output=output, confidence=confidence)
+
+    def plan_workload(self, workload: Any) -> Any:
+        """Plan a workload whose queries carry accuracy targets WITHOUT reading data or
+        spending: the cheapest per-query budgets that meet every target or, with a total
+        ``[workload] epsilon``, the split that minimises the worst error/target ratio
+        (:mod:`dpnoise.session.targets`).
+
+        Parameters
+        ----------
+        workload : Workload, str, pathlib.Path or mapping
+            The workload (TOML path, dict or :class:`~dpnoise.session.workload.Workload`).
+
+        Returns
+        -------
+        TargetPlan
+            Each query's epsilon, delta, expected error and target, the composed guarantee
+            under the ledger's accountant and whether it fits what remains.
+
+        Raises
+        ------
+        ParameterError
+            If the workload or a target is invalid, or a target cannot be reached.
+        """
+        from .targets import plan_targets
+        from .workload import Workload
+
+        return plan_targets(self, Workload.load(workload))
 
     def run_workload(self, workload: Any, *, output: str | Path | None = None,
                      replay: bool | None = None) -> Any:

@@ -22,7 +22,29 @@ A custodian publishing a dozen tables names them in one TOML file::
     epsilon = 0.1            # a fixed epsilon instead of a share (delta = 0 by default)
     mechanism = "geometric"  # optional, as for a single release
 
-and runs it with ``dpnoise release --workload FILE --data ... --ledger ... [--output DIR]``
+Accuracy first (:mod:`dpnoise.session.targets`): instead of an epsilon, a query may give the
+precision its error bars must reach, and the planner finds its budget::
+
+    [workload]
+    delta = 1e-6
+    group_size = 200         # declared public minimum persons per cell (means, quantiles)
+    # epsilon = 1.0          # with a total: the split minimising the worst error/target
+
+    [queries.respondents]
+    query = "count by region"
+    target = 25              # 95 % error bars of +-25 per cell
+
+    [queries.mean_income]
+    query = "mean income by region"
+    relative_target = 0.05   # +-5 % of the reference, a public figure
+    reference = 48000
+
+Without ``[workload] epsilon`` each targeted query gets the smallest epsilon that meets its
+target; with it, the split of that (composed) total that minimises the worst ratio of
+error to target.  ``dpnoise release --workload FILE --dry-run`` shows the plan -- every
+query's epsilon, expected error and target -- before anything is read or spent.
+
+A workload runs with ``dpnoise release --workload FILE --data ... --ledger ... [--output DIR]``
 or ``Session.run_workload(path_or_dict, output=DIR)``.  What that does, in order:
 
 1. the file is parsed and every query parsed, type-checked and calibrated (public facts
@@ -57,24 +79,33 @@ from typing import Any
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from ..params import check_delta, check_epsilon
 from .execution import execute_release, prepare_release, replayed_release
+from .targets import AccuracyTarget
 
 #: a query's name: a file name on every platform
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 FORMATS = ("parquet", "csv")
 _TOP = {"workload", "queries"}
-_HEAD = {"name", "epsilon", "delta", "confidence", "format", "description"}
-_QUERY = {"query", "epsilon", "delta", "share", "mechanism"}
+_HEAD = {"name", "epsilon", "delta", "confidence", "format", "description", "group_size"}
+_QUERY = {"query", "epsilon", "delta", "share", "mechanism", "target", "relative_target",
+          "reference", "group_size"}
 
 
 @dataclass(frozen=True)
 class WorkloadQuery:
-    """One query of a workload, with the (epsilon, delta) it is released at."""
+    """One query of a workload, with the (epsilon, delta) it is released at.
+
+    ``epsilon`` is None for a query with a ``target`` until the planner
+    (:func:`~dpnoise.session.targets.plan_targets`) chooses it; ``group_size``: the declared
+    public minimum number of persons per cell its error is planned at.
+    """
 
     name: str
     query: str
-    epsilon: float
+    epsilon: float | None
     delta: float
     mechanism: str | None = None
+    target: AccuracyTarget | None = None
+    group_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,17 +122,28 @@ class Workload:
         The error bars' confidence.
     format : str, default "parquet"
         The output files' format (parquet or csv).
+    epsilon_total : float or None, default None
+        With targets: the composed total the planner splits (None: the cheapest budgets).
+    planned : bool, default False
+        Whether the targeted queries' epsilons were chosen by the planner.
     """
 
     queries: tuple[WorkloadQuery, ...]
     name: str = "workload"
     confidence: float = 0.95
     format: str = "parquet"
+    epsilon_total: float | None = None
+    planned: bool = False
+
+    @property
+    def needs_plan(self) -> bool:
+        """Whether a query's epsilon is still to be chosen from its target."""
+        return any(q.epsilon is None for q in self.queries)
 
     @property
     def epsilon(self) -> float:
-        """The workload's total epsilon (the sum of its queries')."""
-        return float(math.fsum(q.epsilon for q in self.queries))
+        """The workload's total epsilon (the sum of its queries' chosen epsilons)."""
+        return float(math.fsum(q.epsilon for q in self.queries if q.epsilon is not None))
 
     @property
     def delta(self) -> float:
@@ -172,6 +214,11 @@ class Workload:
         name = head.get("name", "workload")
         if not isinstance(name, str):
             raise ParameterError("workload name must be text")
+        if any(_targeted(spec) for spec in queries.values() if isinstance(spec, Mapping)):
+            rows, total = _targeted_budgets(queries, head)
+            return cls(rows, name, confidence, fmt, epsilon_total=total)
+        if "group_size" in head:
+            raise ParameterError("workload: group_size is for queries with a target")
         return cls(_budgets(queries, head), name, confidence, fmt)
 
 
@@ -263,6 +310,72 @@ def _budgets(queries: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[Workl
     return tuple(out)
 
 
+def _targeted(spec: Mapping[str, Any]) -> bool:
+    return "target" in spec or "relative_target" in spec
+
+
+def _group_size_of(v: Any, where: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ParameterError(f"workload: {where} group_size must be a whole number >= 1 (the "
+                             f"declared public minimum persons per cell), got {v!r}")
+    return int(v)
+
+
+def _targeted_budgets(queries: Mapping[str, Any], head: Mapping[str, Any]
+                      ) -> tuple[tuple[WorkloadQuery, ...], float | None]:
+    """A workload with targets: each targeted query's epsilon is left to the planner;
+    the others need a fixed epsilon; ``[workload] epsilon`` is the total to split."""
+    size = _group_size_of(head.get("group_size"), "[workload]")
+    total = head.get("epsilon")
+    if total is not None:
+        total = check_epsilon(_number(total, "[workload] epsilon"), name="workload epsilon")
+    dl_total = check_delta(_number(head.get("delta", 0.0), "[workload] delta"),
+                           allow_zero=True)
+    takers = [n for n, s in queries.items() if isinstance(s, Mapping) and s.get("delta") is True]
+    if takers and not dl_total:
+        raise ParameterError("workload: delta = true needs the total [workload] delta")
+    dl_shares = _split(dl_total, {n: 1.0 for n in takers}) if takers else {}
+    out = []
+    for name, spec in queries.items():
+        where = f"[queries.{name}]"
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise ParameterError(f"workload: query name {name!r} must be 1-100 letters, "
+                                 "digits, '_', '.', '-' (it names the output file)")
+        spec = _table(spec, where)
+        _only(spec, _QUERY, where)
+        if not isinstance(spec.get("query"), str):
+            raise ParameterError(f"workload: {where} needs query = \"...\"")
+        if "share" in spec:
+            raise ParameterError(f"workload: {where} share: with targets the planner splits "
+                                 "the budget (give a target, or a fixed epsilon)")
+        mech = spec.get("mechanism")
+        if mech is not None and not isinstance(mech, str):
+            raise ParameterError(f"workload: {where} mechanism must be a name")
+        dl = spec.get("delta", 0.0)
+        dl = dl_shares[name] if dl is True else 0.0 if dl is False else check_delta(
+            _number(dl, f"{where} delta"), allow_zero=True)
+        target = None
+        if _targeted(spec):
+            if "epsilon" in spec:
+                raise ParameterError(f"workload: {where} gives a target and an epsilon; "
+                                     "the planner chooses the epsilon of a targeted query")
+            target = AccuracyTarget(absolute=spec.get("target"),
+                                    relative=spec.get("relative_target"),
+                                    reference=spec.get("reference"))
+            eps = None
+        elif "epsilon" in spec:
+            eps = check_epsilon(_number(spec["epsilon"], f"{where} epsilon"),
+                                name=f"{where} epsilon")
+        else:
+            raise ParameterError(f"workload: {where} needs a target or a fixed epsilon")
+        q_size = _group_size_of(spec.get("group_size"), where)
+        out.append(WorkloadQuery(name, spec["query"], eps, dl, mech, target,
+                                 q_size if q_size is not None else size))
+    return tuple(out), total
+
+
 def _split(total: float, shares: Mapping[str, float]) -> dict[str, float]:
     """``total * share / sum(shares)`` per name, each rounded DOWN to a double, so the
     parts add up (exactly) to at most ``total``."""
@@ -291,6 +404,8 @@ class WorkloadResult:
         Query name -> the fixed message of a query that failed after its reservation.
     outputs : dict of str to str, default {}
         Query name -> the file its table was written to.
+    plan : TargetPlan or None, default None
+        The plan of a workload with targets (the budgets it chose and the errors expected).
     """
 
     workload: Workload
@@ -299,6 +414,8 @@ class WorkloadResult:
     failed: dict[str, str] = field(default_factory=dict)
     #: query name -> the file its table was written to
     outputs: dict[str, str] = field(default_factory=dict)
+    #: the :class:`~dpnoise.session.targets.TargetPlan` of a workload with targets
+    plan: Any = None
 
     def __getitem__(self, name: str) -> Any:
         return self.releases[name]
@@ -357,10 +474,22 @@ class WorkloadResult:
 def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any], *,
                  output: str | Path | None = None, replay: bool | None = None
                  ) -> WorkloadResult:
-    """Release every query of ``source`` on ``session`` (see the module docstring)."""
+    """Release every query of ``source`` on ``session`` (see the module docstring); a
+    workload with targets is planned first (public facts only) and refused, nothing spent,
+    if the plan does not fit what remains."""
     wl = Workload.load(source)
     if session.engine is None:
         raise ParameterError("this session has no data (data=None: planning only)")
+    plan = None
+    if wl.needs_plan:
+        from .targets import apply_plan, plan_targets
+
+        plan = plan_targets(session, wl)
+        if not plan.fits:
+            raise BudgetExceededError(
+                "workload refused, nothing spent: the budgets that meet its targets do not "
+                f"fit the remaining budget ({session.remaining} left)\n{plan}")
+        wl = apply_plan(wl, plan)
     paths = _output_paths(wl, output)
     # the directory exists before the queries are prepared (each output file is checked
     # like a single release's: a new file in an existing, writable directory); made here,
@@ -370,6 +499,7 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
         Path(output).mkdir()  # type: ignore[arg-type]
     try:
         todo, result = _prepared(session, wl, paths, replay)
+        result.plan = plan
         if not todo:
             if made:
                 Path(output).rmdir()  # type: ignore[arg-type]

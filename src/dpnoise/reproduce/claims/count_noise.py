@@ -13,7 +13,7 @@ import numpy as np
 from ...exact.rational import exp_lower
 from ...laws import count_noise as cf
 from ...laws import discrete_gaussian as dga
-from ..count_noise import _dg_eps_for
+from ..count_noise import dg_eps_for
 from . import Outcome
 
 
@@ -60,7 +60,7 @@ def figure1_gaussian(quick: bool = False) -> Outcome:
     sol = _solution(2.18, 0.8, 6)
     s2 = float((1 - Fraction(0.8)) * sum(a * i * i for i, a in enumerate(sol.alpha, start=1)))
     p1, p2 = (float(v) for v in dga.pmf(np.array([1, 2]), s2))
-    eps = _dg_eps_for(s2, float(sol.delta_tilde), pointwise=True)
+    eps = dg_eps_for(s2, float(sol.delta_tilde), pointwise=True)
     ok = (round(s2, 7) == 0.2660156 and round(p1, 5) == 0.11685 and round(p2, 6) == 0.000416
           and abs(p1 / p2 / 282 - 1) < 0.01 and round(eps, 1) == 5.6)
     return Outcome(ok, f"σ² = {s2:.7f}, p(±1) = {p1:.8f}, p(±2) = {p2:.8g}, ratio "
