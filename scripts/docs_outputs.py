@@ -132,6 +132,14 @@ SNIPPETS: dict[str, Snippet] = {
         's.true_answer("mean age by region")',
         "s.close()",
     )),
+    # docs/custodian.md section 17: a workload planned from targets
+    "targets-file": Snippet("file", ("targets.toml",)),
+    "custodian-targets": Snippet("console", (
+        "dpnoise ledger init people.ledger --budget 10",
+        "dpnoise release --workload targets.toml --data people.csv --ledger people.ledger "
+        "--dry-run",
+        "dpnoise release --workload targets.toml --data people.csv --ledger people.ledger",
+    )),
     # docs/mechanisms/count-noise.md
     "count-noise-usage": Snippet("python", (
         "from dpnoise import CountNoise, Geometric, DiscreteGaussian",

@@ -16,7 +16,9 @@ survive DP partition selection are released.  The ledger is created explicitly
 ledger is in memory instead -- seeded randomness is never charged to a ledger file.
 Last, the bundled workload file (``data/survey-workload.toml``: seven tables) runs in one
 pass on a publication ledger of its own, its results shown as pandas DataFrames, and is
-then refused as a whole when run again (nothing spent).
+then refused as a whole when run again (nothing spent); and a workload that gives a
+precision per table instead of an epsilon (``data/survey-targets.toml``) is planned --
+the cheapest budgets that meet every target, public facts only -- and released.
 """
 
 from __future__ import annotations
@@ -107,6 +109,34 @@ def run_workload_demo(rng: Any, tmp: str) -> dict[str, Any]:
             refused = str(exc)
         return {"result": result, "refused": refused, "spent": spent_after,
                 "spent_after_refusal": s.spent, "releases": len(s.history())}
+
+
+def targets_path() -> Path:
+    """The bundled workload planned from targets: no epsilon, a precision per table."""
+    return Path(str(resources.files("dpnoise").joinpath("data", "survey-targets.toml")))
+
+
+def run_targets_demo(rng: Any) -> dict[str, Any]:
+    """Plan the bundled targets workload (public facts only), then run it on a ledger of its
+    own (in memory: the demo's other ledgers are not touched)."""
+    data, schema = survey_paths()
+    with Session(data, None, Ledger(None, budget=Budget(epsilon=10.0)),
+                 schema=demo_schema(schema), rng=rng) as s:
+        from .session.targets import apply_plan
+        from .session.workload import Workload
+
+        plan = s.plan_workload(targets_path())  # public facts only; then run what it chose
+        result = s.run_workload(apply_plan(Workload.load(targets_path()), plan))
+        return {"plan": plan, "result": result, "spent": s.spent}
+
+
+def _print_targets(t: dict[str, Any]) -> None:
+    print("\naccuracy first (src/dpnoise/data/survey-targets.toml): a precision per table, "
+          "the budgets planned")
+    print(t["plan"])
+    r = t["result"]["mean_income_by_region"]
+    print(f"released, spent {t['spent']}; mean income by region with its error bars:")
+    print(r.table())
 
 
 def _print_workload(w: dict[str, Any]) -> None:
@@ -246,6 +276,7 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
             remaining = s.remaining
             report_path = _write_report(s, report) if report else None
             workload = run_workload_demo(rng, tmp)
+            targets = run_targets_demo(rng)
             if as_json:
                 print(json.dumps({
                     "releases": [asdict(r) for r in rows],
@@ -259,12 +290,15 @@ def run_demo(rng: Any = None, as_json: bool = False, ledger: str | None = None,
                     "workload": {"summary": workload["result"].summary()
                                  .to_dict(orient="records"),
                                  "refused_again": workload["refused"]},
+                    "targets": {"plan": targets["plan"].rows(),
+                                "composed": targets["plan"].composed},
                 }, indent=2, default=str))
                 return 0
             _print(rows, replay.value, replay.replayed, refused, remaining, s, where)
             for label, table in extra:
                 print(f"\n{label}:\n{table}")
             _print_workload(workload)
+            _print_targets(targets)
     _print_pld(run_pld_session(rng))
     if report_path is not None:
         print(f"\nrelease report (HTML, publishable: no true values): {report_path}")

@@ -13,8 +13,8 @@ def _example_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace files that exist")
 
 
-@subcommand("example", "write the example data people.csv and its schema people.toml",
-            _example_args)
+@subcommand("example", "write the example data people.csv, its schema people.toml and "
+            "a workload targets.toml", _example_args)
 def cmd_example(args: argparse.Namespace) -> int:
     from ..examples import copy_to
 

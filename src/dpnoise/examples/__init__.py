@@ -3,8 +3,9 @@
 ``people.csv`` holds synthetic survey answers (no real person): up to three rows per person
 (``person_id`` repeats, one row per survey wave), public keys (``region``, ``smoker``) and a
 text column whose values are not public (``city``).  ``people.toml`` declares the public
-bounds, the person id and the contribution caps.  ``dpnoise example DIR`` copies both files
-into ``DIR``; in Python use :func:`copy_to` or :func:`path`.
+bounds, the person id and the contribution caps; ``targets.toml`` is a workload planned from
+the precision each table must reach.  ``dpnoise example DIR`` copies the files into
+``DIR``; in Python use :func:`copy_to` or :func:`path`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from ..errors import ParameterError
 
 #: the files shipped in this package, in the order they are copied
-FILES: tuple[str, ...] = ("people.csv", "people.toml")
+FILES: tuple[str, ...] = ("people.csv", "people.toml", "targets.toml")
 
 
 def path(name: str) -> Path:
@@ -25,7 +26,7 @@ def path(name: str) -> Path:
     Parameters
     ----------
     name : str
-        One of :data:`FILES` (``"people.csv"`` or ``"people.toml"``).
+        One of :data:`FILES` (``"people.csv"``, ``"people.toml"``, ``"targets.toml"``).
 
     Returns
     -------
@@ -55,7 +56,7 @@ def copy_to(directory: str | Path, *, overwrite: bool = False) -> list[Path]:
     Returns
     -------
     list of pathlib.Path
-        The written files: ``people.csv`` and ``people.toml``.
+        The written files: ``people.csv``, ``people.toml`` and ``targets.toml``.
 
     Raises
     ------

@@ -186,8 +186,9 @@ class TargetPlan:
                          + f"  expected +-{q.expected:.6g}  target {target}{ratio}{size}"
                          + f"  [{q.mechanism}]")
         c = self.composed
+        delta = math.fsum(q.delta for q in self.queries)
         total = f"rho={c['rho']:.6g}" if not math.isfinite(c["epsilon"]) else \
-            f"epsilon={c['epsilon']:.6g}" + (f", delta={c['delta']:.3g}" if c["delta"] else "")
+            f"epsilon={c['epsilon']:.6g}" + (f" (delta {delta:.3g})" if delta else "")
         lines.append(f"composed under the {self.accountant} accountant: {total}; "
                      + ("fits the remaining budget" if self.fits else
                         "does NOT fit the remaining budget"))
