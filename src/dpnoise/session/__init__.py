@@ -15,7 +15,8 @@ from .release import Release
 from .schema import Schema
 from .session import Session
 from .truth import TrueAnswer
-from .workload import Workload, WorkloadResult
+from .workload import Workload
+from .workload_run import WorkloadResult
 
 __all__ = [
     "MECHANISMS",

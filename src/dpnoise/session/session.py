@@ -519,7 +519,7 @@ class Session:
         calibrated first, their budget reserved in ONE ledger transaction (all or
         nothing), then each aggregated, noised and recorded as its own release;
         ``output``: a directory receiving one table per query, named by the workload.
-        Returns a :class:`~dpnoise.session.workload.WorkloadResult`.
+        Returns a :class:`~dpnoise.session.workload_run.WorkloadResult`.
 
         Parameters
         ----------
@@ -542,7 +542,7 @@ class Session:
         BudgetExceededError
             If the workload does not fit the remaining budget as a whole (nothing is spent).
         """
-        from .workload import run_workload
+        from .workload_run import run_workload
 
         return run_workload(self, workload, output=output, replay=replay)
 
