@@ -90,7 +90,7 @@ SNIPPETS: dict[str, Snippet] = {
         's = Session(data="people.csv", schema="people.toml", ledger="people.ledger")',
         'r = s.release("histogram region", epsilon=0.2)',
         "print(r.table())",
-        "s.remaining",
+        "print(s.remaining)",
     ), setup=(INIT, _cmd(f"{RELEASE} --epsilon 0.4", '--query "mean income by region"'),
               _cmd(f"{RELEASE} --epsilon 0.4 --delta 1e-6", '--query "count by city"'))),
     # docs/custodian.md section 1: the example schema, as shipped
