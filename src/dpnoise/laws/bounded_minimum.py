@@ -106,7 +106,7 @@ def bounded_minimum(func: Callable[[float], float], lower: float, upper: float, 
             if fu <= fnfc or nfc == xf:
                 fulc, ffulc = nfc, fnfc
                 nfc, fnfc = x, fu
-            elif fu <= ffulc or fulc == xf or fulc == nfc:
+            elif fu <= ffulc or fulc in (xf, nfc):
                 fulc, ffulc = x, fu
         xm = 0.5 * (a + b)
         tol1 = _SQRT_EPS * abs(xf) + xatol / 3.0
