@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpnoise.exact.alias import _largest_remainders, _quantize_exact, quantize_weights_array
+from dpnoise.exact.run_spread import run_spread
+from dpnoise.exact.staircase import LatticeStaircase
 from dpnoise.laws.bounded_minimum import bounded_minimum
-from dpnoise.laws.staircase import level_weights, optimal_lambda
+from dpnoise.laws.staircase import auto_grid, level_weights, optimal_lambda
 
 scipy_optimize = pytest.importorskip("scipy.optimize")
 
@@ -77,3 +79,42 @@ def test_block_geometric_weights_equal_the_integer_reference(M: int) -> None:
     hand-out of the missing units) equals the Python-integer reference."""
     p = np.exp2(-np.arange(M, dtype=np.float64) / M)
     assert np.asarray(quantize_weights_array(p)).tolist() == _quantize_exact(p)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_run_spread_is_the_pointwise_window_spread(data: st.DataObject) -> None:
+    widths = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=30))
+    values = data.draw(st.lists(st.floats(-50, 50), min_size=len(widths),
+                                max_size=len(widths)))
+    reach = data.draw(st.integers(1, 25))
+    ends = np.cumsum(widths)
+    starts = ends - np.array(widths)
+    points = np.repeat(np.array(values), widths)
+    want = max(abs(points[i] - points[j]) for i in range(points.size)
+               for j in range(i, min(points.size, i + reach + 1)))
+    got = run_spread(starts.astype(np.int64), ends.astype(np.int64), np.array(values), reach)
+    assert got == want
+
+
+@pytest.mark.parametrize(("epsilon", "sensitivity", "gamma"),
+                         [(0.1, 1.0, 0.5), (1.0, 1.0, 0.5), (1.0, 10.0, 0.0), (5.0, 3.0, 0.5),
+                          (2.0, 1000.0, 0.25)])
+def test_staircase_joint_loss_by_runs_equals_the_cell_by_cell_reference(
+        epsilon: float, sensitivity: float, gamma: float,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every joint-table law a calibration builds: the exact loss over runs of equal
+    log-pmf is the cell-by-cell sliding-window loss, bit for bit."""
+    built: list[LatticeStaircase] = []
+    init = LatticeStaircase.__init__
+
+    def spy(self: LatticeStaircase, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self)
+
+    monkeypatch.setattr(LatticeStaircase, "__init__", spy)
+    auto_grid(epsilon, sensitivity, gamma)
+    joint = [law for law in built if law.joint and np.all(np.isfinite(law.period_log))]
+    assert joint
+    for law in joint:
+        assert law._joint_loss() == law._joint_loss_by_cells()

@@ -25,6 +25,7 @@ from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights, quantize_weights_array
 from .ratio_geometric import RatioGeometric
+from .run_spread import run_spread
 
 _CHUNK = 1 << 14
 _MAX_INDEX = float(1 << 51)
@@ -205,6 +206,36 @@ class LatticeStaircase:
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
+        return self._joint_loss()
+
+    def _joint_loss(self) -> float:
+        """The joint table's exact loss: the largest log-pmf difference of two lattice points
+        at most S apart among points m ∈ [−W, W), W = P + 2S + 2 (magnitude cell K = m for
+        m >= 0, −m − 1 below), restricted to the points of the windows of S + 1 points
+        centred on S .. 2W − S − 1 (the windows the cell-by-cell computation
+        :meth:`_joint_loss_by_cells` slides).  ln P is constant on each block of the period
+        table, so the points come as runs, one per block and period, and
+        :func:`~dpnoise.exact.run_spread.run_spread` takes the same maximum over the runs."""
+        S, P = self.S, self.period
+        W = P + 2 * S + 2
+        lo, hi = S - (S + 1) // 2, 2 * W - (S + 1) // 2  # point indices m + W in the windows
+        periods = -(-W // P)
+        k0 = (np.arange(periods, dtype=np.int64)[:, None] * P + self.block_start).reshape(-1)
+        k1 = np.minimum(k0 + np.tile(self.block_width, periods), W)
+        keep = k0 < W
+        k0, k1 = k0[keep], k1[keep]
+        value = self.log_magnitude(k0)
+        # index m + W: K-run [k0, k1) is [W + k0, W + k1) on the right, [W − k1, W − k0) left
+        starts = np.concatenate([(W - k1)[::-1], W + k0])
+        ends = np.concatenate([(W - k0)[::-1], W + k1])
+        values = np.concatenate([value[::-1], value])
+        starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
+        inside = starts < ends
+        return run_spread(starts[inside], ends[inside], values[inside], S)
+
+    def _joint_loss_by_cells(self) -> float:
+        """The reference of :meth:`_joint_loss`, point by point: sliding-window extremes over
+        every window of S + 1 consecutive lattice points (O(P) memory and time)."""
         W = self.period + 2 * self.S + 2
         m = np.arange(-W, W, dtype=np.int64)
         lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
