@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpnoise.exact import staircase as exact_staircase
 from dpnoise.exact.alias import _largest_remainders, _quantize_exact, quantize_weights_array
 from dpnoise.exact.run_spread import run_spread
 from dpnoise.exact.staircase import LatticeStaircase
@@ -118,3 +119,22 @@ def test_staircase_joint_loss_by_runs_equals_the_cell_by_cell_reference(
     assert joint
     for law in joint:
         assert law._joint_loss() == law._joint_loss_by_cells()
+
+
+@pytest.mark.parametrize(("epsilon", "sensitivity", "gamma"),
+                         [(0.1, 1.0, 0.5), (1.0, 10.0, 0.5), (1.0, 3.0, 0.0), (5.0, 1000.0, 0.5)])
+def test_staircase_moments_without_blas_choose_the_same_law(
+        epsilon: float, sensitivity: float, gamma: float,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The law's moments are summed pairwise (not by BLAS ``np.dot``): within 1e-13 of the
+    dot products, and the calibration picks the same grid, block and decay with either."""
+    grid, law = auto_grid(epsilon, sensitivity, gamma)
+    monkeypatch.setattr(exact_staircase, "_weighted_sum",
+                        lambda p, v: float(np.dot(p, v)))
+    grid_dot, law_dot = auto_grid(epsilon, sensitivity, gamma)
+    assert (grid, law.joint, law.S, law.G, law.geo.a, law.geo.M, law.geo.inner) == (
+        grid_dot, law_dot.joint, law_dot.S, law_dot.G, law_dot.geo.a, law_dot.geo.M,
+        law_dot.geo.inner)
+    assert law.exact_loss == law_dot.exact_loss
+    assert law.second_moment() == pytest.approx(law_dot.second_moment(), rel=1e-13)
+    assert law.first_moment() == pytest.approx(law_dot.first_moment(), rel=1e-13)

@@ -149,14 +149,14 @@ class LatticeStaircase:
         if self.joint:
             p = self.period_prob / self.period_prob.sum()
             o = np.arange(self.period, dtype=np.float64) + 0.5
-            m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
+            m1, m2 = _weighted_sum(p, o), _weighted_sum(p, o * o)
         else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
             pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
             pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
             R = np.arange(self.geo.M, dtype=np.float64)
             jj = np.arange(self.S, dtype=np.float64) + 0.5
-            er, er2 = float(np.dot(pr, R)), float(np.dot(pr, R * R))
-            ej, ej2 = float(np.dot(pj, jj)), float(np.dot(pj, jj * jj))
+            er, er2 = _weighted_sum(pr, R), _weighted_sum(pr, R * R)
+            ej, ej2 = _weighted_sum(pj, jj), _weighted_sum(pj, jj * jj)
             S = self.S
             m1 = S * er + ej
             m2 = S * S * er2 + 2 * S * er * ej + ej2
@@ -368,6 +368,13 @@ class LatticeStaircase:
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
+
+
+def _weighted_sum(p: NDArray[np.float64], v: NDArray[np.float64]) -> float:
+    """Σ p_i·v_i by numpy's pairwise summation -- not ``np.dot``, whose BLAS splits long sums
+    over threads (a result that depends on the machine's thread count, and threads that spin
+    for tens of milliseconds on a busy machine at the first call of a process)."""
+    return float(np.sum(p * v))
 
 
 _LOW63_MASK = np.uint64((1 << 63) - 1)
