@@ -5,6 +5,8 @@ unchanged (the exact-law and verifier tests of each mechanism still run on top o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,10 +15,12 @@ from hypothesis import strategies as st
 
 from dpnoise.exact import staircase as exact_staircase
 from dpnoise.exact.alias import _largest_remainders, _quantize_exact, quantize_weights_array
+from dpnoise.exact.crossing import last_at_most
 from dpnoise.exact.run_spread import run_spread
 from dpnoise.exact.staircase import LatticeStaircase
 from dpnoise.laws.bounded_minimum import bounded_minimum
 from dpnoise.laws.staircase import auto_grid, level_weights, optimal_lambda
+from dpnoise.mechanisms.count_noise import _delta_for, _max_eta, exp_lower
 
 scipy_optimize = pytest.importorskip("scipy.optimize")
 
@@ -138,3 +142,53 @@ def test_staircase_moments_without_blas_choose_the_same_law(
     assert law.exact_loss == law_dot.exact_loss
     assert law.second_moment() == pytest.approx(law_dot.second_moment(), rel=1e-13)
     assert law.first_moment() == pytest.approx(law_dot.first_moment(), rel=1e-13)
+
+
+def _bisect_last_at_most(f: Callable[[int], Fraction], target: Fraction, lo: int,
+                         hi: int) -> int:
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_last_at_most_is_bisections_answer(data: st.DataObject) -> None:
+    """Any nondecreasing f (steps, plateaus, jumps over orders of magnitude)."""
+    hi = data.draw(st.integers(2, 1 << 40))
+    knots = sorted(data.draw(st.lists(st.integers(0, hi), min_size=1, max_size=8)))
+    scales = data.draw(st.lists(st.integers(0, 30), min_size=len(knots), max_size=len(knots)))
+    levels = np.cumsum(scales).tolist()
+
+    def f(j: int) -> Fraction:  # piecewise linear between exponentially spaced levels
+        i = int(np.searchsorted(knots, j, side="right"))
+        base = Fraction(1, 1 << 100) * (Fraction(2) ** levels[i - 1] if i else 1)
+        return base + Fraction(j, 1 << 60)
+
+    lo = data.draw(st.integers(0, hi - 1))
+    target = f(data.draw(st.integers(lo, hi - 1))) + data.draw(
+        st.sampled_from([Fraction(0), Fraction(1, 1 << 70)]))
+    if f(lo) > target or f(hi) <= target:
+        return
+    assert last_at_most(f, target, lo, hi, f(lo), f(hi)) == _bisect_last_at_most(
+        f, target, lo, hi)
+
+
+@pytest.mark.parametrize(("epsilon", "D", "delta", "method"),
+                         [(1.0, 16, "1/1000000", "paper"), (5.0, 4, "1/1000000", "paper"),
+                          (0.1, 64, "1/1000", "paper"), (2.0, 16, "1/10000000000", "paper")])
+def test_count_noise_eta_is_the_bisection_eta(epsilon: float, D: int, delta: str,
+                                               method: str) -> None:
+    """CountNoise's calibrated η (largest on the 2^-40 grid with exact δ <= target) is the
+    one the plain bisection over the grid finds."""
+    target = Fraction(delta)
+    got = _max_eta(epsilon, target, D, method)
+    assert got is not None
+    E, res = exp_lower(epsilon), 1 << 40
+    j = _bisect_last_at_most(lambda i: _delta_for(E, Fraction(i, res), D, method), target,
+                             got.numerator * (res // got.denominator), res)
+    assert got == Fraction(j, res)
