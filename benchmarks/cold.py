@@ -8,7 +8,9 @@ at epsilon in {0.01, 0.1, 1, 5} and sensitivity in {1, 10, 1000} ({1, 2, 16} for
 integer mechanisms); the construction script is the targets table's (``targets._BUILD``).
 A cell shows the best wall time of ``--repeats`` processes (cold: nothing cached), the CPU
 time of that run, the same construction again in the process (warm: the per-process caches
-keyed by public parameters), and pass/fail against the 20 ms target.  The machine's load
+keyed by public parameters), and pass/fail against the 20 ms target: in wall time (the
+target, meant for an idle machine) and in CPU time (what the wall time would be on an idle
+core; on a busy machine the wall time also counts the waits for a core).  The machine's load
 average is printed at the top and with each mechanism; a cell outside a mechanism's
 supported range (ParameterError) says so.
 """
@@ -52,24 +54,26 @@ def main() -> None:
     one, five, _ = os.getloadavg()
     print(f"load average {one:.2f} (5-minute {five:.2f}) on {os.cpu_count()} cores; "
           f"best of {args.repeats} fresh processes per cell; target <= {TARGET_MS:.0f} ms\n")
-    print("| mechanism | epsilon | sensitivity | cold ms | cold CPU ms | warm ms | <= 20 ms |")
-    print("|---|---|---|---|---|---|---|")
-    passed = failed = 0
+    print("| mechanism | epsilon | sensitivity | cold ms | cold CPU ms | warm ms | wall <= 20 ms "
+          "| CPU <= 20 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    passed = failed = cpu_passed = 0
     for name in args.only or NAMES:
-        print(f"| *{name}* (load average {os.getloadavg()[0]:.2f}) |  |  |  |  |  |  |",
+        print(f"| *{name}* (load average {os.getloadavg()[0]:.2f}) |  |  |  |  |  |  |  |",
               flush=True)
         for eps in _EPSILONS:
             for sens in ((1, 2, 16) if name in _INTEGER else (1, 10, 1000)):
                 got = cell(name, eps, sens, args.repeats)
                 if got is None:
-                    print(f"| {name} | {eps:g} | {sens} | outside its range |  |  | -- |")
+                    print(f"| {name} | {eps:g} | {sens} | outside its range |  |  | -- | -- |")
                     continue
-                ok = got[0] <= TARGET_MS
-                passed, failed = passed + ok, failed + (not ok)
+                ok, cpu_ok = got[0] <= TARGET_MS, got[1] <= TARGET_MS
+                passed, failed, cpu_passed = passed + ok, failed + (not ok), cpu_passed + cpu_ok
                 print(f"| {name} | {eps:g} | {sens} | {got[0]:.1f} | {got[1]:.1f} | "
-                      f"{got[2]:.1f} | {'pass' if ok else 'FAIL'} |", flush=True)
-    print(f"\n{passed} cells pass, {failed} fail (load average {os.getloadavg()[0]:.2f} at "
-          "the end)")
+                      f"{got[2]:.1f} | {'pass' if ok else 'FAIL'} | "
+                      f"{'pass' if cpu_ok else 'FAIL'} |", flush=True)
+    print(f"\n{passed} of {passed + failed} cells pass in wall time, {cpu_passed} in CPU time "
+          f"(load average {os.getloadavg()[0]:.2f} at the end)")
 
 
 if __name__ == "__main__":
