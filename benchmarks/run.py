@@ -26,6 +26,7 @@ import blocks
 BENCHMARKS: dict[str, tuple[str, list[str], bool]] = {
     "summary": ("summary.py", [], True),
     "targets": ("targets.py", ["--quick"], True),
+    "cold": ("cold.py", ["--repeats", "2"], True),
     "throughput": ("throughput.py", ["--quick"], False),
     "truncated_laplace": ("truncated_laplace.py", ["--quick"], False),
     "staircase": ("staircase.py", ["--quick"], False),

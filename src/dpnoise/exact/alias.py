@@ -157,9 +157,22 @@ def _hand_out_rest(q: NDArray[np.uint64], r_lo: NDArray[np.uint64], r_hi: NDArra
     if not 0 <= rest < n:  # pragma: no cover - Σ floor(shares) is within n of 2^64
         raise AssertionError("quantisation lost mass")
     if rest:
-        order = np.lexsort((np.arange(n), ~r_lo, ~r_hi))  # remainder descending, index up
-        q[order[:rest]] += np.uint64(1)
+        q[_largest_remainders(r_lo, r_hi, rest)] += np.uint64(1)
     return q
+
+
+def _largest_remainders(r_lo: NDArray[np.uint64], r_hi: NDArray[np.uint64], k: int
+                        ) -> NDArray[np.intp]:
+    """The indices of the ``k`` largest remainders r_hi·2^64 + r_lo, ties to the lowest index:
+    the first ``k`` of a full sort (remainder descending, index ascending), found in linear
+    time.  Every remainder whose high limb exceeds the k-th largest high limb h is in; the
+    rest are the first of those whose high limb is h, sorted the same way (a few entries)."""
+    n = r_hi.size
+    h = np.partition(r_hi, n - k)[n - k]  # the k-th largest high limb
+    above = np.flatnonzero(r_hi > h)
+    tie = np.flatnonzero(r_hi == h)
+    tie = tie[np.lexsort((tie, ~r_lo[tie]))]  # low limb descending, index ascending
+    return np.concatenate((above, tie[: k - above.size]))
 
 
 def _compiled_shares(v: NDArray[np.uint64], total: int

@@ -25,6 +25,7 @@ from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights, quantize_weights_array
 from .ratio_geometric import RatioGeometric
+from .run_spread import run_spread
 
 _CHUNK = 1 << 14
 _MAX_INDEX = float(1 << 51)
@@ -148,14 +149,14 @@ class LatticeStaircase:
         if self.joint:
             p = self.period_prob / self.period_prob.sum()
             o = np.arange(self.period, dtype=np.float64) + 0.5
-            m1, m2 = float(np.dot(p, o)), float(np.dot(p, o * o))
+            m1, m2 = _weighted_sum(p, o), _weighted_sum(p, o * o)
         else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
             pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
             pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
             R = np.arange(self.geo.M, dtype=np.float64)
             jj = np.arange(self.S, dtype=np.float64) + 0.5
-            er, er2 = float(np.dot(pr, R)), float(np.dot(pr, R * R))
-            ej, ej2 = float(np.dot(pj, jj)), float(np.dot(pj, jj * jj))
+            er, er2 = _weighted_sum(pr, R), _weighted_sum(pr, R * R)
+            ej, ej2 = _weighted_sum(pj, jj), _weighted_sum(pj, jj * jj)
             S = self.S
             m1 = S * er + ej
             m2 = S * S * er2 + 2 * S * er * ej + ej2
@@ -205,6 +206,36 @@ class LatticeStaircase:
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
+        return self._joint_loss()
+
+    def _joint_loss(self) -> float:
+        """The joint table's exact loss: the largest log-pmf difference of two lattice points
+        at most S apart among points m ∈ [−W, W), W = P + 2S + 2 (magnitude cell K = m for
+        m >= 0, −m − 1 below), restricted to the points of the windows of S + 1 points
+        centred on S .. 2W − S − 1 (the windows the cell-by-cell computation
+        :meth:`_joint_loss_by_cells` slides).  ln P is constant on each block of the period
+        table, so the points come as runs, one per block and period, and
+        :func:`~dpnoise.exact.run_spread.run_spread` takes the same maximum over the runs."""
+        S, P = self.S, self.period
+        W = P + 2 * S + 2
+        lo, hi = S - (S + 1) // 2, 2 * W - (S + 1) // 2  # point indices m + W in the windows
+        periods = -(-W // P)
+        k0 = (np.arange(periods, dtype=np.int64)[:, None] * P + self.block_start).reshape(-1)
+        k1 = np.minimum(k0 + np.tile(self.block_width, periods), W)
+        keep = k0 < W
+        k0, k1 = k0[keep], k1[keep]
+        value = self.log_magnitude(k0)
+        # index m + W: K-run [k0, k1) is [W + k0, W + k1) on the right, [W − k1, W − k0) left
+        starts = np.concatenate([(W - k1)[::-1], W + k0])
+        ends = np.concatenate([(W - k0)[::-1], W + k1])
+        values = np.concatenate([value[::-1], value])
+        starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
+        inside = starts < ends
+        return run_spread(starts[inside], ends[inside], values[inside], S)
+
+    def _joint_loss_by_cells(self) -> float:
+        """The reference of :meth:`_joint_loss`, point by point: sliding-window extremes over
+        every window of S + 1 consecutive lattice points (O(P) memory and time)."""
         W = self.period + 2 * self.S + 2
         m = np.arange(-W, W, dtype=np.int64)
         lp = self.log_magnitude(np.where(m >= 0, m, -m - 1))
@@ -337,6 +368,13 @@ class LatticeStaircase:
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
+
+
+def _weighted_sum(p: NDArray[np.float64], v: NDArray[np.float64]) -> float:
+    """Σ p_i·v_i by numpy's pairwise summation -- not ``np.dot``, whose BLAS splits long sums
+    over threads (a result that depends on the machine's thread count, and threads that spin
+    for tens of milliseconds on a busy machine at the first call of a process)."""
+    return float(np.sum(p * v))
 
 
 _LOW63_MASK = np.uint64((1 << 63) - 1)

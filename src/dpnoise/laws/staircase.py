@@ -56,6 +56,7 @@ from ..exact.staircase import BLOCK_BITS, LatticeStaircase, aligned_blocks
 from ..grid import grid_sensitivity, power_of_two_at_most
 from ..params import LN2, check_epsilon, check_finite, check_sensitivity
 from .base import Law
+from .bounded_minimum import bounded_minimum
 
 Criterion = Literal["variance", "mean_abs", "interval"]
 CRITERIA: tuple[str, ...] = ("variance", "mean_abs", "interval")
@@ -333,16 +334,18 @@ class L1StaircaseDensity:
 
 
 def optimal_lambda(epsilon: float, dim: int) -> float:
-    """λ in [0, 1] minimising E[(λ+I)²] (the per-coordinate variance; box or L1 ball)."""
-    from scipy.optimize import minimize_scalar
+    """λ in [0, 1] minimising E[(λ+I)²] (the per-coordinate variance; box or L1 ball).
+
+    Brent's bounded minimisation (:func:`~dpnoise.laws.bounded_minimum.bounded_minimum`, the
+    same doubles as ``scipy.optimize.minimize_scalar(..., method="bounded")`` without its
+    import), to x-tolerance 1e-9.
+    """
 
     def second(lam: float) -> float:
         w = level_weights(epsilon, lambda i: (lam + i) ** dim)
         return float((w * (lam + np.arange(w.size)) ** 2).sum())
 
-    res = minimize_scalar(second, bounds=(0.0, 1.0), method="bounded",
-                          options={"xatol": 1e-9})
-    return float(res.x)
+    return bounded_minimum(second, 0.0, 1.0, xatol=1e-9)
 
 
 def laplace_l1_region(epsilon: float, sensitivity: float, level: float) -> float:

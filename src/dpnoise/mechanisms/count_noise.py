@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..exact.crossing import last_at_most
 from ..exact.rational import as_fraction, exp_lower, float_up
 from ..exact.table import IntegerTable, quantize_symmetric
 from ..laws import count_noise as cf
@@ -504,10 +505,16 @@ def _max_eta(eps: float, target: Fraction, D: int, method: str) -> Fraction | No
     if lo_j >= res:  # the interval rounds up to eta = 1 (huge epsilon): no valid eta
         return None
     try:
-        if _delta_for(E, Fraction(lo_j, res), D, method) > target:
+        d_lo = _delta_for(E, Fraction(lo_j, res), D, method)
+        if d_lo > target:
             return None
     except cf.ThmThreeError:
         return None
+    try:  # δ(η) is nondecreasing on [lo, 1): the crossing is unique, found in a few steps
+        return Fraction(last_at_most(lambda j: _delta_for(E, Fraction(j, res), D, method),
+                                     target, lo_j, res, d_lo, Fraction(1)), res)
+    except cf.ThmThreeError:  # pragma: no cover - then the plain bisection decides, as before
+        pass
     hi_j = res  # η = 1 is excluded (δ = 1 there)
     while hi_j - lo_j > 1:
         mid = (lo_j + hi_j) // 2
