@@ -198,6 +198,7 @@ class RangeLaplace(Mechanism):
             self._bounded = math.isfinite(self._lo) and math.isfinite(self._hi)
         else:  # unions: one per-element sampler, built now from public parameters
             self._union = UnionSampler(self._gd, self.block)
+            self._pieces = tuple((float(lo), float(hi)) for lo, hi in pieces)
         self._freeze()
 
     # ------------------------------------------------------------ calibration
@@ -296,6 +297,14 @@ class RangeLaplace(Mechanism):
                     i = math.floor(q)
                     return conv.sample_one(resolve_rng(rng), i + (q - i >= 0.5))
             # anything else: the general path raises the right error
+        union = self._union
+        if union is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+            x = float(true_value)  # one number on a union: the pure-Python twin of the batch
+            inside = sum(lo <= x <= hi for lo, hi in self._pieces)
+            q = x / self.grid  # exact (power-of-two grid)
+            if inside and -_MAX_Q < q < _MAX_Q:
+                i = math.floor(q)
+                return union.scalar.sample_one(resolve_rng(rng), i + (q - i >= 0.5), self.grid)
         values = self.domain.check_values(true_value)
         flat = values.reshape(-1)
         if self.block is None:
