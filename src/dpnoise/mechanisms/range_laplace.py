@@ -57,6 +57,7 @@ with the independent verifier (``dpnoise.verify``).
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,7 @@ _EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
 #: grid): identical parameters are not rebuilt in a process; the samplers are immutable
 _BUILT: dict[tuple[Any, ...], dict[str, Any]] = {}
 _BUILT_MAX = 32
+_BUILT_LOCK = threading.Lock()
 
 __all__ = [
     "RangeLaplace",
@@ -181,9 +183,10 @@ class RangeLaplace(Mechanism):
             before = set(self.__dict__) - {"_conv", "_union"}
             self._build(pieces, grid)
             built = {k: v for k, v in self.__dict__.items() if k not in before}
-            _BUILT[key] = built
-            while len(_BUILT) > _BUILT_MAX:
-                _BUILT.pop(next(iter(_BUILT)))
+            with _BUILT_LOCK:
+                _BUILT[key] = built
+                while len(_BUILT) > _BUILT_MAX:
+                    _BUILT.pop(next(iter(_BUILT)))
         else:
             self.__dict__.update(built)
         self._freeze()
