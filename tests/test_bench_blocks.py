@@ -4,6 +4,7 @@ that matches the committed benchmark output it was written from."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,30 @@ def test_a_hand_edited_block_is_caught(tmp_path: Path, monkeypatch: pytest.Monke
     assert blocks.stale() == ["docs/p.md: x"]
     assert blocks.rewrite() == [tmp_path / "docs" / "p.md"]
     assert blocks.stale() == []
+
+
+#: a performance figure: a duration in µs/ms, a rate per second, or a ratio to numpy / "faster"
+_FIGURE = re.compile(
+    r"\d[\d.,]*\s*(?:–\s*\d[\d.,]*\s*)?(?:µs|us\b|ms\b|(?:[kMG]\s*)?"
+    r"(?:values|points|vectors|samples|draws|words)?\s*/\s*s\b|[x×]\s*(?:numpy|faster|slower|"
+    r"the speed))|\d\s*[x×]\s*(?:10\^\d+\s*)?/s")
+_OUTPUT = re.compile(r"<!-- BEGIN output:.*?<!-- END output:[^>]*-->", re.DOTALL)
+
+
+def test_no_hand_typed_figures_in_the_mechanism_and_accounting_pages() -> None:
+    """Outside generated blocks, docs/accounting.md and docs/mechanisms/*.md state no
+    duration, rate or speed ratio: those come from `make bench`."""
+    root = blocks.ROOT / "docs"
+    typed = []
+    for doc in [root / "accounting.md", *sorted((root / "mechanisms").glob("*.md"))]:
+        text = _OUTPUT.sub("", blocks._BLOCK.sub("", doc.read_text()))
+        typed += [f"{doc.name}: {line.strip()}" for line in text.splitlines()
+                  if _FIGURE.search(line)]
+    assert typed == []
+
+
+def test_the_figure_pattern_catches_typed_figures() -> None:
+    for line in ("runs at 0.75–0.88× the speed of numpy", "one scalar release(x) 5–9 µs",
+                 "1.9–4.5 ×10^6 /s", "17.5 M points/s", "~14 ms", "1.07x numpy"):
+        assert _FIGURE.search(line), line
+    assert not _FIGURE.search("epsilon 0.5, sensitivity 2, 1e-6")

@@ -46,6 +46,9 @@ def power_of_two_at_most(x: float) -> float:
 
 def grid_sensitivity(sensitivity: float, grid: float) -> int:
     """ceil(Δ / L) computed exactly: the largest index distance of neighbouring inputs."""
+    q = sensitivity / grid
+    if math.frexp(grid)[0] == 0.5 and 2.0**-1000 < q < 2.0**1000:
+        return math.ceil(q)  # L a power of two: Δ/L is exact (a normal float)
     return math.ceil(Fraction(sensitivity) / Fraction(grid))
 
 

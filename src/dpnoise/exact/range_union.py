@@ -76,6 +76,7 @@ from ..params import LN2
 from ..randomness import RandomSource
 from .alias import TOTAL
 from .range_lattice import DyadicTable, GridDomain, block_weights, sample_geometric
+from .range_union_scalar import UnionScalar
 from .words import mulhi64
 
 _CHUNK = 1 << 13
@@ -183,6 +184,7 @@ class UnionSampler:
         # release never uses this memo (it computes every element's parameters afresh)
         self._law_params = lru_cache(maxsize=4096)(self._scalar_params)
         self._ktables = self._build_kernel_tables()  # for the compiled draw (kernels/)
+        self.scalar = UnionScalar(self)  # the one-value path: same words, same floats
 
     # ------------------------------------------------------------ per-element parameters
     def _side(self, n: NDArray[np.float64]):  # type: ignore[no-untyped-def]

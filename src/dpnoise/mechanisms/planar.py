@@ -12,7 +12,9 @@ Release procedure, for a true point x0 in the domain:
     discretised to 52 relative bits, and U itself is never formed (no subnormal cap).
     E1 + E2 is Gamma(2): **no Lambert W** (scipy's ``lambertw`` is wrong by up to 100%
     near the branch point) and no √-singularity of the inverse CDF.
-3.  (x, y) = x0 + ρ·(cos θ, sin θ) in float64.
+3.  (x, y) = x0 + ρ·(cos θ, sin θ) in float64, cos θ and sin θ from a 1024-entry table
+    indexed by θ's top 10 bits and a degree-6 polynomial in the rest
+    (:mod:`dpnoise.mechanisms.planar_angle`: each within 2^-50 of the exact value).
 4.  Round each coordinate exactly to the grid (L = 2^j: j = rint(x/L), output j·L).
 5.  If the rounded cell is outside the region M_r the release is an **exception**
     (``PlanarRelease.exited``): never a projection onto the boundary (unbounded error in
@@ -81,6 +83,7 @@ from ..params import (
 )
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
+from .planar_angle import TABLES, cos_sin
 
 TWO_PI_ULP = 2.0 * math.pi * 2.0**-53
 F_ULP = 2.0**-52
@@ -414,7 +417,8 @@ class PlanarLaplace(Mechanism):
         if kern is not None:
             xy = np.ascontiguousarray(xy, dtype=np.float64)
             consts = (float(self.scale), LN2, TWO_PI_ULP, float(L), float(self._jx[0]),
-                      float(self._jx[1]), float(self._jy[0]), float(self._jy[1]))
+                      float(self._jx[1]), float(self._jy[0]), float(self._jy[1]),
+                      TABLES[0].ctypes.data, TABLES[1].ctypes.data)
             lbuf = np.empty((2, chunk))
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
@@ -452,8 +456,8 @@ class PlanarLaplace(Mechanism):
         """x0 + ρ(cos θ, sin θ) in float64 (before rounding) from words w[0..4] per draw."""
         E = _exponential(rng, w[0], w[2]) + _exponential(rng, w[1], w[3])
         rho = self.scale * E
-        theta = (w[4] >> np.uint64(11)).astype(np.float64) * TWO_PI_ULP
-        return xy[:, 0] + rho * np.cos(theta), xy[:, 1] + rho * np.sin(theta)
+        cos_t, sin_t = cos_sin(w[4])  # θ = 2π·(w >> 11)·2^-53 (planar_angle: |error| < 2^-50)
+        return xy[:, 0] + rho * cos_t, xy[:, 1] + rho * sin_t
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Per point (last axis = (x, y)): a grid point j·L inside the region, or the EXCEPTION
@@ -562,7 +566,8 @@ def _planar_kernel() -> Any:
     from .. import kernels
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
-    return kernels.function("dpk_planar", [vp, i64, vp, vp, vp, *([f64] * 8), vp, vp], i64)
+    return kernels.function("dpk_planar", [vp, i64, vp, vp, vp, *([f64] * 8), vp, vp, vp, vp],
+                            i64)
 
 
 def _exponential(rng: RandomSource, ew: NDArray[np.uint64], fw: NDArray[np.uint64]

@@ -57,6 +57,7 @@ with the independent verifier (``dpnoise.verify``).
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -89,6 +90,11 @@ MAX_M = 1 << 17  # block tables and loss-bound windows build in ~1 s at this siz
 MAX_WINDOW_CELLS = 1 << 22  # centre cells the loss bound scans (~0.5 s per evaluation)
 _MAX_Q = 2.0**50  # |x / grid| bound of a true value (exact centre and output indices)
 _EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
+#: calibrations and samplers by public parameters (domain, sensitivity, epsilon, mode,
+#: grid): identical parameters are not rebuilt in a process; the samplers are immutable
+_BUILT: dict[tuple[Any, ...], dict[str, Any]] = {}
+_BUILT_MAX = 32
+_BUILT_LOCK = threading.Lock()
 
 __all__ = [
     "RangeLaplace",
@@ -171,7 +177,24 @@ class RangeLaplace(Mechanism):
             self.bound = None
             self._freeze()
             return
-        calib = sigma_std if mode == "dp" else sigma_metric
+        key = (self.domain.pieces, self.sensitivity, self.epsilon, mode, grid)
+        built = _BUILT.get(key)
+        if built is None:  # calibrate and build the sampler (public parameters only)
+            before = set(self.__dict__) - {"_conv", "_union"}
+            self._build(pieces, grid)
+            built = {k: v for k, v in self.__dict__.items() if k not in before}
+            with _BUILT_LOCK:
+                _BUILT[key] = built
+                while len(_BUILT) > _BUILT_MAX:
+                    _BUILT.pop(next(iter(_BUILT)))
+        else:
+            self.__dict__.update(built)
+        self._freeze()
+
+    def _build(self, pieces: tuple[tuple[float, float], ...], grid: float | None) -> None:
+        """Calibrate (continuous scale, grid, block length with its proven loss bound) and
+        build the one sampler; the attributes it sets are cached by public parameters."""
+        calib = sigma_std if self.mode == "dp" else sigma_metric
         self.continuous_scale = calib(pieces, self.sensitivity, self.epsilon)
         self.grid = (range_laplace_grid(self.sensitivity, self.continuous_scale, self.domain)
                      if grid is None else check_grid(grid))
@@ -198,7 +221,7 @@ class RangeLaplace(Mechanism):
             self._bounded = math.isfinite(self._lo) and math.isfinite(self._hi)
         else:  # unions: one per-element sampler, built now from public parameters
             self._union = UnionSampler(self._gd, self.block)
-        self._freeze()
+            self._pieces = tuple((float(lo), float(hi)) for lo, hi in pieces)
 
     # ------------------------------------------------------------ calibration
     def _check(self, M: int) -> tuple[bool, LossBound]:
@@ -296,6 +319,14 @@ class RangeLaplace(Mechanism):
                     i = math.floor(q)
                     return conv.sample_one(resolve_rng(rng), i + (q - i >= 0.5))
             # anything else: the general path raises the right error
+        union = self._union
+        if union is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+            x = float(true_value)  # one number on a union: the pure-Python twin of the batch
+            inside = sum(lo <= x <= hi for lo, hi in self._pieces)
+            q = x / self.grid  # exact (power-of-two grid)
+            if inside and -_MAX_Q < q < _MAX_Q:
+                i = math.floor(q)
+                return union.scalar.sample_one(resolve_rng(rng), i + (q - i >= 0.5), self.grid)
         values = self.domain.check_values(true_value)
         flat = values.reshape(-1)
         if self.block is None:
