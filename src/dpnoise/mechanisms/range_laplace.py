@@ -4,7 +4,9 @@ Every output lies in the declared domain S (an interval, a half-line or a union 
 intervals).  The ideal density is the Laplace density restricted to S and renormalised,
 ``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6)).
 
-Calibration (paper errata in the verdict table):
+Calibration (its one home: :mod:`dpnoise.laws.range_laplace` -- the continuous scale and
+:func:`~dpnoise.laws.range_laplace.lattice_block`, the sampled table's block length; paper
+errata in the verdict table):
 
 * ``mode="dp"`` (default): the minimal uniform scale for ordinary ε-DP -- Alg. A (interval:
   phi(s) = ε, closed form at W = 2Δ, s = W/ε when W <= Δ), Alg. B (half-line:
@@ -66,10 +68,11 @@ from numpy.typing import ArrayLike, NDArray
 from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
 from ..exact.range_convex import ConvexSampler
-from ..exact.range_lattice import GridDomain, LossBound, loss_bound, window_cells
+from ..exact.range_lattice import GridDomain, window_cells
 from ..exact.range_union import UnionSampler
 from ..grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
+    lattice_block,
     paper_half_line_scale_unsafe,
     sigma_metric,
     sigma_std,
@@ -214,7 +217,10 @@ class RangeLaplace(Mechanism):
                 f"scan {cells} centre cells (> 2^22, seconds of work); pass a coarser grid= "
                 f"(e.g. grid={power_of_two_at_most(self.grid * 4 * cells / MAX_WINDOW_CELLS)!r})")
         self._n_decisions = len(pieces) if len(pieces) > 1 else 0
-        self.block, self.bound = self._calibrate()
+        self.block, self.bound = lattice_block(
+            self._gd, self.continuous_scale, self.shift_steps, epsilon=self.epsilon,
+            sensitivity=self.sensitivity, metric=self.mode == "metric",
+            n_decisions=self._n_decisions, max_block=MAX_M)
         if self.domain.is_convex:  # one sampler for every true value (no per-centre state)
             self._conv = ConvexSampler(self._gd, self.block)
             self._lo, self._hi = self.domain.lower, self.domain.upper
@@ -222,53 +228,6 @@ class RangeLaplace(Mechanism):
         else:  # unions: one per-element sampler, built now from public parameters
             self._union = UnionSampler(self._gd, self.block)
             self._pieces = tuple((float(lo), float(hi)) for lo, hi in pieces)
-
-    # ------------------------------------------------------------ calibration
-    def _check(self, M: int) -> tuple[bool, LossBound]:
-        metric = self.mode == "metric"
-        b = loss_bound(self._gd, M, self.shift_steps, n_decisions=self._n_decisions,
-                       metric_cells=self.sensitivity / self.grid if metric else None)
-        ok = b.total <= self.epsilon
-        if metric:
-            per_cell = self.epsilon * self.grid / self.sensitivity
-            ok = ok and b.metric_rate <= per_cell and not (b.metric_gap_ratio > per_cell)
-        return ok, b
-
-    def _calibrate(self) -> tuple[int, LossBound]:
-        """Smallest block length M whose proven loss bound is <= ε (search from the continuous
-        scale; the bound is monotone in M in every case checked, and the result is re-checked)."""
-        M0 = max(1, math.ceil(self.continuous_scale * LN2 / self.grid))
-        ok, b = self._check(M0)
-        if ok:
-            M, best = M0, b
-            for _ in range(16):
-                ok2, b2 = self._check(M - 1) if M > 1 else (False, b)
-                if not ok2:
-                    break
-                M, best = M - 1, b2
-            return M, best
-        # the answer lies within ~1 % of M0: a first step of M0/512 halves the number of
-        # loss-bound evaluations (the bisection then finds the same smallest M)
-        lo, step = M0, max(1, M0 >> 9)
-        while True:
-            hi = M0 + step
-            if hi > MAX_M:
-                raise ParameterError(
-                    f"epsilon={self.epsilon!r} needs a block length > {MAX_M} at grid "
-                    f"{self.grid!r}; pass a coarser grid=")
-            ok, b = self._check(hi)
-            if ok:
-                break
-            lo, step = hi, step * 2
-        best = b
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            ok, bm = self._check(mid)
-            if ok:
-                hi, best = mid, bm
-            else:
-                lo = mid
-        return hi, best
 
     @property
     def scale(self) -> float:
