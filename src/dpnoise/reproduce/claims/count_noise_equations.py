@@ -79,7 +79,7 @@ def eq14(quick: bool) -> Outcome:
     """(14): p(±i) = α_i η̄/2, p(0) = η is a pmf for every α on the simplex."""
     rng = random.Random(14)
     bad = []
-    for E, eta, D in CELLS:
+    for _, eta, D in CELLS:
         alpha = _random_alpha(rng, D)
         p = cf.pmf_from_alpha(eta, alpha)
         if sum(p) != 1 or p[D] != eta or p[D + 1] != alpha[0] * (1 - eta) / 2:
@@ -138,7 +138,7 @@ def eq23_31(number: int, quick: bool) -> Outcome:
     for E, eta, D in CELLS:
         _, B, C = _bc(eta)
         for k in range(1, D + 1):
-            if number in (24,) and k != 1 or number in (25, 26) and k != 2:
+            if (number in (24,) and k != 1) or (number in (25, 26) and k != 2):
                 continue
             if number in (27, 28, 29, 30, 31) and k < 3:
                 continue
@@ -208,7 +208,7 @@ def eq37_44(number: int, quick: bool) -> Outcome:
         sm = cf.sums(E, D)
         a, k, dt = list(sol.alpha), sol.k, sol.delta_tilde
         type2 = k == D + 1
-        if number in (37, 38) and not type2 or number in (39, 40, 41, 42, 43) and type2:
+        if (number in (37, 38) and not type2) or (number in (39, 40, 41, 42, 43) and type2):
             continue
         if number == 37:
             ok = a[D - 1] == B * dt == 1 / sm.W[D]
@@ -222,7 +222,7 @@ def eq37_44(number: int, quick: bool) -> Outcome:
         elif number in (41, 42):
             ok = a[k - 1] == (sm.S[k - 1] - C * sm.W[k - 1]) / sm.T[k - 1]
         elif number == 43:
-            ok = a[k - 1] >= 0 and (k < 2 or C <= sm.S[k - 1] / sm.W[k - 1])
+            ok = a[k - 1] >= 0 and (k < 2 or sm.S[k - 1] / sm.W[k - 1] >= C)
         else:
             ok = sum(a[:k] if not type2 else a) == 1
         n += 1
@@ -239,8 +239,8 @@ def eq45(quick: bool) -> Outcome:
         z = np.arange(-60, 61)
         p = np.asarray(dga.pmf(z, s2), dtype=float)
         direct = float(np.sum(np.maximum(p[1:] - math.exp(eps) * p[:-1], 0.0)))
-        tail = lambda t: float(p[z > t].sum())  # noqa: E731
-        printed = tail(eps * s2 - 0.5) - math.exp(eps) * tail(eps * s2 + 0.5)
+        printed = float(p[z > eps * s2 - 0.5].sum()) \
+            - math.exp(eps) * float(p[z > eps * s2 + 0.5].sum())
         rows.append((s2, eps, printed, direct))
     ok = all(abs(a - b) <= 1e-12 + 1e-9 * b for *_, a, b in rows)
     return Outcome(ok, "; ".join(f"σ² = {s}, ε = {e}: {a:.6g} vs {b:.6g}" for s, e, a, b in rows))
