@@ -523,3 +523,49 @@ def formula(number: int, quick: bool = False) -> Outcome:
         if number in group:
             return fn(number, quick)
     raise KeyError(f"no check for formula ({number})")
+
+
+# --------------------------------------------------------------- appendix (A1)-(A7)
+def _ln25(s2: float, s1: float, i: float, dl1: float) -> float:
+    """ln of the left-hand side of (25) (ΔF = 1)."""
+    return math.log((s2 / s1) * (2 - math.exp(-(dl1 + i) / s2)) / (2 - math.exp(-dl1 / s1))
+                    * math.exp((dl1 + i) / s2 - dl1 / s1))
+
+
+def _appendix_general(i: float, eps: float, s1: float, dl1: float, branch: int) -> float:
+    """(A6) (branch 0) and (A7) (branch −1) as printed, ΔF = 1."""
+    g = 2 * math.exp(dl1 / s1) - 1
+    expo = -(2 * i * eps * s1 * math.exp(dl1 / s1) + math.exp(-i * eps) * i - i * eps * s1
+             + math.exp(-i * eps) * dl1) / (s1 * g)
+    w = float(special.lambertw(-2 * (i + dl1) * math.exp(expo) / (s1 * g), branch).real)
+    num = 2 * (math.exp(dl1 / s1) - 0.5) * math.exp(i * eps) * s1 * (i + dl1)
+    den = -s1 * (math.exp(i * eps) - 2 * math.exp((i * eps * s1 + dl1) / s1)) * w + i + dl1
+    return -num / den
+
+
+def appendix(number: int, quick: bool = False) -> Outcome:
+    """Appendix (A1)-(A7): (A1)/(A2) repeat (28)/(29); (A3)/(A4) are (30)/(31) rearranged;
+    (A5) repeats (25); (A6)/(A7) are Lemma 1's bounds for any ΔL1 >= 0: (25) holds with
+    equality at each."""
+    if number in (1, 2):
+        return formula(27 + number, quick)
+    if number == 5:
+        return formula(25, quick)
+    rows = []
+    w0 = float(special.lambertw(-1 / (2 * math.e), 0).real)
+    # (A6)/(A7) only where the argument of W is >= −1/e (a real bound exists)
+    cells = ((0.5, 1.0), (1.5, 0.4), (0.25, 2.0), (3.0, 0.3)) if number in (3, 4) else \
+        ((0.5, 1.0), (0.25, 2.0))
+    for i, eps in cells:
+        if number in (3, 4):
+            branch = 0 if number == 3 else -1
+            c = w0 * i * eps * math.exp(-i * eps + 1)
+            printed = i / (-float(special.lambertw(2 * w0 * i * eps * math.exp(c - i * eps + 1),
+                                                   branch).real) + c)
+            rows.append((f"i={i}, ε={eps}", printed, _lemma1_bounds(
+                i, eps, paper_boundary_scale(1.0, eps))[0 if number == 3 else 1]))
+        else:
+            for dl1, s1 in ((0.0, 2.0), (0.5, 2.0), (1.5, 3.0)):
+                bound = _appendix_general(i, eps, s1, dl1, 0 if number == 6 else -1)
+                rows.append((f"i={i}, ε={eps}, ΔL1={dl1}", _ln25(bound, s1, i, dl1), i * eps))
+    return _outcome(rows, 1e-9)
