@@ -73,7 +73,7 @@ def _close(a: float, b: float, rel: float = 1e-9) -> bool:
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
 
 
-def _outcome(rows: list[tuple[str, float, float]], rel: float = 1e-9) -> Outcome:
+def agreement(rows: list[tuple[str, float, float]], rel: float = 1e-9) -> Outcome:
     """Holds when every (label, printed, independent) pair agrees to ``rel``."""
     worst = max(rows, key=lambda r: abs(r[1] - r[2]) / max(1.0, abs(r[2])))
     ok = all(_close(p, q, rel) for _, p, q in rows)
@@ -106,14 +106,14 @@ def f1(quick: bool) -> Outcome:
 def f2(quick: bool) -> Outcome:
     """(2): Lap(x|μ, σ) = e^(−|μ−x|/σ)/(2σ)."""
     x = np.linspace(-5, 5, 41)
-    return _outcome([(f"x={v:g}", math.exp(-abs(1.5 - v) / 0.7) / 1.4,
+    return agreement([(f"x={v:g}", math.exp(-abs(1.5 - v) / 0.7) / 1.4,
                       float(stats.laplace.pdf(v, 1.5, 0.7))) for v in x])
 
 
 def f3(quick: bool) -> Outcome:
     """(3): CDF(x|μ, σ) = 1/2 + sgn(x − μ)(1 − e^(−|μ−x|/σ))/2."""
     x = np.linspace(-5, 5, 41)
-    return _outcome([(f"x={v:g}", 0.5 + 0.5 * np.sign(v - 1.5) * (1 - math.exp(-abs(1.5 - v)
+    return agreement([(f"x={v:g}", 0.5 + 0.5 * np.sign(v - 1.5) * (1 - math.exp(-abs(1.5 - v)
                                                                               / 0.7)),
                       float(stats.laplace.cdf(v, 1.5, 0.7))) for v in x])
 
@@ -131,7 +131,7 @@ def f4_f5(number: int, quick: bool) -> Outcome:
                 fl, fr = feasible_side_masses(pieces, mu, s)
                 rows.append((f"μ={mu:g}, σ={s}", left if number == 4 else right,
                              0.5 - fl if number == 4 else 0.5 - fr))
-    return _outcome(rows, 1e-12)
+    return agreement(rows, 1e-12)
 
 
 def f6(quick: bool) -> Outcome:
@@ -147,7 +147,7 @@ def f6(quick: bool) -> Outcome:
             total = sum(integrate.quad(lambda x, m=mu, c=n: c * math.exp(-abs(x - m) / 1.3) / 2.6,
                                        lo, hi)[0] for lo, hi in cuts)
             rows.append((f"μ={mu}", total, 1.0))
-    return _outcome(rows, 1e-8)
+    return agreement(rows, 1e-8)
 
 
 def f7(quick: bool) -> Outcome:
@@ -183,12 +183,12 @@ def _ratio_rows(symmetric: bool, quick: bool) -> list[tuple[str, float, float]]:
 
 def f8(quick: bool) -> Outcome:
     """(8): the density ratio with normalisation factors and differing scales."""
-    return _outcome(_ratio_rows(False, quick), 1e-11)
+    return agreement(_ratio_rows(False, quick), 1e-11)
 
 
 def f9(quick: bool) -> Outcome:
     """(9): the symmetric form."""
-    return _outcome(_ratio_rows(True, quick), 1e-11)
+    return agreement(_ratio_rows(True, quick), 1e-11)
 
 
 def f10_f11(number: int, quick: bool) -> Outcome:
@@ -206,12 +206,12 @@ def f10_f11(number: int, quick: bool) -> Outcome:
         lt, rt = constraint_sums(F2_CONSTRAINTS, m2, s2)
         rows.append((f"μ1={m1}, i={i}", left if number == 10 else right,
                      lt if number == 10 else rt))
-    return _outcome(rows, 1e-12)
+    return agreement(rows, 1e-12)
 
 
 def f12(quick: bool) -> Outcome:
     """(12): (e^(iε))^(1/i) = e^ε."""
-    return _outcome([(f"i={i}, ε={e}", (math.exp(i * e)) ** (1 / i), math.exp(e))
+    return agreement([(f"i={i}, ε={e}", (math.exp(i * e)) ** (1 / i), math.exp(e))
                      for i in (0.5, 1, 2, 7.5) for e in (0.1, 1.0, 3.0)], 1e-12)
 
 
@@ -259,17 +259,17 @@ def f14_f18(number: int, quick: bool) -> Outcome:
     diffs = [(rows[k][0], rows[k + 1][1] - rows[k][1], rows[k + 1][2] - rows[k][2])
              for k in range(len(rows) - 1) if rows[k][0].split(",")[1:] ==
              rows[k + 1][0].split(",")[1:]]
-    return _outcome(diffs, 1e-10)
+    return agreement(diffs, 1e-10)
 
 
 def f15(quick: bool) -> Outcome:
     """(15): the three cases of the exponent (x left of, between, right of the two values)."""
-    return _outcome(_exponent_rows(False), 1e-12)
+    return agreement(_exponent_rows(False), 1e-12)
 
 
 def f19(quick: bool) -> Outcome:
     """(19): the three cases of the symmetric exponent."""
-    return _outcome(_exponent_rows(True), 1e-12)
+    return agreement(_exponent_rows(True), 1e-12)
 
 
 def f16(quick: bool) -> Outcome:
@@ -326,7 +326,7 @@ def f22_f23(number: int, quick: bool) -> Outcome:
                 lhs = (2 * math.exp(i * eps) - q) / (2 - q)
             rows.append((f"ΔR1={dr1}, i={i}, ε={eps}", math.log(lhs),
                          _half_line_ratio(dr1, i, s)))
-    return _outcome(rows, 1e-11)
+    return agreement(rows, 1e-11)
 
 
 def f25(quick: bool) -> Outcome:
@@ -341,7 +341,7 @@ def f25(quick: bool) -> Outcome:
         indep = float(log_density(h, np.array(0.0), m1, s1)
                       - log_density(h, np.array(0.0), m1 - i, s2))
         rows.append((f"ΔL1={dl1}, i={i}", math.log(printed), indep))
-    return _outcome(rows, 1e-11)
+    return agreement(rows, 1e-11)
 
 
 def f26_f27(number: int, quick: bool) -> Outcome:
@@ -352,10 +352,10 @@ def f26_f27(number: int, quick: bool) -> Outcome:
           and (branch == 0 or v * math.exp(v) < 0)]
     rows = [(f"x={v:.2f}", float(special.lambertw(v * math.exp(v), branch).real), float(v))
             for v in xs]
-    return _outcome(rows, 1e-9)
+    return agreement(rows, 1e-9)
 
 
-def _lemma1_bounds(i: float, eps: float, s1: float, d: float = 1.0) -> tuple[float, float]:
+def lemma1_bounds(i: float, eps: float, s1: float, d: float = 1.0) -> tuple[float, float]:
     """(28) (upper, W0) and (29) (lower, W_−1) as printed (ΔL1 = 0)."""
     e = math.exp(i * eps)
     arg = -2 * i * d / e * math.exp(-i * d / (e * s1)) / s1
@@ -376,11 +376,11 @@ def f28_f29(number: int, quick: bool) -> Outcome:
         return math.log((s2 / s1) * (2 * math.exp(i / s2) - 1))
     step = 1.001 if number == 28 else 0.999
     for i, eps, s1 in ((1.0, 1.0, 2.0), (0.5, 1.0, 1.586), (2.0, 0.5, 4.0), (1.0, 2.0, 0.9)):
-        bound = _lemma1_bounds(i, eps, s1)[0 if number == 28 else 1]
+        bound = lemma1_bounds(i, eps, s1)[0 if number == 28 else 1]
         rows.append((f"i={i}, ε={eps}, σ1={s1}", ln25(bound, i, s1), i * eps))
         outside = ln25(bound * step, i, s1) > i * eps
         rows.append((f"just outside, i={i}", float(outside), 1.0))
-    return _outcome(rows, 1e-9)
+    return agreement(rows, 1e-9)
 
 
 def f30_f31(number: int, quick: bool) -> Outcome:
@@ -395,8 +395,8 @@ def f30_f31(number: int, quick: bool) -> Outcome:
         printed = i / (w0 * i * eps * math.exp(1 - i * eps)
                        - float(special.lambertw(inner, branch).real))
         rows.append((f"i={i}, ε={eps}", printed,
-                     _lemma1_bounds(i, eps, s1)[0 if number == 30 else 1]))
-    return _outcome(rows, 1e-9)
+                     lemma1_bounds(i, eps, s1)[0 if number == 30 else 1]))
+    return agreement(rows, 1e-9)
 
 
 # --------------------------------------------------------------- (34)-(38)
@@ -419,13 +419,13 @@ def _span_rows(pieces: Pieces, cons: Pieces, spans: list[tuple[float, float]], s
 
 def f34(quick: bool) -> Outcome:
     """(34): finite constraints, one σ, both values in one span."""
-    return _outcome(_span_rows(F2, F2_CONSTRAINTS, [(1.0, 3.0), (3.5, 6.0), (-3.0, 0.0)], 1.4,
+    return agreement(_span_rows(F2, F2_CONSTRAINTS, [(1.0, 3.0), (3.5, 6.0), (-3.0, 0.0)], 1.4,
                                quick), 1e-11)
 
 
 def f38(quick: bool) -> Outcome:
     """(38): the same form with infinite constraints inside L1, R1 (U1)."""
-    return _outcome(_span_rows(U1, U1_CONSTRAINTS, [(0.0, 1.0), (2.0, 3.0)], 1.1, quick),
+    return agreement(_span_rows(U1, U1_CONSTRAINTS, [(0.0, 1.0), (2.0, 3.0)], 1.1, quick),
                     1e-11)
 
 
@@ -443,7 +443,7 @@ def f35(quick: bool) -> Outcome:
                 - math.log(1 - l1 - r1)
         rows.append((f"μ1={m1}, σ={s}", (ln34(h) - ln34(-h)) / (2 * h),
                      (1 - 2 * l1) / (s * (1 - l1 - r1))))
-    out = _outcome(rows, 1e-6)
+    out = agreement(rows, 1e-6)
     f1_ = [(-INF, 0.0), (1.0, INF)]
     s = sigma_metric(f1_, 1.0, 1.0)
     l1, r1 = constraint_sums([(0.0, 1.0)], 0.0, s)
@@ -457,7 +457,7 @@ def f36(quick: bool) -> Outcome:
     rows = [(f"w={w}, σ={s}", (1 - math.exp(-w / s)) / 2,
              math.exp(float(log_piece_mass(0.0, w, np.array(0.0), s))))
             for w in (0.5, 1.0, 3.0) for s in (0.7, 2.0)]
-    return _outcome(rows, 1e-12)
+    return agreement(rows, 1e-12)
 
 
 def f37(quick: bool) -> Outcome:
@@ -473,38 +473,7 @@ def f37(quick: bool) -> Outcome:
                 / (1 - (l1 + r1)) * math.exp(i / s)
             indep = i / s + float(log_mass(F2, np.array(a), s) - log_mass(F2, np.array(b), s))
             rows.append((f"gap ({a}, {b}), σ={s}", math.log(printed), indep))
-    return _outcome(rows, 1e-11)
-
-
-def gap_bound(pieces: Pieces, near: float, far: float, d: float, eps: float) -> float:
-    """The smallest σ with (far − near)/σ + ln Z(near) − ln Z(far) <= ε(far − near)/ΔF (the
-    gap-pair condition for the ordered pair), by bisection."""
-    w = abs(far - near)
-
-    def excess(s: float) -> float:
-        return w / s + float(log_mass(pieces, np.array(near), s)
-                             - log_mass(pieces, np.array(far), s)) - eps * w / d
-    lo, hi = 1e-3, 2 * d / eps
-    if excess(lo) <= 0:
-        return lo
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if excess(mid) <= 0 else (mid, hi)
-    return hi
-
-
-def theorem2_proof_gap(quick: bool = False) -> Outcome:
-    """Proof of Theorem 2: inverting the fraction of (37) decreases its left-hand side, so the
-    reflected gap-pair condition is implied by Lemma 9's bound (3n + 2 bounds suffice)."""
-    rows = []
-    for a, b in F2_CONSTRAINTS:
-        regular = gap_bound(F2, a, b, 1.0, 0.5)    # (37): D1 at the right end
-        reflected = gap_bound(F2, b, a, 1.0, 0.5)  # the inverted fraction
-        rows.append((a, b, regular, reflected))
-    ok = all(rf <= rg + 1e-9 for *_, rg, rf in rows)
-    return Outcome(ok, "F2 (ΔF = 1, ε = 0.5): " + "; ".join(
-        f"gap ({a:g}, {b:g}): Lemma 9 bound {rg:.4f}, reflected {rf:.4f}"
-        for a, b, rg, rf in rows))
+    return agreement(rows, 1e-11)
 
 
 _TABLE: dict[int, Callable[[bool], Outcome]] = {
@@ -523,49 +492,3 @@ def formula(number: int, quick: bool = False) -> Outcome:
         if number in group:
             return fn(number, quick)
     raise KeyError(f"no check for formula ({number})")
-
-
-# --------------------------------------------------------------- appendix (A1)-(A7)
-def _ln25(s2: float, s1: float, i: float, dl1: float) -> float:
-    """ln of the left-hand side of (25) (ΔF = 1)."""
-    return math.log((s2 / s1) * (2 - math.exp(-(dl1 + i) / s2)) / (2 - math.exp(-dl1 / s1))
-                    * math.exp((dl1 + i) / s2 - dl1 / s1))
-
-
-def _appendix_general(i: float, eps: float, s1: float, dl1: float, branch: int) -> float:
-    """(A6) (branch 0) and (A7) (branch −1) as printed, ΔF = 1."""
-    g = 2 * math.exp(dl1 / s1) - 1
-    expo = -(2 * i * eps * s1 * math.exp(dl1 / s1) + math.exp(-i * eps) * i - i * eps * s1
-             + math.exp(-i * eps) * dl1) / (s1 * g)
-    w = float(special.lambertw(-2 * (i + dl1) * math.exp(expo) / (s1 * g), branch).real)
-    num = 2 * (math.exp(dl1 / s1) - 0.5) * math.exp(i * eps) * s1 * (i + dl1)
-    den = -s1 * (math.exp(i * eps) - 2 * math.exp((i * eps * s1 + dl1) / s1)) * w + i + dl1
-    return -num / den
-
-
-def appendix(number: int, quick: bool = False) -> Outcome:
-    """Appendix (A1)-(A7): (A1)/(A2) repeat (28)/(29); (A3)/(A4) are (30)/(31) rearranged;
-    (A5) repeats (25); (A6)/(A7) are Lemma 1's bounds for any ΔL1 >= 0: (25) holds with
-    equality at each."""
-    if number in (1, 2):
-        return formula(27 + number, quick)
-    if number == 5:
-        return formula(25, quick)
-    rows = []
-    w0 = float(special.lambertw(-1 / (2 * math.e), 0).real)
-    # (A6)/(A7) only where the argument of W is >= −1/e (a real bound exists)
-    cells = ((0.5, 1.0), (1.5, 0.4), (0.25, 2.0), (3.0, 0.3)) if number in (3, 4) else \
-        ((0.5, 1.0), (0.25, 2.0))
-    for i, eps in cells:
-        if number in (3, 4):
-            branch = 0 if number == 3 else -1
-            c = w0 * i * eps * math.exp(-i * eps + 1)
-            printed = i / (-float(special.lambertw(2 * w0 * i * eps * math.exp(c - i * eps + 1),
-                                                   branch).real) + c)
-            rows.append((f"i={i}, ε={eps}", printed, _lemma1_bounds(
-                i, eps, paper_boundary_scale(1.0, eps))[0 if number == 3 else 1]))
-        else:
-            for dl1, s1 in ((0.0, 2.0), (0.5, 2.0), (1.5, 3.0)):
-                bound = _appendix_general(i, eps, s1, dl1, 0 if number == 6 else -1)
-                rows.append((f"i={i}, ε={eps}, ΔL1={dl1}", _ln25(bound, s1, i, dl1), i * eps))
-    return _outcome(rows, 1e-9)
