@@ -62,11 +62,11 @@ def test_the_papers_page_shows_the_current_summary() -> None:
 
 @pytest.mark.parametrize("paper, prefix, numbers", [
     ("range-laplace", "formula", range(1, 39)),
-    ("range-laplace", "appendix", range(1, 8)),
+    ("range-laplace", "appendix", [*range(1, 11), *range(26, 32), *range(33, 38)]),
     ("count-noise", "eq", range(1, 46)),
 ])
 def test_every_numbered_formula_has_its_own_claim(paper: str, prefix: str,
-                                                  numbers: range) -> None:
+                                                  numbers: list[int] | range) -> None:
     """One claim per numbered formula: its own ``PREFIX-N`` entry, or a claim whose ``where``
     names it (e.g. "formula 24"), never a range only."""
     found = claims.load(paper)

@@ -22,6 +22,7 @@ from .range_laplace_formulas import (
     feasible_side_masses,
     formula,
     lemma1_bounds,
+    log_density,
 )
 
 
@@ -145,3 +146,110 @@ def theorem2_random(quick: bool = False) -> Outcome:
         worst = max(worst, abs(b / a - 1))
     return Outcome(worst < 1e-9, f"{n} random configurations: largest relative difference "
                    f"{worst:.1e} between the 3n + 2 and 4n + 2 optima")
+
+
+# --------------------------------------------------- appendix (A8)-(A10), (A26)-(A37)
+def w_argument(i: float, eps: float, s1: float, dl1: float) -> float:
+    """The argument of W in (A6)/(A7) as a function of i (ΔF = 1); at ΔL1 = 0 the argument
+    of (28)/(29), −2i e^(−iε) e^(−i e^(−iε)/σ1)/σ1."""
+    g = 2 * math.exp(dl1 / s1) - 1
+    expo = -(2 * i * eps * s1 * math.exp(dl1 / s1) + math.exp(-i * eps) * i - i * eps * s1
+             + math.exp(-i * eps) * dl1) / (s1 * g)
+    return -2 * (i + dl1) * math.exp(expo) / (s1 * g)
+
+
+def _d_di(i: float, eps: float, s1: float, dl1: float) -> float:
+    h = 1e-6 * max(1.0, i)
+    return (w_argument(i + h, eps, s1, dl1) - w_argument(i - h, eps, s1, dl1)) / (2 * h)
+
+
+def _derivative_rows(number: int) -> list[tuple[str, float, float]]:
+    """(A8)/(A29): the printed derivatives of the W argument in i against a central
+    difference."""
+    rows = []
+    for i, eps, s1, dl1 in ((0.5, 1.0, 2.0, 0.0), (1.2, 0.6, 1.5, 0.7), (2.0, 2.0, 0.8, 0.3)):
+        if number == 29:
+            dl1 = 0.0
+            e = math.exp(-i * eps)
+            printed = -2 * e * math.exp(-i * e / s1) * (i * eps - 1) * (i * e - s1) / s1**2
+        else:
+            g = 2 * math.exp(dl1 / s1) - 1
+            expo = -(2 * i * eps * s1 * math.exp(dl1 / s1) + math.exp(-i * eps) * i
+                     - i * eps * s1 + math.exp(-i * eps) * dl1) / (s1 * g)
+            printed = -2 * (i * eps + eps * dl1 - 1) * (
+                -2 * s1 * math.exp(dl1 / s1) + (i + dl1) * math.exp(-i * eps) + s1) \
+                * math.exp(expo) / (s1**2 * g**2)
+        rows.append((f"i={i}, ε={eps}, σ1={s1}, ΔL1={dl1}", printed, _d_di(i, eps, s1, dl1)))
+    return rows
+
+
+def _zero_rows(number: int) -> list[tuple[str, float, float]]:
+    """(A9)/(A10)/(A30)/(A31): the printed zeros of the derivative in i."""
+    rows = []
+    for eps, s1, dl1 in ((1.0, 0.3, 0.0), (0.5, 0.5, 0.0), (1.0, 0.25, 0.1), (2.0, 0.1, 0.05)):
+        if number in (30, 31):
+            dl1 = 0.0
+        g = 2 * math.exp(dl1 / s1) - 1
+        if number == 10:
+            zeros = [(1 - eps * dl1) / eps]
+        elif number == 31:
+            zeros = [1 / eps]
+        else:
+            arg = -eps * s1 * (g if number == 9 else 1.0) * math.exp(-dl1 * eps)
+            if arg < -1 / math.e:
+                continue
+            zeros = [-(dl1 * eps + float(special.lambertw(arg, z).real)) / eps for z in (0, -1)]
+        for i0 in zeros:
+            if i0 > 0:
+                scale = abs(w_argument(i0, eps, s1, dl1)) / max(i0, 1e-3)
+                rows.append((f"i={i0:.4g}, ε={eps}, σ1={s1}", _d_di(i0, eps, s1, dl1) / scale,
+                             0.0))
+    return rows
+
+
+def _tight_rows(number: int) -> list[tuple[str, float, float]]:
+    """(A33)/(A34): at σ1 = −ΔF/(W(−1/(2e)) e ε) (resp. W_−1) the minimum over i of the W
+    argument is exactly −1/e, and just outside the span it falls below −1/e."""
+    rows = []
+    branch = 0 if number == 33 else -1
+    for eps in (0.5, 1.0, 2.0):
+        s1 = -1 / (float(special.lambertw(-1 / (2 * math.e), branch).real) * math.e * eps)
+        grid = np.linspace(1e-4, 12 / eps, 60001)
+        lowest = min(w_argument(float(i), eps, s1, 0.0) for i in grid[::50])
+        fine = grid[np.abs(grid - 1 / eps) < 0.05 / eps]
+        lowest = min(lowest, *(w_argument(float(i), eps, s1, 0.0) for i in fine))
+        outside = s1 * (0.99 if number == 33 else 1.01)
+        below = min(w_argument(float(i), eps, outside, 0.0) for i in fine) < -1 / math.e
+        rows.append((f"ε={eps}", lowest, -1 / math.e))
+        rows.append((f"ε={eps}, just outside", float(below), 1.0))
+    return rows
+
+
+def appendix_lemmas(number: int, quick: bool = False) -> Outcome:
+    """Appendix (A8)-(A10) and (A26)-(A37), the proofs of Lemmas 1-2: the derivative of the
+    W argument and its zeros, the repeated forms, and the span of σ1 (A33)/(A34)."""
+    if number in (27, 28):
+        return formula(number + 1, quick)
+    if number in (35, 36):
+        return appendix(number - 32, quick)
+    if number == 37:
+        a, b = formula(28, quick), formula(29, quick)
+        return Outcome(a.holds and b.holds, a.detail + "; " + b.detail)
+    if number == 26:
+        rows = []
+        for i, s1, s2 in ((1.0, 1.586, 1.3), (0.5, 2.0, 1.5), (2.0, 1.2, 1.1)):
+            printed = math.log((s2 / s1) * (2 - math.exp(-i / s2)) * math.exp(i / s2))
+            h = [(-INF, 0.0)]
+
+            indep = float(log_density(h, np.array(0.0), 0.0, s1)
+                          - log_density(h, np.array(0.0), -i, s2))
+            rows.append((f"i={i}", printed, indep))
+        return agreement(rows, 1e-11)
+    if number in (8, 29):
+        return agreement(_derivative_rows(number), 1e-5)
+    if number in (9, 10, 30, 31):
+        rows = _zero_rows(number)
+        ok = bool(rows) and all(abs(p) < 1e-5 for _, p, _ in rows)
+        return Outcome(ok, f"{len(rows)} zeros; largest relative derivative "
+                       f"{max((abs(p) for _, p, _ in rows), default=math.nan):.1e}")
+    return agreement(_tight_rows(number), 1e-6)
