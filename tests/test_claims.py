@@ -4,6 +4,7 @@ longer holds -- fails the suite."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,31 @@ def test_the_papers_page_shows_the_current_summary() -> None:
     page = claims.register_dir().parent / "papers.md"
     results = claims.run(list(claims.PAPERS), quick=True)
     assert claims.with_summary(page.read_text(), results) == page.read_text()
+
+
+@pytest.mark.parametrize("paper, prefix, numbers", [
+    ("range-laplace", "formula", range(1, 39)),
+    ("range-laplace", "appendix", [*range(1, 11), *range(26, 32), *range(33, 38)]),
+    ("count-noise", "eq", range(1, 46)),
+])
+def test_every_numbered_formula_has_its_own_claim(paper: str, prefix: str,
+                                                  numbers: list[int] | range) -> None:
+    """One claim per numbered formula: its own ``PREFIX-N`` entry, or a claim whose ``where``
+    names it (e.g. "formula 24"), never a range only."""
+    found = claims.load(paper)
+    ids = {c.id for c in found}
+    wheres = " | ".join(c.where for c in found)
+    word = {"formula": "formula", "appendix": "formula A", "eq": "eq."}[prefix]
+    missing = [n for n in numbers if f"{prefix}-{n}" not in ids
+               and re.search(rf"{re.escape(word)} ?{n}\b(?!-)", wheres) is None]
+    assert missing == []
+
+
+def test_a_corrected_formula_fails_as_printed() -> None:
+    """The checks can fail: the Lambert W identity (26) as printed is false for x < −1, and
+    the reflected gap-pair bound of Theorem 2's proof exceeds Lemma 9's."""
+    from dpnoise.reproduce.claims import range_laplace_formulas, range_laplace_proofs
+
+    assert not range_laplace_formulas.formula(26, quick=True).holds
+    assert range_laplace_formulas.formula(28, quick=True).holds
+    assert not range_laplace_proofs.theorem2_proof_gap(quick=True).holds

@@ -32,9 +32,7 @@ References:
   * P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for Count
     Queries", arXiv:2007.09374, 2020.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-count-noise.
 """
 
 from __future__ import annotations

@@ -15,10 +15,7 @@ is ε'-DP with (GMP Thm 4.5, corrected)::
 The bound needs L > 2δt (otherwise no guarantee; check B2 of
 ``dpnoise reproduce finite-precision`` measures 1.204 > ε = 1).
 
-Errata applied: Thm 4.5 prints the exponent without ε (anti-conservative
-for ε > 1; erratum 1); §5/§6 print R as the outer/inner ratio, which is 1 + R(eq. 5) and
-puts a floor of ln 2 on ε' − ε (erratum 2); §6 uses L where the cell diameter is √2·L
-(erratum 3).  :func:`eps_prime_printed` keeps the paper's §5/§6 form for comparison only.
+:func:`eps_prime_printed` keeps the paper's §5/§6 form (with its errata) for comparison only.
 
 Implementation error δt:
 
@@ -42,9 +39,7 @@ References:
   * I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
     ACM CCS 2012.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-finite-precision.
 """
 
 from __future__ import annotations

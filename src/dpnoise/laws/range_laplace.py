@@ -16,32 +16,12 @@ Notation: S = [l_1, r_1] ∪ ... ∪ [l_K, r_K]; for X ~ Lap(mu, s),
 Every scale returned is rounded **up**: the upper end of the final bracket, then nudged up
 until the loss evaluated at it is <= ε.  Every exponential has a non-positive argument.
 
-Errata of the paper (where this code departs from it):
-
-* V1 -- Sec. 4.1 (one infinite constraint, data-dependent scale, Formulas (32)/(33), Theorem 1)
-  is NOT differentially private: the paper's worst case over x (Formula (15), case 1) drops
-  the far end of the half-line, where the likelihood ratio grows like
-  exp(|x|(1/sigma_2 − 1/sigma_1)).  Brute force: with Δ = ε = 1 the loss is 136.97 at
-  x = −1000.  Only :func:`paper_half_line_scale_unsafe` (reproduction) computes it.
-* V2 -- the paper's "generalised guarantee" (13) asks for ratio <= e^(iε) at every real
-  distance iΔ: metric DP, strictly stronger than its Definition 1.  The paper's "optimal"
-  scale is optimal for (13) only; the minimal scale for standard ε-DP is 2.4-75 % smaller,
-  so ``mode="dp"`` is the default and the paper's scale is ``mode="metric"``.
-* V3 -- when at least one constraint is infinite (so also [a, b] and [a, inf)), the paper's
-  optimal metric scale is exactly 2Δ/ε (the paper only bounds it by 2Δ/ε, Corollary 1, and
-  binary-searches).
-* V4 -- for R minus finite gaps, Theorem 2's 3n+2 lower bounds miss the reflected gap-pair
-  condition that its proof claims is implied (counter-example: 2.1577 > 1.8485); it is
-  checked too (4n+2 bounds).
-
 References:
   * W. L. Croft, J.-R. Sack, W. Shi, "Differential Privacy via a Truncated and Normalized
     Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
     doi:10.1007/s11390-020-0193-z.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-range-laplace.
 """
 
 from __future__ import annotations

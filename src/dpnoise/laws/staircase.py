@@ -1,8 +1,6 @@
 """The continuous optimal (staircase) noise law (Soria-Comas & Domingo-Ferrer 2013, §5, Thm 9).
 
-Erratum (found by re-deriving Theorem 9 and checking normalisation and the DP ratio numerically
-while building dpnoise; ``tests/test_staircase.py`` checks it): the density printed in
-Theorem 9 is off by one step.  The correct form,
+The density of Theorem 9, corrected (the printed one is off by one step),
 with b = e^(-ε), plateau half-width d = γΔ (0 <= γ <= 1) and M0 fixed by normalisation,
 is
 
@@ -36,9 +34,7 @@ References:
   * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
     IEEE Transactions on Information Theory 62(2):925-951, 2016.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-staircase.
 """
 
 from __future__ import annotations

@@ -23,18 +23,12 @@ The paper assumes n = A/Δ is an integer.  Off the integers (11)/(12) are heuris
 *rigorous* variant (derived here) uses n0 = ⌊A/Δ⌋ and δ' = expm1(ε)/(2·expm1(ε n0)) >= δ,
 for which A(δ') = n0·Δ exactly, and V*(ε, δ) >= V*(ε, δ') >= Vlow(ε, δ').
 
-Errata: Thm 4 proof uses Σ_{i=1}^{n−1} b^i = 1/(2a) − 1 (not 1/(2a)), so the
-condition is N >= 2 + a/(1−2a); Thm 6 case 2 "Δ/(ε^ε − 1)" is Δ/(e^ε − 1); Thm 7 case 1
-denominator is Δ²/(12δ²); the "lim ... >=" statements of Thms 6/7 are equalities for
-real n.  Optimality is asymptotic only (ε → 0 or ε = δ → 0).
 
 References:
   * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
     Differential Privacy", arXiv:1810.00877, 2018.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-truncated-laplacian.
 """
 
 from __future__ import annotations

@@ -6,10 +6,7 @@
 
 * ``method="paper"``: the α* of Theorem 2 / Definition 2 (eqs. 37–39), computed in exact
   rational arithmetic from a rational E_lo <= e^ε (:func:`dpnoise.exact.rational.exp_lower`).
-  **Erratum:** Theorem 3 is false for small η (type II with C < α*_2, the
-  paper's Prop. 4 omits constraint (19′)); there the paper's pmf has a singular-event δ up
-  to ~20x the claimed δ*, and at (η, D, ε) = (.1, 8, .5) and (.1, 10, .5) not even the
-  paper's (ε, (2D+1)δ*)-DP holds.  dpnoise **refuses** that region with a
+  Where Theorem 3 is false (small η; see the errata below) dpnoise **refuses** with a
   :class:`~dpnoise.ParameterError` that points to ``method="optimal"``.
 * ``method="optimal"`` (:meth:`CountNoise.optimal`): the α minimising the *exact* DP δ over
   the whole family (an LP; up to 9x smaller δ than α*), made exact and re-verified.
@@ -30,9 +27,7 @@ References:
   * P. Sadeghi, S. Asoodeh, F. du Pin Calmon, "Differentially Private Mechanisms for Count
     Queries", arXiv:2007.09374, 2020.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-count-noise.
 """
 
 from __future__ import annotations

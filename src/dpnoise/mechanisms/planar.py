@@ -24,8 +24,7 @@ Each draw reads five 64-bit words (two for e1, e2, two for f1, f2, one for θ), 
 more per exponent with probability 2^-64 when a word is all zero -- an event that does
 not depend on the true point.
 
-Guarantee (GMP Thm 4.5 with the corrections written out in
-:mod:`dpnoise.laws.finite_precision`): with
+Guarantee (GMP Thm 4.5, corrected): with
 δt = 2^-46·(b + D + A) (D = Euclidean diameter of M_r, A = max |coordinate| of M_r),
 for all true points x, x' in the domain and every set S of outputs (cells and the
 exception)::
@@ -46,9 +45,7 @@ References:
   * I. Gazeau, D. Miller, C. Palamidessi, "Preserving differential privacy under
     finite-precision semantics", QAPL 2013, EPTCS 117, pp. 1-18, 2013.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-finite-precision.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ intervals).  The ideal density is the Laplace density restricted to S and renorm
 ``p(x|mu) = exp(−|x−mu|/s) / (2 s Z_s(mu))`` (paper (2), (4)–(6)).
 
 Calibration (its one home: :mod:`dpnoise.laws.range_laplace` -- the continuous scale and
-:func:`~dpnoise.laws.range_laplace.lattice_block`, the sampled table's block length; paper
-errata in the verdict table):
+:func:`~dpnoise.laws.range_laplace.lattice_block`, the sampled table's block length):
 
 * ``mode="dp"`` (default): the minimal uniform scale for ordinary ε-DP -- Alg. A (interval:
   phi(s) = ε, closed form at W = 2Δ, s = W/ε when W <= Δ), Alg. B (half-line:
@@ -51,9 +50,7 @@ References:
     Laplace Mechanism", Journal of Computer Science and Technology 37(2):369-388, 2022,
     doi:10.1007/s11390-020-0193-z.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-range-laplace.
 """
 
 from __future__ import annotations

@@ -39,12 +39,8 @@ exactly from random words with integer arithmetic:
     it must be <= ε − 1e-12.  ``dpnoise.verify`` recomputes it independently as an
     :class:`~dpnoise.verify.AdditiveLattice` with period P.
 
-Errata honoured (found while building dpnoise, see :mod:`dpnoise.laws.staircase`):
-Thm 9 off by one (first step outside the plateau is
-M0·e^(−ε)); γ = 0 and γ = 1 are the same law; the closed-form variance optimum cancels
-for small ε, so ε < 0.1 uses the series; Thm 13's union runs to i (multivariate:
-:mod:`dpnoise.mechanisms.staircase_multivariate`).  The paper's optimality proof assumes
-symmetric noise.  ε is capped at 20: the outer weight e^-ε must stay far above 2^-64 in the tables.
+The paper's optimality proof assumes symmetric noise.  ε is capped at 20: the outer weight e^-ε
+must stay far above 2^-64 in the tables.
 
 References:
   * J. Soria-Comas, J. Domingo-Ferrer, "Optimal data-independent noise for differential
@@ -52,9 +48,7 @@ References:
   * Q. Geng, P. Viswanath, "The Optimal Noise-Adding Mechanism in Differential Privacy",
     IEEE Transactions on Information Theory 62(2):925-951, 2016.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-staircase.
 """
 
 from __future__ import annotations

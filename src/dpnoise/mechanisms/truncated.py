@@ -37,9 +37,7 @@ References:
   * Q. Geng, W. Ding, R. Guo, S. Kumar, "Privacy and Utility Tradeoff in Approximate
     Differential Privacy", arXiv:1810.00877, 2018.
 
-Errata were found by re-deriving every formula of the paper and checking it numerically in
-high precision (mpmath, exact fractions) while building dpnoise; the tests check each one
-with the independent verifier (``dpnoise.verify``).
+Errata of the paper, each explained: docs/papers.md#errata-truncated-laplacian.
 """
 
 from __future__ import annotations
