@@ -220,9 +220,10 @@ class NewGroupRelease(Mechanism):
 
     def _log_law(self, u: tuple[int, ...]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Whether some group is kept: P = 1 − Π(1 − P(kept))."""
-        p = 1.0 - math.prod(1.0 - self._keep(c) for c in u)
-        with np.errstate(divide="ignore"):
-            return np.array([0, 1]), np.log(np.array([1.0 - p, p]))
+        none = math.fsum(math.log1p(-self._keep(c)) if self._keep(c) < 1 else -math.inf
+                         for c in u)
+        some = math.log(-math.expm1(none)) if none < 0 else -math.inf
+        return np.array([0, 1]), np.array([none, some])
 
     def privacy_model(self) -> Any:
         from ..verify import DiscreteFamily
