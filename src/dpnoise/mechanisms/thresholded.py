@@ -3,7 +3,8 @@
 :class:`ThresholdedCount` -- each group's count ``u`` gets independent exact two-sided
 geometric noise ``Z`` (``P(z) ∝ e^{-a|z|}``, ``a = s/t <= ε/Δ₁`` rational, sampled exactly by
 Canonne, Kamath and Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020,
-Algorithm 2) and the group is released, with its noisy count ``u + Z``, iff ``u + Z >= τ``
+Algorithm 2) and the group is released, with its noisy count ``y = u + Z``, iff ``y >= τ``
+or ``y = τ − 1`` and an exact Bernoulli(``b/2^64``) coin succeeds (:class:`KeepRule`)
 (Korolova, Kenthapadi, Mishra and Ntoulas, "Releasing search queries and clicks
 privately", WWW 2009; Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo and Gipson,
 "Differentially private SQL with bounded user contribution", PoPETs 2020, Sec. 5).
@@ -14,10 +15,14 @@ Let ``D' = D + {person}``.  The groups of ``D`` are groups of ``D'``; their coun
 at most ``Δ₁`` in L1, so their noisy counts are ``ε``-DP (the geometric law, a shift by
 ``Δ₁`` costs ``a·Δ₁ <= ε``) and keeping or suppressing them is post-processing.  The groups
 that exist only in ``D'`` (at most ``G``, each of count ``<= R``) appear with probability
-``<= G·P(Z >= τ − R)``, independently of the rest; in ``D`` they never appear.  Hence
-``(ε, δ)``-DP with ``δ = G·P(Z >= τ − R)``, ``P(Z >= m) = e^{-am}/(1 + e^{-a})`` for the
-SAMPLED rational ``a``, evaluated in 50-digit arithmetic and rounded up; ``τ`` is the smallest
-threshold with ``δ <= δ_requested``.  The whole ``(ε, δ)`` goes to this one mechanism: no
+``<= G·P(keep | R) = G·(P(Z >= τ − R) + (b/2^64)·P(Z = τ − 1 − R))``, independently of the
+rest; in ``D`` they never appear.  Hence ``(ε, δ)``-DP with that ``δ``, ``P(Z >= m) =
+e^{-am}/(1 + e^{-a})`` for the SAMPLED rational ``a``, evaluated in 50-digit arithmetic and
+rounded up; ``τ`` is the smallest threshold with ``G·P(Z >= τ − R) <= δ_requested`` and ``b``
+the largest numerator that keeps ``δ <= δ_requested`` (with ``b = 0``: ``δ = G·P(Z >= τ −
+R)``).  The geometric law has a monotone likelihood ratio, so among all keep rules applied to
+the released count this randomised threshold keeps every group most often at that ``δ``
+(Neyman and Pearson's lemma).  The whole ``(ε, δ)`` goes to this one mechanism: no
 separate selection count is spent.
 
 :class:`NewGroupRelease` -- the ``(0, δ)`` part of that argument alone (the release of groups
@@ -29,8 +34,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any
 
+import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -53,12 +60,67 @@ def _check_count(name: str, value: Any) -> int:
     return int(value)
 
 
-def threshold_for(s: int, t: int, delta: float, groups: int, rows: int) -> tuple[int, float]:
-    """The smallest ``τ`` with ``groups·P(Z >= τ − rows) <= delta`` for the geometric law of
-    decay s/t, and that exact ``δ`` (rounded up)."""
+#: the boundary keep-probability is a dyadic rational b / 2^BOUNDARY_BITS
+BOUNDARY_BITS = 64
+
+
+@dataclass(frozen=True)
+class KeepRule:
+    """Keep a group iff its noisy count ``y >= τ``, or ``y = τ − 1`` and a Bernoulli(``b/2^64``)
+    draw succeeds; the geometric noise has decay ``s/t``."""
+
+    s: int
+    t: int
+    threshold: int
+    boundary: int  # numerator of the keep-probability at y = τ − 1
+
+    def tail(self, k: int) -> float:
+        """P(Z >= k) (for k < 0: 1 − P(Z >= 1 − k), by symmetry)."""
+        if k >= 0:
+            return geometric_tail(self.s, self.t, k)
+        return 1.0 - geometric_tail(self.s, self.t, 1 - k)
+
+    def pmf(self, k: int) -> float:
+        a = self.s / self.t
+        return math.tanh(a / 2) * math.exp(-a * abs(k))  # (1 − e^-a)/(1 + e^-a) e^{-a|k|}
+
+    def keep_probability(self, count: int) -> float:
+        """P(kept) for a group of true count ``count`` (0: absent, never kept)."""
+        if count <= 0:
+            return 0.0
+        k = self.threshold - int(count)
+        return min(1.0, self.tail(k) + math.ldexp(self.boundary, -BOUNDARY_BITS)
+                   * self.pmf(k - 1))
+
+    def keep(self, y: NDArray[Any], rng: RngLike) -> NDArray[np.bool_]:
+        """The keep decisions of released noisy counts ``y`` (one word per group drawn)."""
+        y = np.asarray(y)
+        words = WordStream(resolve_rng(rng)).take(y.size).reshape(y.shape)
+        coin = words < np.uint64(self.boundary)
+        return (y >= self.threshold) | ((y == self.threshold - 1) & coin)
+
+
+def rule_for(s: int, t: int, delta: float, groups: int, rows: int) -> tuple[KeepRule, float]:
+    """The keep rule for ``δ``: ``τ`` the smallest threshold with ``G·P(Z >= τ − R) <= δ``,
+    then the largest dyadic ``b`` with ``G·(P(Z >= τ − R) + b·P(Z = τ − 1 − R)) <= δ`` (the
+    Neyman-Pearson test of "a group of R rows exists" against the rest, randomised at its
+    boundary so that the whole δ is used), in 50-digit arithmetic; and that δ, rounded up."""
     m = tail_index(s, t, delta / groups)
-    exact = min(1.0, math.nextafter(groups * geometric_tail(s, t, m), math.inf))
-    return m + rows, exact
+    scale = 1 << BOUNDARY_BITS
+    with mpmath.workdps(50):
+        r = mpmath.exp(-mpmath.mpf(s) / t)
+        tail = r ** m / (1 + r)
+        pm = (1 - r) / (1 + r) * r ** abs(m - 1)
+        room = mpmath.mpf(delta) / groups - tail
+        b = max(0, min(scale - 1, int(mpmath.floor(room / pm * scale))))
+
+        def exact(b: int) -> float:
+            return math.nextafter(float(groups * (tail + pm * b / scale)), math.inf)
+
+        while b > 0 and exact(b) > delta:
+            b -= 1
+        total = min(1.0, exact(b))
+    return KeepRule(s, t, m + rows, b), total
 
 
 class ThresholdedCount(Mechanism):
@@ -83,8 +145,9 @@ class ThresholdedCount(Mechanism):
                                  f"{self.groups * self.rows}], got {l1!r}")
         self.sensitivity = float(self.l1)
         self.s, self.t = decay(self.epsilon / self.l1)
-        self.threshold, self.delta = threshold_for(self.s, self.t, self.delta_requested,
-                                                   self.groups, self.rows)
+        self.rule, self.delta = rule_for(self.s, self.t, self.delta_requested, self.groups,
+                                         self.rows)
+        self.threshold = self.rule.threshold
         self._freeze()
 
     @property
@@ -94,18 +157,13 @@ class ThresholdedCount(Mechanism):
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         u = np.asarray(true_value, dtype=np.int64).reshape(-1)
-        y = u + discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, u.size)
-        return np.where((u > 0) & (y >= self.threshold), y, SUPPRESSED)
-
-    def _tail(self, k: int) -> float:
-        """P(Z >= k) (for k < 0: 1 − P(Z >= 1 − k), by symmetry)."""
-        if k >= 0:
-            return geometric_tail(self.s, self.t, k)
-        return 1.0 - geometric_tail(self.s, self.t, 1 - k)
+        gen = resolve_rng(rng)
+        y = u + discrete_laplace(WordStream(gen), self.s, self.t, u.size)
+        return np.where((u > 0) & self.rule.keep(y, gen), y, SUPPRESSED)
 
     def keep_probability(self, count: int) -> float:
-        """P(u + Z >= τ) for a group of true count ``count`` (0: absent, never kept)."""
-        return 0.0 if count <= 0 else self._tail(self.threshold - int(count))
+        """P(kept) for a group of true count ``count`` (0: absent, never kept)."""
+        return self.rule.keep_probability(count)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         """None: the law of one count's noise Z; a count u: the law of its released value."""
@@ -122,10 +180,11 @@ class ThresholdedCount(Mechanism):
             return np.array([SUPPRESSED]), np.array([0.0])
         a = self.s / self.t
         top = max(top, self.threshold)
-        y = np.arange(self.threshold, top + 1, dtype=np.int64)
+        y = np.arange(self.threshold - 1, top + 1, dtype=np.int64)
         r = math.exp(-a)
         p = (1 - r) / (1 + r) * np.exp(-a * np.abs(y - u).astype(np.float64))
-        p[-1] = self._tail(top - u)  # P(Y >= top) = P(Z >= top - u)
+        p[0] *= math.ldexp(self.rule.boundary, -BOUNDARY_BITS)  # kept at y = τ − 1
+        p[-1] = self.rule.tail(top - u)  # P(Y >= top) = P(Z >= top - u)
         outs = np.concatenate([[SUPPRESSED], y])
         probs = np.concatenate([[1.0 - self.keep_probability(u)], p])
         with np.errstate(divide="ignore"):
@@ -144,7 +203,7 @@ class ThresholdedCount(Mechanism):
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         y = np.asarray(outputs)
-        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold))
+        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold - 1))
 
     def privacy_model(self) -> Any:
         """Exact laws over neighbouring count vectors of up to two groups: every add/remove
@@ -178,23 +237,22 @@ class ThresholdedCount(Mechanism):
 class NewGroupRelease(Mechanism):
     """The ``(0, δ)`` part of :class:`ThresholdedCount`: whether any of the at most ``groups``
     groups that exist only because of one person (each of count <= ``rows``) is released by
-    a count noised with the geometric law of decay s/t and thresholded at ``threshold``.
+    a count noised with the geometric law of the rule and kept by its :class:`KeepRule`.
 
     ``release(counts)`` returns the keep indicators of such groups; its law on a count of 0
-    (the group absent) is "never", on a count c <= rows "kept with P(Z >= τ − c)".
+    (the group absent) is "never", on a count c <= rows "kept with the rule's probability".
     """
 
     kind = "statistic"
 
-    def __init__(self, *, s: int, t: int, threshold: int, groups: int, rows: int) -> None:
-        self.s, self.t = int(s), int(t)
-        self.threshold = int(threshold)
+    def __init__(self, *, rule: KeepRule, groups: int, rows: int) -> None:
+        self.rule = rule
+        self.s, self.t, self.threshold = rule.s, rule.t, rule.threshold
         self.groups = _check_count("groups", groups)
         self.rows = _check_count("rows", rows)
         self.epsilon = 0.0
         self.sensitivity = float(self.rows)
-        k = self.threshold - self.rows
-        one = geometric_tail(self.s, self.t, k) if k >= 0 else 1.0
+        one = rule.keep_probability(self.rows)
         self.delta = min(1.0, math.nextafter(self.groups * one, math.inf))
         self._freeze()
 
@@ -204,15 +262,13 @@ class NewGroupRelease(Mechanism):
                          note=f"groups of one person's rows, threshold {self.threshold}")
 
     def _keep(self, c: int) -> float:
-        if c <= 0:
-            return 0.0
-        k = self.threshold - c
-        return geometric_tail(self.s, self.t, k) if k >= 0 else 1.0
+        return self.rule.keep_probability(c)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         u = np.asarray(true_value, dtype=np.int64).reshape(-1)
-        z = discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, u.size)
-        return (u > 0) & (u + z >= self.threshold)
+        gen = resolve_rng(rng)
+        z = discrete_laplace(WordStream(gen), self.s, self.t, u.size)
+        return (u > 0) & self.rule.keep(u + z, gen)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         p = self._keep(int(true_value or 0))
@@ -238,5 +294,5 @@ class NewGroupRelease(Mechanism):
         return claimed_profile(0.0, self.delta, note="new groups of one person (delta only)")
 
     def __repr__(self) -> str:
-        return (f"NewGroupRelease(s={self.s}, t={self.t}, threshold={self.threshold}, "
-                f"groups={self.groups}, rows={self.rows})")
+        return (f"NewGroupRelease(rule={self.rule!r}, groups={self.groups}, "
+                f"rows={self.rows})")

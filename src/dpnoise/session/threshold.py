@@ -5,7 +5,8 @@ A query with a count component (``count``, ``mean``, ``variance``, ``stddev``) g
 column whose keys are not public is released as: every component calibrated pure at its
 share of the WHOLE epsilon, the count's noise the exact two-sided geometric law
 (:class:`~dpnoise.mechanisms.geometric.Geometric`, ``sampler="cks"``, decay ``a = s/t``);
-then a group is released, with every component, iff its noisy count is ``>= τ``.  The
+then a group is released, with every component, iff its noisy count is ``>= τ`` (or ``τ − 1``
+and a dyadic coin: :class:`~dpnoise.mechanisms.thresholded.KeepRule`).  The
 sensitivity argument is :class:`~dpnoise.mechanisms.thresholded.ThresholdedCount`'s: on the
 groups present in both neighbours the components are pure-ε (composed over the roles and the
 person's split of rows, as every grouped release is charged), and the groups that exist only
@@ -13,7 +14,7 @@ because of the person -- at most ``G`` (``max_groups``), each with at most ``R``
 (``max_rows_per_group``; else ``max_contributions``) -- are released only inside the event
 "some of their noisy counts cleared ``τ``", of probability ``<= δ = G·P(Z >= τ − R)``, computed
 for the sampled law in 50-digit arithmetic (:func:`~dpnoise.mechanisms.thresholded.
-threshold_for`).  The sums released in such a group are released only inside that event, so
+rule_for`).  The sums released in such a group are released only inside that event, so
 they add nothing: the selection is reused soundly by every component of the same release.
 (A ``sum`` has no count to threshold and a quantile's rank needs the kept set before its
 noise, so they keep the separate person-count selection of :class:`~dpnoise.session.stats.
@@ -35,7 +36,7 @@ from numpy.typing import NDArray
 from ..mechanisms.base import Guarantee
 from ..mechanisms.geometric import Geometric
 from ..mechanisms.statistics import tail_index
-from ..mechanisms.thresholded import NewGroupRelease, threshold_for
+from ..mechanisms.thresholded import NewGroupRelease, rule_for
 from .adapter import Plan, Spec, Target, plan
 
 #: statistics whose groups are chosen by thresholding their noisy count
@@ -56,10 +57,10 @@ class ThresholdPlan:
         self.s, self.t = int(mech.s), int(mech.t)
         self.groups, self.rows = int(groups), int(rows)
         self.delta_requested = float(delta)
-        self.threshold, self.delta_exact = threshold_for(self.s, self.t, self.delta_requested,
-                                                         self.groups, self.rows)
-        self.mechanism = NewGroupRelease(s=self.s, t=self.t, threshold=self.threshold,
-                                         groups=self.groups, rows=self.rows)
+        self.rule, self.delta_exact = rule_for(self.s, self.t, self.delta_requested,
+                                               self.groups, self.rows)
+        self.threshold = self.rule.threshold
+        self.mechanism = NewGroupRelease(rule=self.rule, groups=self.groups, rows=self.rows)
         self.epsilon = 0.0
         self.delta = self.delta_exact
         self.spec = Spec(0.0, self.delta_exact, float(self.rows), 0.0, math.inf, True)
@@ -69,13 +70,13 @@ class ThresholdPlan:
         return Guarantee(epsilon=0.0, delta=self.delta_exact, notion="approximate",
                          note=f"groups kept iff noisy count >= {self.threshold}")
 
-    def keep(self, noisy_count: NDArray[Any]) -> NDArray[np.bool_]:
-        """The groups released: noisy count ``>= τ``."""
-        return np.asarray(noisy_count) >= self.threshold
+    def keep(self, noisy_count: NDArray[Any], rng: Any) -> NDArray[np.bool_]:
+        """The groups released: noisy count ``>= τ``, or ``= τ − 1`` and the boundary coin."""
+        return self.rule.keep(np.asarray(noisy_count), rng)
 
     def suppressed_bound(self, alpha: float) -> int:
         """With probability ``>= 1 - alpha`` a group NOT released has a true count of at most
-        this: ``u <= τ − 1 − Z`` and ``P(Z <= −m) <= alpha``."""
+        this: not released means ``u + Z <= τ − 1``, and ``P(Z <= −m) <= alpha``."""
         m = max(1, tail_index(self.s, self.t, alpha))
         return self.threshold - 1 + (m - 1)
 
@@ -84,6 +85,7 @@ class ThresholdPlan:
                 "delta": self.delta, "delta_exact": self.delta_exact,
                 "threshold": self.threshold, "max_groups": self.groups,
                 "rows_per_group": self.rows, "decay": [self.s, self.t],
+                "boundary": [self.rule.boundary, 64],
                 "on": "count"}
 
 
@@ -122,6 +124,6 @@ def select_on_count(plans: list[tuple[str, Any]], truth: dict[str, NDArray[Any]]
     mask, the truth of the kept groups and the released count of the kept groups."""
     pl = dict(plans)
     noisy_count = pl["count"].release(truth["count"], rng)
-    keep = pl["selection"].keep(noisy_count)
+    keep = pl["selection"].keep(noisy_count, rng)
     kept = {r: np.asarray(v)[keep] for r, v in truth.items()}
     return keep, kept, {"count": np.asarray(noisy_count)[keep]}
