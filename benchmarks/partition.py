@@ -38,7 +38,7 @@ out = []
 if which == "opendp":
     import opendp.prelude as dp
     dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
     t = dp.t.make_count_by(*space, TV=int)
     d_mid = t.map(1)
     def meas(scale, thr):
@@ -55,7 +55,7 @@ if which == "opendp":
         if meas(scale, mid).map(1)[1] <= DELTA: th = mid
         else: tl = mid
     m = meas(scale, th)
-    data = codes.tolist()
+    data = [str(c) for c in codes.tolist()]  # OpenDP's int is 32-bit: keys as strings
     for _ in range(runs):
         out.append({int(k): float(v) for k, v in m(data).items()})
     note = f"make_count_by >> laplace_threshold(scale={scale:.4f}, threshold={th})"

@@ -104,8 +104,7 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         if not delta > 0:
             SelectionPlan(epsilon, delta, 1)  # the same clear error: needs delta > 0
         _, per_cell, changed = schema.bounds(True)
-        return thresholded_plans(targets, epsilon, delta, mechanism, count_cells(schema, q),
-                                 exact, per_cell, changed)
+        return thresholded_plans(targets, epsilon, delta, mechanism, exact, per_cell, changed)
     if private:
         _, _, changed = schema.bounds(True)
         out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))

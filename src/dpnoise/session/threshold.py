@@ -101,8 +101,8 @@ def count_plan(target: Target, epsilon: float) -> Plan:
 
 
 def thresholded_plans(targets: list[tuple[str, Target]], epsilon: float, delta: float,
-                      mechanism: str | None, n_cells: int, exact: bool, rows: int,
-                      groups: int) -> list[tuple[str, Any]]:
+                      mechanism: str | None, exact: bool, rows: int, groups: int
+                      ) -> list[tuple[str, Any]]:
     """The plans of a thresholded release at total ``(epsilon, delta)``: the components at
     equal shares of epsilon (pure), then the ``selection`` role (all of delta)."""
     share = len(targets)
@@ -112,7 +112,7 @@ def thresholded_plans(targets: list[tuple[str, Target]], epsilon: float, delta: 
             out.append((role, count_plan(t, epsilon / share)))
         else:
             out.append((role, plan(t, epsilon=epsilon / share, delta=0.0, mechanism=mechanism,
-                                   n_cells=n_cells, exact_sampler=exact)))
+                                   exact_sampler=exact)))
     out.append(("selection", ThresholdPlan(dict(out)["count"], delta, groups, rows)))
     return out
 
