@@ -197,10 +197,9 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
                                        noisy, answer.shape)
         if "selection" in dict(plans):
             sel = dict(plans)["selection"]
-            details["selection"] = {
-                "threshold": sel.threshold, "delta_exact": sel.delta_exact,
-                "on": "count" if getattr(sel, "on_count", False) else "persons",
-                "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
+            details["selection"] = {"threshold": sel.threshold, "delta_exact": sel.delta_exact,
+                                    "on": "count" if getattr(sel, "on_count", 0) else "persons",
+                                    "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
     release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
                       p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
                       ledger_head=head, confidence=p.confidence, _intervals=intervals,
