@@ -104,6 +104,13 @@ def test_calibration_formulas() -> None:
         roles = dict(s.plans("count by city", 1.0, 1e-6))
         sel = roles["selection"]
         assert sel.groups == 2 and sel.delta_exact <= 1e-6
+        # thresholded on the count's own noise: δ = G·P(Z >= τ − R), τ the smallest such
+        R = sel.rows
+        assert sel.delta_exact >= 2 * geometric_tail(sel.s, sel.t, sel.threshold - R)
+        assert 2 * geometric_tail(sel.s, sel.t, sel.threshold - R - 1) > 1e-6  # smallest τ
+        assert (sel.s, sel.t) == (roles["count"].mechanism.s, roles["count"].mechanism.t)
+        sel = dict(s.plans("sum x by city", 1.0, 1e-6))["selection"]  # a separate selection
+        assert sel.groups == 2 and sel.delta_exact <= 1e-6
         assert 2 * geometric_tail(sel.s, sel.t, sel.threshold - 2) > 1e-6  # smallest τ
         with pytest.raises(ParameterError, match="delta > 0"):
             s.plans("count by city", 1.0)

@@ -38,6 +38,8 @@ REGISTRY_REQUESTS = {
     "staircase": Request(epsilon=1.0, grid=2.0**-6),
     "noisy-max-quantile": Request(epsilon=1.0, sensitivity=2, options={"candidates": 3}),
     "partition-selection": Request(epsilon=1.0, delta=1e-4, options={"groups": 2}),
+    "thresholded-count": Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 2}),
+    "optimal-selection": Request(epsilon=1.0, delta=1e-6),
 }
 NOT_DP = {"range-laplace-paper-unsafe": Request(epsilon=1.0)}
 
@@ -48,7 +50,8 @@ def _from_registry(name: str):
 
 def test_every_registry_entry_is_swept() -> None:
     assert set(REGISTRY_REQUESTS) | set(NOT_DP) == set(entries(None))
-    assert set(entries("statistic")) == {"noisy-max-quantile", "partition-selection"}
+    assert set(entries("statistic")) == {"noisy-max-quantile", "partition-selection",
+                                         "thresholded-count", "optimal-selection"}
     assert not set(entries()) & set(entries("statistic"))  # release/compare/audit skip them
 
 

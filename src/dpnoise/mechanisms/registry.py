@@ -351,6 +351,31 @@ def _build_selection(r: Request) -> Mechanism:
                               groups=r.options.get("groups", 1))
 
 
+def _thresholded_args(p: argparse.ArgumentParser) -> None:
+    _selection_args(p)
+    p.add_argument("--rows", type=int, default=1, help="most rows one person has in one group")
+
+
+def _build_thresholded(r: Request) -> Mechanism:
+    """``options['groups']``, ``options['rows']``: the per-person bounds G and R."""
+    from ..errors import ParameterError
+    from .thresholded import ThresholdedCount
+
+    if r.delta is None:
+        raise ParameterError("a thresholded count needs delta > 0")
+    return ThresholdedCount(epsilon=r.epsilon, delta=r.delta, groups=r.options.get("groups", 1),
+                            rows=r.options.get("rows", 1))
+
+
+def _build_optimal_selection(r: Request) -> Mechanism:
+    from ..errors import ParameterError
+    from .optimal_selection import OptimalSelection
+
+    if r.delta is None:
+        raise ParameterError("optimal partition selection needs delta > 0")
+    return OptimalSelection(epsilon=r.epsilon, delta=r.delta)
+
+
 ENTRIES: list[MechanismEntry] = [
     MechanismEntry("laplace", "pure ε-DP Laplace, exact on a power-of-two grid",
                    _laplace_args, _build_laplace,
@@ -400,6 +425,16 @@ ENTRIES: list[MechanismEntry] = [
                    "keep groups whose noisy person count clears a threshold, exact geometric "
                    "noise, (ε, δ)-DP", _selection_args, _build_selection,
                    Request(epsilon=1.0, delta=1e-6, options={"groups": 2}), kind="statistic"),
+    MechanismEntry("thresholded-count",
+                   "release a group's geometric-noised count iff it clears a threshold, "
+                   "(ε, δ)-DP", _thresholded_args, _build_thresholded,
+                   Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 2}),
+                   kind="statistic"),
+    MechanismEntry("optimal-selection",
+                   "optimal partition selection for one group per person (Desfontaines et al. "
+                   "2022), dyadic keep-probabilities, (ε, δ)-DP",
+                   lambda p: _privacy_args(p, delta=True), _build_optimal_selection,
+                   Request(epsilon=1.0, delta=1e-6), kind="statistic"),
 ]
 
 

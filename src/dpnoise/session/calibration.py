@@ -19,6 +19,7 @@ from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
+from .threshold import THRESHOLDED_STATS, thresholded_plans
 
 
 def component_targets(s: Schema, q: Query, n: int | None) -> list[tuple[str, Target]]:
@@ -90,12 +91,20 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     """The calibrated components of ``q`` at total (epsilon, delta).
 
     Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
-    its rank); with keys that are not public, half of epsilon and ALL of delta go to
-    partition selection first and the statistic's components are pure."""
+    its rank); with keys that are not public, a statistic with a count keeps the groups
+    whose released count clears a threshold (all of epsilon to the components, all of
+    delta to the threshold: :mod:`dpnoise.session.threshold`), a sum or a quantile spends
+    half of epsilon and ALL of delta on partition selection first and its components are
+    pure."""
     targets = component_targets(schema, q, rows)
     out: list[tuple[str, Any]] = []
     exact = accountant == "zcdp"  # Renyi curves: no finite-support tables
     private = any(schema.column(g).private_keys for g in q.group_by)
+    if private and q.stat in THRESHOLDED_STATS:
+        if not delta > 0:
+            SelectionPlan(epsilon, delta, 1)  # the same clear error: needs delta > 0
+        _, per_cell, changed = schema.bounds(True)
+        return thresholded_plans(targets, epsilon, delta, mechanism, exact, per_cell, changed)
     if private:
         _, _, changed = schema.bounds(True)
         out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))

@@ -38,6 +38,7 @@ from .query import Query
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
 from .table import duckdb_error, write_table
+from .threshold import select_on_count
 
 
 class ReleaseHost(Protocol):
@@ -145,7 +146,11 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             agg = session.engine.aggregate(q)
             truth = components_of(q, agg)
             pl = dict(plans)
-            if "selection" in pl:
+            released: dict[str, Any] = {}
+            if getattr(pl.get("selection"), "on_count", False):  # thresholded on the count
+                keep, truth, released = select_on_count(plans, truth, rng)
+                group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
+            elif "selection" in pl:
                 keep = pl["selection"].release(agg.persons, rng)
                 truth = {r: np.asarray(v)[keep] for r, v in truth.items()}
                 group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
@@ -154,8 +159,8 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             if q.stat == "quantile":
                 truth["rank"] = np.asarray(agg.buckets).reshape(
                     (*np.shape(truth["count"]), -1))
-            noisy = {role: c.release(truth[role], rng) for role, c in plans
-                     if role != "selection"}
+            noisy = {role: released[role] if role in released else
+                     c.release(truth[role], rng) for role, c in plans if role != "selection"}
             answer = combine_answer(q, session.schema, noisy)
     except Exception:
         # a fixed reason code and a fixed message: the exception's text could
@@ -192,9 +197,9 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
                                        noisy, answer.shape)
         if "selection" in dict(plans):
             sel = dict(plans)["selection"]
-            details["selection"] = {
-                "threshold": sel.threshold, "delta_exact": sel.delta_exact,
-                "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
+            details["selection"] = {"threshold": sel.threshold, "delta_exact": sel.delta_exact,
+                                    "on": "count" if getattr(sel, "on_count", 0) else "persons",
+                                    "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
     release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
                       p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
                       ledger_head=head, confidence=p.confidence, _intervals=intervals,

@@ -301,8 +301,12 @@ class Release:
                     + note)
         sel = self.details.get("selection")
         if sel:
+            unit = "rows: each cell's noisy count" if sel.get("on") == "count" else "persons"
+            cover = ("; an error bar's coverage is unconditional (P(released and missed) <= "
+                     "1 - confidence), lower for a group near the threshold given that it "
+                     "was released") if sel.get("on") == "count" else ""
             note += (f"; groups selected by DP partition selection (threshold "
-                     f"{sel['threshold']} persons): which groups appear is itself noisy -- "
+                     f"{sel['threshold']} {unit}){cover}: which groups appear is itself noisy -- "
                      f"groups near the threshold appear only when their selection noise was "
                      f"high, so the released set over-represents them and totals over it "
                      f"undercount; a group not shown has at most {sel['suppressed_bound']} "
