@@ -110,8 +110,9 @@ def _discounted_suffix(m: NDArray[np.float64], h: float) -> NDArray[np.float64]:
 
 def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
                          b: NDArray[np.float64], lb: NDArray[np.float64], start: int,
-                         h: float) -> tuple[NDArray[np.float64], NDArray[np.float64],
-                                            NDArray[np.float64]]:
+                         h: float, norms: tuple[NDArray[np.float64], NDArray[np.float64]]
+                         | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                                 NDArray[np.float64]]:
     """a * b from two FFT convolutions, with ln ‖error‖_θ at every tilt and a noise level.
 
     The untilted convolution (ℓ1 error E_0, :func:`atoms_and_fft`) is used below an output
@@ -127,7 +128,7 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     L = (start + np.arange(n)) * h
     g0 = fft_l1_error(a, b, n)
     log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
-    norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+    norm_a, norm_b = norms if norms is not None else (log_norms(a, la), log_norms(b, lb))
     theta1 = choose_tilt(a, la, b, lb, norm_a, norm_b, log_rel)
     k1 = int(np.searchsorted(THETAS, theta1))
     # where to splice (a heuristic: every s is valid; the bounds below are of the pieces):
@@ -258,7 +259,22 @@ class PLD:
     # ------------------------------------------------------------------ algebra
     @property
     def losses(self) -> NDArray[np.float64]:
-        return (self.start + np.arange(self.masses.size)) * self.h
+        """The grid losses (start + i)·h, computed once per PLD (read-only)."""
+        got = self.__dict__.get("_losses")
+        if got is None:
+            got = (self.start + np.arange(self.masses.size)) * self.h
+            got.flags.writeable = False
+            object.__setattr__(self, "_losses", got)
+        return got
+
+    def log_norms(self) -> NDArray[np.float64]:
+        """:func:`.tilt.log_norms` of the masses, computed once per PLD (a ledger composes
+        each new charge with the same state object: its norms are not recomputed)."""
+        got = self.__dict__.get("_log_norms")
+        if got is None:
+            got = log_norms(self.masses, self.losses)
+            object.__setattr__(self, "_log_norms", got)
+        return got
 
     @property
     def total_mass(self) -> float:
@@ -290,14 +306,15 @@ class PLD:
         a, b = self.masses, other.masses
         la, lb = self.losses, other.losses
         start = self.start + other.start
-        norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+        norm_a, norm_b = self.log_norms(), other.log_norms()
         inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         if min(a.size, b.size) <= 64:
             c = np.convolve(a, b)  # sums of non-negative products: no cancellation
             conv_err = math.log(2 * min(a.size, b.size) * U) + norm_a + norm_b
             noise = None
         else:
-            c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h)
+            c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h,
+                                                      (norm_a, norm_b))
         err_a, err_b = self.errors, other.errors
         mass_a = float(a.sum()) + math.exp(min(700.0, float(err_a[0])))
         mass_b = float(b.sum()) + math.exp(min(700.0, float(err_b[0])))
