@@ -65,7 +65,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ledger-n", type=int, default=1000, help="reservations before (0: skip)")
     args = ap.parse_args()
-    print("load (1, 5, 15 min) before: %.2f %.2f %.2f" % os.getloadavg())
+    print("load (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     best, med, size = in_memory()
     print(f"in memory: compose one more after 1000 + fits: best {1000 * best:.1f} ms, median "
           f"{1000 * med:.1f} ms (target < 50 ms; state {size} grid points)")
@@ -73,7 +73,7 @@ def main() -> None:
         best, med, build = ledger_file(args.ledger_n)
         print(f"ledger file: reserve one more after {args.ledger_n} ({build:.0f} s to build): "
               f"best {1000 * best:.1f} ms, median {1000 * med:.1f} ms")
-    print("load (1, 5, 15 min) after: %.2f %.2f %.2f" % os.getloadavg())
+    print("load (1, 5, 15 min) after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

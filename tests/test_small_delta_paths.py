@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpnoise import Budget
 from dpnoise.accounting.pld import DEFAULT_H
 from dpnoise.cli import main
 from dpnoise.session import Session
