@@ -16,10 +16,11 @@ every pair (R_0, R_s), s = 1..S, and is the PLD of a pair of (sub-)probability m
 so it composes (Zhu, Dong and Wang, "Optimal accounting of differential privacy via
 characteristic function", AISTATS 2022, dominating pairs).  The mixture
 λ·PLD(G_0, G_S) + (1 − λ)·PLD(R_0, R') then dominates every (P̃_0, P̃_s), s <= S (revealed
-coin, then MLR for G and the window for R).  Since r >= c wherever g > 0 and r <= 3c there,
-the residual's losses are <= ln 3 inside the table and +∞ only on the S cells at the end of
-the support (the table's real unmatched tail, ~1e-17 for S = 256): the +∞ mass per release
-falls from ~5e-14 to the table's own.
+coin, then MLR for G and the window for R).  Since r = 2c + (p̃ − f) >= c wherever g > 0
+(and p̃ − f is the table's rounding, of the order of c), the residual's losses are small
+inside the table and +∞ only on the S cells at the end of the support (the table's real
+unmatched tail, ~1e-16 for S = 256): the +∞ mass per release falls from ~5e-14 to the
+table's own.
 
 The window minimum is a sliding minimum (O(N), :func:`scipy.ndimage.minimum_filter1d`).
 Float errors: r = p̃ − g is a difference of two numbers near p̃, so its relative error is
