@@ -162,14 +162,17 @@ def dp_accounting(build: Callable[[], list[tuple[Any, int]]]) -> list[float] | N
     return [float(total.get_epsilon_for_delta(d)) for d in DELTAS]
 
 
-def references(refresh: bool) -> tuple[list[list[float] | None], list[list[float] | None]]:
+def references(refresh: bool, stored_only: bool = False
+               ) -> tuple[list[list[float] | None], list[list[float] | None]]:
     """Truth and dp-accounting per row, from REFERENCES_JSON where stored (by label)."""
     stored = {} if refresh or not REFERENCES_JSON.exists() else \
         json.loads(REFERENCES_JSON.read_text())
     truths, peers = [], []
     for label, build in rows():
         got = stored.get(label)
-        if got is None or got["truth"] is None or got["dp_accounting"] is None:
+        if stored_only and got is None:
+            got = {"truth": None, "dp_accounting": None}
+        elif got is None or got["truth"] is None or got["dp_accounting"] is None:
             t = time.perf_counter()
             got = {"truth": truth(build), "dp_accounting": dp_accounting(build),
                    "seconds": time.perf_counter() - t}
@@ -232,6 +235,10 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="do not update docs/accounting.md")
     ap.add_argument("--refresh-references", action="store_true",
                     help=f"recompute the truth and dp-accounting (else {REFERENCES_JSON.name})")
+    ap.add_argument("--after-from", metavar="FILE",
+                    help="the 'after' results printed by --dpnoise-only (instead of computing)")
+    ap.add_argument("--stored-references", action="store_true",
+                    help="do not compute references missing from the stored file ('-')")
     ap.add_argument("--references-only", action="store_true",
                     help="only compute the missing references and store them")
     args = ap.parse_args()
@@ -248,15 +255,23 @@ def main() -> None:
         how = f"stored in {BEFORE_JSON.name} (run of {stored['source']})"
     else:
         before, how = {}, "not available"
-    after = [] if args.references_only else dpnoise_epsilons()
-    truths, peers = references(args.refresh_references)
+    if args.after_from:  # the JSON printed by --dpnoise-only (this tree), e.g. run earlier
+        after = json.loads(Path(args.after_from).read_text().strip().splitlines()[-1])
+    else:
+        after = [] if args.references_only else dpnoise_epsilons()
+    truths, peers = references(args.refresh_references, args.stored_references)
     if args.references_only:
         return
     text = table(after, before, truths, peers)
     worst = max(r["seconds"] for r in after)
+    end = os.getloadavg()
     note = (f"\nMachine load (1, 5, 15 min) at the start: {load[0]:.2f}, {load[1]:.2f}, "
-            f"{load[2]:.2f}; slowest composition {worst:.1f} s. \"before\": {how}. "
-            "Produced by `benchmarks/small_delta.py`.")
+            f"{load[2]:.2f}, at the end: {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f} (2 cores); "
+            f"slowest composition {worst:.1f} s. \"before\": {how}. \"truth\" and "
+            f"dp-accounting: {REFERENCES_JSON.name} (computed once; \"-\": not computed). "
+            "Produced by `benchmarks/small_delta.py`"
+            + (f" (\"after\" from {Path(args.after_from).name}, written by its --dpnoise-only "
+               "run of this tree)." if args.after_from else "."))
     print(text + "\n" + note)
     for r in after:
         print(f"{r['label'][:60]:60s} {r['seconds']:6.2f} s")
