@@ -24,7 +24,7 @@ from dpnoise.laws.table_residual import residual_mixture_pairs, window_min_losse
 def _table(sigma: float, bits: int) -> tuple[np.ndarray, int]:
     """A Gaussian pmf on ±K rounded down to multiples of 2^-bits (cells < 1 unit dropped),
     renormalised exactly onto the kept units: a table like the sampler's, coarser."""
-    K = int(math.ceil(12 * sigma))
+    K = math.ceil(12 * sigma)
     z = np.arange(-K, K + 1)
     w = np.floor(np.exp(-0.5 * (z / sigma) ** 2) / np.sqrt(2 * np.pi) / sigma * 2.0**bits)
     keep = np.flatnonzero(w > 0)
