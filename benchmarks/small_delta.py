@@ -35,6 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DELTAS = (1e-6, 1e-9, 1e-12)
 BEFORE_JSON = ROOT / "benchmarks" / "small_delta_before.json"
+#: the truth and dp-accounting do not depend on dpnoise's accountant: computed once, stored
+REFERENCES_JSON = ROOT / "benchmarks" / "small_delta_references.json"
 DOC = ROOT / "docs" / "accounting.md"
 BEGIN, END = "<!-- BEGIN small-delta -->", "<!-- END small-delta -->"
 
@@ -129,6 +131,8 @@ def truth(build: Callable[[], list[tuple[Any, int]]]) -> list[float] | None:
                 comp.geometric(_decay(m), n * k)
             elif fam in ("AnalyticGaussian", "Gaussian"):
                 comp.gaussian(float(m.sigma), float(m.sensitivity), n * k)
+            elif fam == "Laplace":  # the ideal lattice law (the table is within 1e-13)
+                comp.lattice_laplace(math.log(2.0) / int(m.block.M), int(m.shift_steps), n * k)
             else:
                 return None
     return [epsilon(comp, d) for d in DELTAS]
@@ -156,6 +160,29 @@ def dp_accounting(build: Callable[[], list[tuple[Any, int]]]) -> list[float] | N
             part = one.self_compose(n * k)
             total = part if total is None else total.compose(part)
     return [float(total.get_epsilon_for_delta(d)) for d in DELTAS]
+
+
+def references(refresh: bool, stored_only: bool = False
+               ) -> tuple[list[list[float] | None], list[list[float] | None]]:
+    """Truth and dp-accounting per row, from REFERENCES_JSON where stored (by label)."""
+    stored = {} if refresh or not REFERENCES_JSON.exists() else \
+        json.loads(REFERENCES_JSON.read_text())
+    truths, peers = [], []
+    for label, build in rows():
+        got = stored.get(label)
+        if stored_only and got is None:
+            got = {"truth": None, "dp_accounting": None}
+        elif got is None or got["truth"] is None or got["dp_accounting"] is None:
+            t = time.perf_counter()
+            got = {"truth": truth(build), "dp_accounting": dp_accounting(build),
+                   "seconds": time.perf_counter() - t}
+            stored[label] = got
+            REFERENCES_JSON.write_text(json.dumps(stored, indent=1) + "\n")
+        truths.append(got["truth"])
+        peers.append(got["dp_accounting"])
+        print(f"references: {label[:50]} {truths[-1]} {peers[-1]}", file=sys.stderr,
+              flush=True)
+    return truths, peers
 
 
 # --------------------------------------------------------------------------- output
@@ -206,6 +233,14 @@ def main() -> None:
     ap.add_argument("--before-src", help="src/ of the code before the change (subprocess)")
     ap.add_argument("--dpnoise-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-write", action="store_true", help="do not update docs/accounting.md")
+    ap.add_argument("--refresh-references", action="store_true",
+                    help=f"recompute the truth and dp-accounting (else {REFERENCES_JSON.name})")
+    ap.add_argument("--after-from", metavar="FILE",
+                    help="the 'after' results printed by --dpnoise-only (instead of computing)")
+    ap.add_argument("--stored-references", action="store_true",
+                    help="do not compute references missing from the stored file ('-')")
+    ap.add_argument("--references-only", action="store_true",
+                    help="only compute the missing references and store them")
     args = ap.parse_args()
     if args.dpnoise_only:
         print(json.dumps(dpnoise_epsilons(), allow_nan=True))
@@ -220,18 +255,23 @@ def main() -> None:
         how = f"stored in {BEFORE_JSON.name} (run of {stored['source']})"
     else:
         before, how = {}, "not available"
-    after = dpnoise_epsilons()
-    truths, peers = [], []
-    for label, build in rows():
-        truths.append(truth(build))
-        peers.append(dp_accounting(build))
-        print(f"references: {label[:50]} {truths[-1]} {peers[-1]}", file=sys.stderr,
-              flush=True)
+    if args.after_from:  # the JSON printed by --dpnoise-only (this tree), e.g. run earlier
+        after = json.loads(Path(args.after_from).read_text().strip().splitlines()[-1])
+    else:
+        after = [] if args.references_only else dpnoise_epsilons()
+    truths, peers = references(args.refresh_references, args.stored_references)
+    if args.references_only:
+        return
     text = table(after, before, truths, peers)
     worst = max(r["seconds"] for r in after)
+    end = os.getloadavg()
     note = (f"\nMachine load (1, 5, 15 min) at the start: {load[0]:.2f}, {load[1]:.2f}, "
-            f"{load[2]:.2f}; slowest composition {worst:.1f} s. \"before\": {how}. "
-            "Produced by `benchmarks/small_delta.py`.")
+            f"{load[2]:.2f}, at the end: {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f} (2 cores); "
+            f"slowest composition {worst:.1f} s. \"before\": {how}. \"truth\" and "
+            f"dp-accounting: {REFERENCES_JSON.name} (computed once; \"-\": not computed). "
+            "Produced by `benchmarks/small_delta.py`"
+            + (f" (\"after\" from {Path(args.after_from).name}, written by its --dpnoise-only "
+               "run of this tree)." if args.after_from else "."))
     print(text + "\n" + note)
     for r in after:
         print(f"{r['label'][:60]:60s} {r['seconds']:6.2f} s")

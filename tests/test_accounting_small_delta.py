@@ -40,6 +40,12 @@ def _cases() -> list[tuple[str, list[tuple[object, int]], Composition]]:
     ag = dp.AnalyticGaussian(epsilon=0.25, delta=1e-7, sensitivity=1.0)
     grouped = dp.AnalyticGaussian(epsilon=0.5, delta=1e-7, sensitivity=4.0)
     big = dp.DiscreteGaussian(epsilon=1.0, sigma2=400, upper=None)
+    fine = dp.Geometric(epsilon=0.01)
+    table = dp.AnalyticGaussian(epsilon=0.2, delta=1e-6, sensitivity=1.0)
+    cell = dp.DiscreteGaussian(epsilon=1.0, sigma2=64, upper=None)
+    geo2 = dp.Geometric(epsilon=0.1)
+    dg25 = dp.DiscreteGaussian(epsilon=1.0, sigma2=25, upper=None)
+    ag3 = dp.AnalyticGaussian(epsilon=0.3, delta=1e-7, sensitivity=1.0)
     return [
         ("64 discrete Gaussians", [(dg, 64)],
          Composition().discrete_gaussian(float(dg.sigma2), 64)),
@@ -50,6 +56,18 @@ def _cases() -> list[tuple[str, list[tuple[object, int]], Composition]]:
          # a Gaussian GROUP BY's worst split is one cell moved by its full sensitivity
          Composition().gaussian(grouped.sigma, 4.0, k=2).discrete_gaussian(
              float(big.sigma2), 20)),
+        ("1000 geometric", [(fine, 1000)], Composition().geometric(_decay(fine), 1000)),
+        # the 64-bit Gaussian table: minorant + the residual's all-shift window PLD
+        ("1000 Gaussian tables", [(table, 1000)], Composition().gaussian(table.sigma, k=1000)),
+        ("GROUP BY cells + geometric", [(ReleaseSpec.cells(cell, 12), 5), (geo2, 30)],
+         Composition().discrete_gaussian(float(cell.sigma2), 60).geometric(_decay(geo2), 30)),
+        ("Gaussian tables + discrete Gaussian + geometric",
+         [(dg25, 12), (geo2, 100), (ag, 50)],
+         Composition().discrete_gaussian(float(dg25.sigma2), 12).geometric(_decay(geo2), 100)
+         .gaussian(ag.sigma, k=50)),
+        ("GROUP BY Gaussian + Gaussian tables",
+         [(ReleaseSpec.fraction_split(grouped, 4, 10), 30), (ag3, 200)],
+         Composition().gaussian(grouped.sigma, 4.0, k=30).gaussian(ag3.sigma, k=200)),
     ]
 
 

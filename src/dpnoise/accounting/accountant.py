@@ -207,7 +207,13 @@ class State:
                    float.fromhex(head["rho"]), head["previous"], _curve_from(head))
 
     def content_hash(self) -> str:
-        return hashlib.sha256(self.to_bytes()).hexdigest()
+        """SHA-256 of :meth:`to_bytes`, computed once per (immutable) state: a ledger
+        composes every new charge with the same state object."""
+        got = self.__dict__.get("_content_hash")
+        if got is None:
+            got = hashlib.sha256(self.to_bytes()).hexdigest()
+            object.__setattr__(self, "_content_hash", got)
+        return got
 
 
 # --------------------------------------------------------------------------- accountants

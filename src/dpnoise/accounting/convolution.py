@@ -58,12 +58,11 @@ def oaconvolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.flo
     pad[:nb] = big
     spec = np.fft.rfft(pad.reshape(blocks, K), n=N, axis=1) * np.fft.rfft(small, n=N)
     pieces = np.fft.irfft(spec, n=N, axis=1)[:, :K + ns - 1]
-    out = np.zeros(blocks * K + ns - 1 + K)
-    out[:blocks * K] += pieces[:, :K].reshape(-1)
-    if ns > 1:  # the overlapping tails of each block go onto the start of the next
-        tails = pieces[:, K:]
-        idx = (np.arange(blocks)[:, None] + 1) * K + np.arange(ns - 1)[None, :]
-        np.add.at(out, idx.reshape(-1), tails.reshape(-1))
+    out = np.zeros((blocks + 1) * K)
+    out[:blocks * K].reshape(blocks, K)[:] = pieces[:, :K]
+    if ns > 1:  # the overlapping tails of each block go onto the start of the next (K >= ns:
+        # each output gets at most one tail, so this is one addition per entry)
+        out[K:].reshape(blocks, K)[:, :ns - 1] += pieces[:, K:]
     return out[:out_n]
 
 

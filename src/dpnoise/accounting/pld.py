@@ -110,8 +110,9 @@ def _discounted_suffix(m: NDArray[np.float64], h: float) -> NDArray[np.float64]:
 
 def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
                          b: NDArray[np.float64], lb: NDArray[np.float64], start: int,
-                         h: float) -> tuple[NDArray[np.float64], NDArray[np.float64],
-                                            NDArray[np.float64]]:
+                         h: float, norms: tuple[NDArray[np.float64], NDArray[np.float64]]
+                         | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                                 NDArray[np.float64]]:
     """a * b from two FFT convolutions, with ln ‖error‖_θ at every tilt and a noise level.
 
     The untilted convolution (ℓ1 error E_0, :func:`atoms_and_fft`) is used below an output
@@ -127,7 +128,7 @@ def _spliced_convolution(a: NDArray[np.float64], la: NDArray[np.float64],
     L = (start + np.arange(n)) * h
     g0 = fft_l1_error(a, b, n)
     log_rel = math.log(max(g0, 1e-300) / max(float(a.sum()) * float(b.sum()), 1e-300))
-    norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+    norm_a, norm_b = norms if norms is not None else (log_norms(a, la), log_norms(b, lb))
     theta1 = choose_tilt(a, la, b, lb, norm_a, norm_b, log_rel)
     k1 = int(np.searchsorted(THETAS, theta1))
     # where to splice (a heuristic: every s is valid; the bounds below are of the pieces):
@@ -258,23 +259,48 @@ class PLD:
     # ------------------------------------------------------------------ algebra
     @property
     def losses(self) -> NDArray[np.float64]:
-        return (self.start + np.arange(self.masses.size)) * self.h
+        """The grid losses (start + i)·h, computed once per PLD (read-only)."""
+        got = self.__dict__.get("_losses")
+        if got is None:
+            got = (self.start + np.arange(self.masses.size)) * self.h
+            got.flags.writeable = False
+            object.__setattr__(self, "_losses", got)
+        return got
+
+    def log_norms(self) -> NDArray[np.float64]:
+        """:func:`.tilt.log_norms` of the masses, computed once per PLD (a ledger composes
+        each new charge with the same state object: its norms are not recomputed)."""
+        got = self.__dict__.get("_log_norms")
+        if got is None:
+            got = log_norms(self.masses, self.losses)
+            object.__setattr__(self, "_log_norms", got)
+        return got
 
     @property
     def total_mass(self) -> float:
         return math.fsum(self.masses.tolist()) + self.inf_mass
 
-    def truncated(self, tail_hi: float = TAIL_HI, tail_lo: float = TAIL_LO) -> PLD:
-        """Move the top ``tail_hi`` of finite mass to +∞ and lift the bottom ``tail_lo``."""
+    def truncated(self, tail_hi: float = TAIL_HI, tail_lo: float = TAIL_LO,
+                  error_aware: bool = False) -> PLD:
+        """Move the top ``tail_hi`` of finite mass to +∞ and lift the bottom ``tail_lo``.
+
+        ``error_aware``: never cut below the loss where the tracked error's charge for the
+        moved mass, min_θ e^{−θL}‖e‖_θ (added to ``slack`` by :meth:`_moved`), exceeds
+        ``tail_hi`` -- cutting early charged ~1e-15 per squaring that repeated squaring then
+        doubled (500 discrete Gaussians: 9e-13 of slack).  Any cut is valid; this one keeps
+        a few more entries.  Used by :meth:`self_compose` only: a ledger's states are
+        composed by :meth:`compose` and must keep their stored content hashes."""
         m = np.maximum(self.masses, 0.0)
         if m.size <= 1:
             return PLD(self.h, self.start, m.copy(), self.inf_mass, self.slack, self.log_err)
         hi = m.size - 1 - _tail_count(m[::-1], tail_hi)  # keep 0..hi, send hi+1.. to ∞
         hi = max(0, hi)
+        if error_aware:
+            hi = max(hi, min(m.size - 1, self._error_cut(tail_hi)))
         lo = min(_tail_count(m, tail_lo), hi)             # Σ_{j<lo} m_j <= tail_lo
         return PLD(self.h, self.start, m, self.inf_mass, self.slack, self.log_err)._moved(lo, hi)
 
-    def compose(self, other: PLD) -> PLD:
+    def compose(self, other: PLD, *, error_aware_cut: bool = False) -> PLD:
         """The PLD of the product pair (upper bound; round-off tracked in ``log_err``).
 
         Small operands: direct convolution (sums of non-negative products, relative error
@@ -290,14 +316,15 @@ class PLD:
         a, b = self.masses, other.masses
         la, lb = self.losses, other.losses
         start = self.start + other.start
-        norm_a, norm_b = log_norms(a, la), log_norms(b, lb)
+        norm_a, norm_b = self.log_norms(), other.log_norms()
         inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         if min(a.size, b.size) <= 64:
             c = np.convolve(a, b)  # sums of non-negative products: no cancellation
             conv_err = math.log(2 * min(a.size, b.size) * U) + norm_a + norm_b
             noise = None
         else:
-            c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h)
+            c, conv_err, noise = _spliced_convolution(a, la, b, lb, start, self.h,
+                                                      (norm_a, norm_b))
         err_a, err_b = self.errors, other.errors
         mass_a = float(a.sum()) + math.exp(min(700.0, float(err_a[0])))
         mass_b = float(b.sum()) + math.exp(min(700.0, float(err_b[0])))
@@ -307,10 +334,10 @@ class PLD:
         slack = self.slack * max(1.0, mass_b) + other.slack * max(1.0, mass_a)
         out = PLD(self.h, start, c, min(1.0, inf), slack, log_err)
         if noise is not None:
-            out = out._drop_noise(noise)
-        return out.truncated()
+            out = out._drop_noise(noise, error_aware_cut)
+        return out.truncated(error_aware=error_aware_cut)
 
-    def _drop_noise(self, noise: NDArray[np.float64]) -> PLD:
+    def _drop_noise(self, noise: NDArray[np.float64], error_aware: bool = False) -> PLD:
         """Entries at the round-off level (<= ``noise``, entry-wise) are noise, so that the
         tails can be truncated: those ABOVE the last larger entry go to +∞, those BELOW the
         first one are lifted onto it (both only raise H; lifting within the finite losses
@@ -322,7 +349,16 @@ class PLD:
             return PLD(self.h, self.start, np.zeros(1), min(1.0, self.inf_mass + float(c.sum())),
                        self.slack + self.flat_slack(), None)
         i0, i1 = int(big[0]), int(big[-1])
+        if error_aware:  # as in truncated(): not below where the cut's charge is > TAIL_HI
+            i1 = max(i1, min(c.size - 1, self._error_cut(TAIL_HI)))
         return self._moved(i0, i1)
+
+    def _error_cut(self, tail: float) -> int:
+        """The first index whose loss L has min_θ e^{−θL}‖e‖_θ <= ``tail`` (θ > 0)."""
+        if self.log_err is None:
+            return 0
+        need = float(np.min((self.errors[1:] - math.log(tail)) / THETAS[1:]))
+        return max(0, math.ceil(need / self.h) - self.start)
 
     def _moved(self, i0: int, i1: int, extra_inf: float = 0.0) -> PLD:
         """Keep entries i0..i1; lift those below onto i0, send those above to +∞."""
@@ -351,10 +387,10 @@ class PLD:
         out, base, k = PLD.identity(self.h), self, int(k)
         while k:
             if k & 1:
-                out = out.compose(base)
+                out = out.compose(base, error_aware_cut=True)
             k >>= 1
             if k:
-                base = base.compose(base)
+                base = base.compose(base, error_aware_cut=True)
         return out
 
     def mixture(self, weight: float) -> PLD:

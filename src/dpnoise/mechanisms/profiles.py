@@ -36,6 +36,7 @@ from ..laws.privacy_loss import (
     periodic_gaps,
     periodic_shift_atoms,
 )
+from ..laws.table_residual import residual_mixture_pairs
 from ..profile import DominatingPairs, PrivacyProfile, pure_renyi, renyi_gaussian
 
 #: a finite table (the discrete Gaussian's) is charged the exact PLDs of its own pmf at every
@@ -202,10 +203,13 @@ def finite_table_pairs(m: Any, S: int, ideal: str) -> DominatingPairs:
     model = m.privacy_model()
     z = np.arange(model.lo, model.hi + 1, dtype=np.int64)
     lp = np.asarray(model.logpmf(z), dtype=np.float64)
-    if ideal == "gauss":
-        lf = -0.5 * (z * (m.grid / m.sigma)) ** 2
-        p = minorant_pairs(lp, lf, S, "absolute", f"discretised Gaussian table "
-                           f"sigma={m.sigma:.6g}")
+    if ideal == "gauss":  # minorant + the residual's all-shift window (keeps the real tail)
+        pad = np.full(S, -np.inf)
+        lp = np.concatenate([pad, lp, pad])
+        zz = np.arange(model.lo - S, model.hi + S + 1, dtype=np.float64)
+        return residual_mixture_pairs(lp, -0.5 * (zz * (m.grid / m.sigma)) ** 2, S,
+                                      f"discretised Gaussian table sigma={m.sigma:.6g} (finite "
+                                      "support)")
     else:  # truncated Laplace: folded block geometric, ideal = truncated discrete Laplace
         a = math.log(2.0) / int(m.block.M)
         K = np.where(z >= 0, z, -z - 1)
@@ -221,6 +225,8 @@ def lattice_gaussian_profile(m: Any) -> PrivacyProfile:
     return PrivacyProfile(True, g.epsilon, g.delta, "discretised Gaussian table",
                           pairs=lambda S: finite_table_pairs(m, S, "gauss"),
                           shift_cells=int(m.shift_steps), noise_at=m.noise,
+                          cache_key=("lattice Gaussian table", type(m).__name__,
+                                     float(m.sigma), float(m.grid), int(m.shift_steps)),
                           **_finite(type(m).__name__))
 
 
