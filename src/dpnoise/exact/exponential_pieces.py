@@ -69,6 +69,20 @@ def bernoulli_power(words: WordStream, p: int, k: int) -> bool:
     return True
 
 
+def scaled_powers(p: int, scores: list[int], cutoff: int) -> list[int]:
+    """``p^s · 2^{24(c − s)}`` for each ``s`` in ``scores`` (all ``< c``), exactly: from the
+    smallest score up, each the previous times ``p^δ`` divided exactly by ``2^{24δ}`` (a
+    multiplication by a small number per distinct score instead of a power each)."""
+    out: dict[int, int] = {}
+    prev_s, prev_w = 0, 1 << (BASE_BITS * cutoff)
+    for sc in sorted(set(scores)):
+        step = sc - prev_s
+        prev_w = (prev_w * p ** step) >> (BASE_BITS * step)
+        prev_s = sc
+        out[sc] = prev_w
+    return [out[sc] for sc in scores]
+
+
 def sample_pieces(words: WordStream, starts: NDArray[np.int64], lengths: NDArray[np.int64],
                   scores: NDArray[np.int64], p: int, cutoff: int) -> int:
     """One lattice point with ``P(y) ∝ (p/2^24)^{score(y)}`` (see the module docstring).
@@ -81,8 +95,8 @@ def sample_pieces(words: WordStream, starts: NDArray[np.int64], lengths: NDArray
     near = scores < cutoff
     n_start, n_len, n_score = starts[near], lengths[near], scores[near]
     f_start, f_len, f_score = starts[~near], lengths[~near], scores[~near]
-    weights = [int(ln) * p ** int(sc) << (BASE_BITS * (cutoff - int(sc)))
-               for ln, sc in zip(n_len.tolist(), n_score.tolist(), strict=True)]
+    weights = [int(ln) * w for ln, w in zip(n_len.tolist(), scaled_powers(
+        p, n_score.tolist(), cutoff), strict=True)]
     f_cum = np.cumsum(f_len)
     far_points = int(f_cum[-1]) if f_cum.size else 0
     weights.append(far_points * p ** cutoff)
