@@ -176,7 +176,8 @@ class IntervalQuantile(Mechanism):
         """The released lattice index ``j`` (the value is ``lower + j·grid``)."""
         idx = snap(values, self.lower, self.grid, self.n_points)
         s, ln, d = pieces(idx, self.n_points, self.level.numerator, self.level.denominator)
-        return sample_pieces(WordStream(resolve_rng(rng)), s, ln, d, self.p, self.cutoff)
+        words = WordStream(resolve_rng(rng), block=4096)
+        return sample_pieces(words, s, ln, d, self.p, self.cutoff)
 
     def rank_error(self, beta: float = 0.05) -> float:
         """Rows: with probability >= 1 − β the release is an empirical p-quantile with

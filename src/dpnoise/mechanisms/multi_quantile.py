@@ -129,7 +129,7 @@ class MultiQuantile(Mechanism):
 
     def release_indices(self, values: ArrayLike, rng: RngLike = None) -> list[int]:
         """The released lattice indices (sorted)."""
-        words = WordStream(resolve_rng(rng))
+        words = WordStream(resolve_rng(rng), block=4096)
         idx = snap(values, self.lower, self.grid, self.n_points)
         jitter = (words.take(idx.size) >> np.uint64(64 - JITTER_BITS)).astype(np.int64)
         fine = np.sort((idx << JITTER_BITS) + jitter)
