@@ -100,11 +100,13 @@ def base_numerator(epsilon: float, delta_u: int) -> int:
 
 
 def smallest_power(points: int, p: int, target: Fraction) -> int:
-    """The smallest ``E >= 0`` with ``points · (p/2^24)^E <= target`` (exact)."""
-    e = max(0, math.floor(math.log(points / float(target)) / -math.log(p / 2 ** BASE_BITS)) - 2)
-    while Fraction(points * p ** e, 1 << (BASE_BITS * e)) > target:
-        e += 1
-    return e
+    """The smallest ``E >= 0`` with ``points · (p/2^24)^E <= target``: from 60-digit logs
+    (``E ln(2^24/p) >= ln(points/target)``), plus one for the last digits' doubt -- so
+    the condition holds at the returned ``E`` (at most one above the smallest)."""
+    with mpmath.workdps(60):
+        need = mpmath.log(points) - mpmath.log(mpmath.mpf(target.numerator) / target.denominator)
+        per = mpmath.log(mpmath.mpf(2) ** BASE_BITS / p)
+        return max(0, int(mpmath.ceil(need / per)) + 1) if need > 0 else 0
 
 
 def snap(values: ArrayLike, lower: float, grid: float, n_points: int) -> NDArray[np.int64]:

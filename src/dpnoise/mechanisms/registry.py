@@ -405,6 +405,19 @@ def _build_multi_quantile(r: Request) -> Mechanism:
                          grid=r.grid, contributions=r.options.get("contributions", 1))
 
 
+def _bounds_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--contributions", type=int, default=1, help="most rows per person")
+
+
+def _build_bounds(r: Request) -> Mechanism:
+    """``options``: lower_level, upper_level, min_exponent, max_exponent, contributions."""
+    from .private_bounds import PrivateBounds
+
+    return PrivateBounds(epsilon=r.epsilon, **r.given(
+        "lower_level", "upper_level", "min_exponent", "max_exponent", "contributions"))
+
+
 ENTRIES: list[MechanismEntry] = [
     MechanismEntry("laplace", "pure ε-DP Laplace, exact on a power-of-two grid",
                    _laplace_args, _build_laplace,
@@ -476,6 +489,12 @@ ENTRIES: list[MechanismEntry] = [
                    _build_multi_quantile,
                    Request(epsilon=1.0, lower=0.0, upper=16.0, grid=1.0,
                            options={"levels": (0.25, 0.5, 0.75)}), kind="statistic"),
+    MechanismEntry("private-bounds",
+                   "suggested bounds: two report-noisy-max quantiles on the public sign x 2^k "
+                   "grid, pure ε-DP", _bounds_args, _build_bounds,
+                   Request(epsilon=1.0, options={"min_exponent": -2, "max_exponent": 3,
+                                                  "lower_level": 0.25, "upper_level": 0.75}),
+                   kind="statistic"),
 ]
 
 
