@@ -40,6 +40,12 @@ REGISTRY_REQUESTS = {
     "partition-selection": Request(epsilon=1.0, delta=1e-4, options={"groups": 2}),
     "thresholded-count": Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 2}),
     "optimal-selection": Request(epsilon=1.0, delta=1e-6),
+    "interval-quantile": Request(epsilon=1.0, lower=0.0, upper=8.0, grid=1.0,
+                                 options={"level": 0.25}),
+    "multi-quantile": Request(epsilon=1.0, lower=0.0, upper=8.0, grid=1.0,
+                              options={"levels": (0.1, 0.5, 0.9)}),
+    "private-bounds": Request(epsilon=1.0, options={"min_exponent": -1, "max_exponent": 2,
+                                                "lower_level": 0.25, "upper_level": 0.75}),
 }
 NOT_DP = {"range-laplace-paper-unsafe": Request(epsilon=1.0)}
 
@@ -51,7 +57,9 @@ def _from_registry(name: str):
 def test_every_registry_entry_is_swept() -> None:
     assert set(REGISTRY_REQUESTS) | set(NOT_DP) == set(entries(None))
     assert set(entries("statistic")) == {"noisy-max-quantile", "partition-selection",
-                                         "thresholded-count", "optimal-selection"}
+                                         "thresholded-count", "optimal-selection",
+                                         "interval-quantile", "multi-quantile",
+                                         "private-bounds"}
     assert not set(entries()) & set(entries("statistic"))  # release/compare/audit skip them
 
 

@@ -374,6 +374,48 @@ def _build_optimal_selection(r: Request) -> Mechanism:
     if r.delta is None:
         raise ParameterError("optimal partition selection needs delta > 0")
     return OptimalSelection(epsilon=r.epsilon, delta=r.delta)
+def _interval_quantile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--level", type=float, default=0.5, help="quantile level in [0, 1]")
+    p.add_argument("--levels", type=str, default=None,
+                   help="several levels, comma-separated (one joint release)")
+    p.add_argument("--lower", type=float, required=True, help="lower end of the values")
+    p.add_argument("--upper", type=float, required=True, help="upper end of the values")
+    p.add_argument("--grid", type=float, default=None, help="lattice step, a power of two")
+    p.add_argument("--contributions", type=int, default=1, help="most rows per person")
+
+
+def _build_interval_quantile(r: Request) -> Mechanism:
+    """``options['level']`` (default 0.5), ``options['contributions']`` (default 1)."""
+    from .interval_quantile import IntervalQuantile
+
+    return IntervalQuantile(epsilon=r.epsilon, level=r.options.get("level", 0.5),
+                            lower=r.lower, upper=r.upper, grid=r.grid,
+                            contributions=r.options.get("contributions", 1))
+
+
+def _build_multi_quantile(r: Request) -> Mechanism:
+    """``options['levels']`` (a sequence or comma-separated text)."""
+    from .multi_quantile import MultiQuantile
+
+    levels = r.options.get("levels") or (0.25, 0.5, 0.75)
+    if isinstance(levels, str):
+        levels = [x for x in levels.split(",") if x.strip()]
+    return MultiQuantile(epsilon=r.epsilon, levels=levels, lower=r.lower, upper=r.upper,
+                         grid=r.grid, contributions=r.options.get("contributions", 1))
+
+
+def _bounds_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--contributions", type=int, default=1, help="most rows per person")
+
+
+def _build_bounds(r: Request) -> Mechanism:
+    """``options``: lower_level, upper_level, min_exponent, max_exponent, contributions."""
+    from .private_bounds import PrivateBounds
+
+    return PrivateBounds(epsilon=r.epsilon, **r.given(
+        "lower_level", "upper_level", "min_exponent", "max_exponent", "contributions"))
 
 
 ENTRIES: list[MechanismEntry] = [
@@ -435,6 +477,24 @@ ENTRIES: list[MechanismEntry] = [
                    "2022), dyadic keep-probabilities, (ε, δ)-DP",
                    lambda p: _privacy_args(p, delta=True), _build_optimal_selection,
                    Request(epsilon=1.0, delta=1e-6), kind="statistic"),
+    MechanismEntry("interval-quantile",
+                   "exponential mechanism over the lattice between the data (quantile at the "
+                   "data's resolution), exact dyadic base, pure ε-DP", _interval_quantile_args,
+                   _build_interval_quantile,
+                   Request(epsilon=1.0, lower=0.0, upper=16.0, grid=1.0,
+                           options={"level": 0.5}), kind="statistic"),
+    MechanismEntry("multi-quantile",
+                   "several quantiles in one release (Kaplan, Schnapp and Stemmer 2022) of "
+                   "exact exponential-mechanism steps, pure ε-DP", _interval_quantile_args,
+                   _build_multi_quantile,
+                   Request(epsilon=1.0, lower=0.0, upper=16.0, grid=1.0,
+                           options={"levels": (0.25, 0.5, 0.75)}), kind="statistic"),
+    MechanismEntry("private-bounds",
+                   "suggested bounds: two report-noisy-max quantiles on the public sign x 2^k "
+                   "grid, pure ε-DP", _bounds_args, _build_bounds,
+                   Request(epsilon=1.0, options={"min_exponent": -2, "max_exponent": 3,
+                                                  "lower_level": 0.25, "upper_level": 0.75}),
+                   kind="statistic"),
 ]
 
 
