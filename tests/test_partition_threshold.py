@@ -16,7 +16,7 @@ import itertools
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dpnoise import Budget, ParameterError, SeededRandom, Session
@@ -32,6 +32,9 @@ from dpnoise.verify import verify
        groups=st.integers(1, 2), rows=st.integers(1, 2))
 def test_thresholded_count_delta_from_the_sampled_law(eps: float, delta: float, groups: int,
                                                       rows: int) -> None:
+    # the verifier's exact model grows fast as the noise widens: the widest cases (small
+    # epsilon with several groups and rows, ~10-50 s each) are left out of the quick suite
+    assume(groups * rows <= 2 * eps)
     m = ThresholdedCount(epsilon=eps, delta=delta, groups=groups, rows=rows)
     assert delta * (1 - 1e-6) <= m.delta <= delta  # the boundary coin uses all of delta
     # the smallest threshold: one lower would exceed the asked delta

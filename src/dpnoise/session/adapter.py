@@ -128,27 +128,16 @@ def session_grid(sensitivity: float, epsilon: float) -> float:
     return grid
 
 
-@lru_cache(maxsize=256)
-def _laplace_cached(epsilon: float, sensitivity: float) -> Mechanism:
-    # default grid: builds in <= 0.1 s
-    return build("laplace", Request(epsilon=epsilon, sensitivity=sensitivity))
+@lru_cache(maxsize=512)
+def _built(name: str, fields: tuple[tuple[str, Any], ...],
+           options: tuple[tuple[str, Any], ...]) -> Mechanism:
+    """The registry's mechanism ``name`` for these request fields, built once per process
+    for the same public parameters (mechanisms are immutable)."""
+    return build(name, Request(**dict(fields), options=dict(options)))
 
 
-def _laplace(s: Spec) -> Mechanism:
-    return _laplace_cached(s.epsilon, s.sensitivity)
-
-
-@lru_cache(maxsize=256)
-def _clamped_cached(epsilon: float, sensitivity: float, lower: float, upper: float) -> Mechanism:
-    return build("clamped-laplace",
-                 Request(epsilon=epsilon, sensitivity=sensitivity, lower=lower, upper=upper))
-
-
-def _clamped_laplace(s: Spec) -> Mechanism:
-    if math.isfinite(s.lower) and math.isfinite(s.upper):
-        return _clamped_cached(s.epsilon, s.sensitivity, s.lower, s.upper)
-    # a half-line: the plan clamps the Laplace output onto it (post-processing)
-    return _laplace_cached(s.epsilon, s.sensitivity)
+def _cached(name: str, *, options: dict[str, Any] | None = None, **fields: Any) -> Mechanism:
+    return _built(name, tuple(sorted(fields.items())), tuple(sorted((options or {}).items())))
 
 
 def _integer_sensitivity(s: Spec, name: str) -> int:
@@ -158,54 +147,39 @@ def _integer_sensitivity(s: Spec, name: str) -> int:
     return int(s.sensitivity)
 
 
-@lru_cache(maxsize=256)
-def _range_laplace_cached(epsilon: float, sensitivity: float, lower: float,
-                          upper: float) -> Mechanism:
-    grid = session_grid(sensitivity, epsilon)  # its default (~Δ/1024, M <= 2^15) is 10x slower
-    if math.isfinite(upper - lower):
-        grid = min(grid, power_of_two_at_most((upper - lower) / 8))
-    return build("range-laplace", Request(epsilon=epsilon, sensitivity=sensitivity,
-                                          lower=lower, upper=upper, grid=grid))
+def _laplace(s: Spec) -> Mechanism:
+    # default grid: builds in <= 0.1 s
+    return _cached("laplace", epsilon=s.epsilon, sensitivity=s.sensitivity)
+
+
+def _clamped_laplace(s: Spec) -> Mechanism:
+    if math.isfinite(s.lower) and math.isfinite(s.upper):
+        return _cached("clamped-laplace", epsilon=s.epsilon, sensitivity=s.sensitivity,
+                       lower=s.lower, upper=s.upper)
+    # a half-line: the plan clamps the Laplace output onto it (post-processing)
+    return _laplace(s)
 
 
 def _range_laplace(s: Spec) -> Mechanism:
     if math.isinf(s.lower) and math.isinf(s.upper):
         raise ParameterError("range-laplace needs a range bounded on at least one side")
-    return _range_laplace_cached(s.epsilon, s.sensitivity, s.lower, s.upper)
-
-
-@lru_cache(maxsize=256)
-def _geometric_cached(epsilon: float, sensitivity: int, lower: float,
-                      upper: float) -> Mechanism:
-    return build("geometric", Request(epsilon=epsilon, sensitivity=sensitivity, lower=lower,
-                                      upper=upper))
+    grid = session_grid(s.sensitivity, s.epsilon)  # its default (~Δ/1024) is 10x slower
+    if math.isfinite(s.upper - s.lower):
+        grid = min(grid, power_of_two_at_most((s.upper - s.lower) / 8))
+    return _cached("range-laplace", epsilon=s.epsilon, sensitivity=s.sensitivity,
+                   lower=s.lower, upper=s.upper, grid=grid)
 
 
 def _geometric(s: Spec) -> Mechanism:
-    return _geometric_cached(s.epsilon, _integer_sensitivity(s, "geometric"),
-                             s.lower, s.upper)
-
-
-@lru_cache(maxsize=64)
-def _discrete_gaussian_cached(epsilon: float, delta: float, sensitivity: int,
-                              lower: float, upper: float, exact: bool) -> Mechanism:
-    options = {"sampler": "cks"} if exact else {}
-    return build("discrete-gaussian", Request(epsilon=epsilon, delta=delta,
-                                              sensitivity=sensitivity, lower=lower, upper=upper,
-                                              options=options))
+    return _cached("geometric", epsilon=s.epsilon,
+                   sensitivity=_integer_sensitivity(s, "geometric"), lower=s.lower,
+                   upper=s.upper)
 
 
 def _discrete_gaussian(s: Spec) -> Mechanism:
-    return _discrete_gaussian_cached(s.epsilon, s.delta,
-                                     _integer_sensitivity(s, "discrete-gaussian"),
-                                     s.lower, s.upper, s.exact_sampler)
-
-
-@lru_cache(maxsize=64)
-def _count_noise_cached(epsilon: float, delta: float, lower: float,
-                        upper: float) -> Mechanism:
-    # delta alone: the smallest support
-    return build("count-noise", Request(epsilon=epsilon, delta=delta, lower=lower, upper=upper))
+    return _cached("discrete-gaussian", epsilon=s.epsilon, delta=s.delta,
+                   sensitivity=_integer_sensitivity(s, "discrete-gaussian"), lower=s.lower,
+                   upper=s.upper, options={"sampler": "cks"} if s.exact_sampler else None)
 
 
 def _count_noise(s: Spec) -> Mechanism:
@@ -214,27 +188,19 @@ def _count_noise(s: Spec) -> Mechanism:
             "count-noise is defined for sensitivity 1 only (one row per individual, "
             f"max_contributions = 1); this statistic has sensitivity {s.sensitivity:g}"
         )
-    return _count_noise_cached(s.epsilon, s.delta, s.lower, s.upper)
-
-
-@lru_cache(maxsize=64)
-def _staircase_cached(epsilon: float, sensitivity: float) -> Mechanism:
-    return build("staircase", Request(epsilon=epsilon, sensitivity=sensitivity,
-                                      grid=session_grid(sensitivity, epsilon)))
+    # delta alone: the smallest support
+    return _cached("count-noise", epsilon=s.epsilon, delta=s.delta, lower=s.lower,
+                   upper=s.upper)
 
 
 def _staircase(s: Spec) -> Mechanism:
-    return _staircase_cached(s.epsilon, s.sensitivity)
-
-
-@lru_cache(maxsize=64)
-def _truncated_laplace_cached(epsilon: float, delta: float, sensitivity: float) -> Mechanism:
-    return build("truncated-laplace", Request(epsilon=epsilon, delta=delta,
-                                              sensitivity=sensitivity))
+    return _cached("staircase", epsilon=s.epsilon, sensitivity=s.sensitivity,
+                   grid=session_grid(s.sensitivity, s.epsilon))
 
 
 def _truncated_laplace(s: Spec) -> Mechanism:
-    return _truncated_laplace_cached(s.epsilon, s.delta, s.sensitivity)
+    return _cached("truncated-laplace", epsilon=s.epsilon, delta=s.delta,
+                   sensitivity=s.sensitivity)
 
 
 @dataclass(frozen=True)
