@@ -128,3 +128,11 @@ def law_chi_square_pvalue(draws: np.ndarray, law: Any) -> float:
     keep = expected > 0
     return float(stats.chisquare(observed[keep],
                                  expected[keep] / expected[keep].sum() * draws.size).pvalue)
+
+
+def random_columns(seed: int, n: int, **columns: Callable[[np.random.Generator, int], Any]
+                   ) -> dict[str, np.ndarray]:
+    """A synthetic table of ``n`` rows: each column made in the order given, by its function
+    of one generator seeded with ``seed`` and ``n``."""
+    rng = np.random.default_rng(seed)
+    return {name: np.asarray(make(rng, n)) for name, make in columns.items()}

@@ -21,6 +21,8 @@ from dpnoise.ledger import verify_ledger
 from dpnoise.session import Ledger, Session
 from dpnoise.session.planning import release_spec
 
+from .helpers import random_columns
+
 KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
           parameters={}, guarantee={})
 SCHEMA = {"columns": {"age": {"lower": 0, "upper": 100},
@@ -28,9 +30,8 @@ SCHEMA = {"columns": {"age": {"lower": 0, "upper": 100},
 
 
 def _data(n: int = 300) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(3)
-    return {"age": rng.integers(0, 100, n).astype(float),
-            "g": rng.integers(0, 5, n).astype(float)}
+    return random_columns(3, n, age=lambda r, n: r.integers(0, 100, n).astype(float),
+                          g=lambda r, n: r.integers(0, 5, n).astype(float))
 
 
 def _fill(led: Ledger, mech: object, limit: int = 10_000) -> int:

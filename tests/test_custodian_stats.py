@@ -29,6 +29,8 @@ from dpnoise.session.intervals import component_interval, ratio_interval
 from dpnoise.session.stats import RankPlan, SelectionPlan, geometric_tail
 from dpnoise.verify import verify_neighbours
 
+from .helpers import random_columns
+
 SCHEMA = {"dataset": {"user_id": "pid", "max_contributions": 2, "max_groups": 2,
                       "max_rows_per_group": 2, "max_rows": 5000},
           "columns": {"x": {"lower": 0, "upper": 100},
@@ -37,13 +39,14 @@ SCHEMA = {"dataset": {"user_id": "pid", "max_contributions": 2, "max_groups": 2,
 
 
 def _data(n: int = 3000, seed: int = 1) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
     cities = ["a", "b", "c"] + [f"rare{i}" for i in range(20)]
     p = np.array([0.3, 0.3, 0.3] + [0.1 / 20] * 20)
-    return {"pid": np.arange(n).astype(str),  # one row per person: truth is unbounded
-            "x": rng.normal(40, 15, n).clip(0, 100),
-            "g": rng.choice(["u", "v", "w"], n),
-            "city": rng.choice(cities, n, p=p)}
+    return random_columns(
+        seed, n,
+        pid=lambda r, n: np.arange(n).astype(str),  # one row per person: truth is unbounded
+        x=lambda r, n: r.normal(40, 15, n).clip(0, 100),
+        g=lambda r, n: r.choice(["u", "v", "w"], n),
+        city=lambda r, n: r.choice(cities, n, p=p))
 
 
 # ------------------------------------------------------------------ accuracy

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 import dpnoise
 from dpnoise import Budget, ParameterError, SeededRandom, Session
 
+from .helpers import random_columns
+
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pl = pytest.importorskip("polars")
@@ -27,10 +29,10 @@ SCHEMA = {"dataset": {"max_rows": 1000},
 
 
 def _data(n: int = 300, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {"x": rng.uniform(0, 10, n), "g": rng.choice(["a", "b", "c"], n),
-            "k": rng.integers(1, 4, n).astype(float),
-            "city": rng.choice(["big"] * 50 + ["tiny"], n)}
+    return random_columns(seed, n, x=lambda r, n: r.uniform(0, 10, n),
+                          g=lambda r, n: r.choice(["a", "b", "c"], n),
+                          k=lambda r, n: r.integers(1, 4, n).astype(float),
+                          city=lambda r, n: r.choice(["big"] * 50 + ["tiny"], n))
 
 
 QUERIES = ["count", "mean x", "count by g", "sum x by g, k", "median x by g", "variance x by k",

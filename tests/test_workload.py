@@ -26,6 +26,8 @@ from dpnoise import (
 )
 from dpnoise.cli import main
 
+from .helpers import random_columns
+
 pd = pytest.importorskip("pandas")
 
 SCHEMA = {"dataset": {"max_rows": 1000},
@@ -40,9 +42,9 @@ WORKLOAD = {
 
 
 def _data(n: int = 400) -> dict[str, Any]:
-    rng = np.random.default_rng(2)
-    return {"x": rng.uniform(0, 10, n), "g": rng.choice(["a", "b", "c"], n),
-            "city": rng.choice(["big", "small"], n)}
+    return random_columns(2, n, x=lambda r, n: r.uniform(0, 10, n),
+                          g=lambda r, n: r.choice(["a", "b", "c"], n),
+                          city=lambda r, n: r.choice(["big", "small"], n))
 
 
 def _ledger(tmp: Path, total: Budget) -> str:
