@@ -18,11 +18,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
-from dpnoise import Budget, Laplace
+from dpnoise import Laplace
 from dpnoise.accounting import AccountingBudget, get_accountant
 
 
@@ -41,25 +39,11 @@ def in_memory() -> tuple[float, float, float, int]:
 
 
 def ledger_file(n: int) -> tuple[float, float, float]:
-    from dpnoise.session import Ledger
+    """Reserving one more in a ledger FILE after ``n`` (the accounting benchmark's timing):
+    (best, median, the n's seconds)."""
+    from accounting import time_ledger_reserve  # benchmarks/accounting.py
 
-    kw = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="laplace",
-              parameters={}, guarantee={})
-    m = Laplace(epsilon=1 / 96, sensitivity=1.0)
-    with tempfile.TemporaryDirectory() as d:
-        led = Ledger(Path(d) / "l.sqlite", budget=Budget(2.0, 1e-6, accountant="pld"),
-                     create=True)
-        charge = led.charge_for(m)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            led.reserve(epsilon=m.guarantee.epsilon, delta=0.0, accounting=charge, **kw)
-        build = time.perf_counter() - t0
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            led.reserve(epsilon=m.guarantee.epsilon, delta=0.0, accounting=charge, **kw)
-            times.append(time.perf_counter() - t)
-        led.close()
+    times, build, _opened, _spent = time_ledger_reserve(n)
     return min(times), statistics.median(times), build
 
 
