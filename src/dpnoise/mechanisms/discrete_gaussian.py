@@ -230,13 +230,7 @@ class DiscreteGaussian(ClampedIntegerMechanism):
             n integers.
         """
         if self.table is not None:
-            from ..parallel import run_split
-
-            table = self.table
-            out = np.empty(int(n), dtype=np.int64)
-            run_split(resolve_rng(rng), out.size,
-                      lambda src, s, e: table.sample_into(src, out[s:e]))
-            return out
+            return self._split_draws(self.table, n, rng)
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
     @cached_property
@@ -246,9 +240,6 @@ class DiscreteGaussian(ClampedIntegerMechanism):
             return None
         return OneWordKernel(t.table, [i - t.K for i in range(t.table.columns)])
 
-    def _one_noise(self, rng: RngLike) -> int | None:
-        kernel = self._scalar_kernel  # the table's one word and law
-        return None if kernel is None else kernel.z(resolve_rng(rng))
 
     def privacy_profile(self) -> Any:
         from .profiles import discrete_gaussian_profile

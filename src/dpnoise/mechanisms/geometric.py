@@ -261,22 +261,13 @@ class Geometric(ClampedIntegerMechanism):
             n integers.
         """
         if self.block is not None:
-            from ..parallel import run_split
-
-            block = self.block
-            out = np.empty(int(n), dtype=np.int64)
-            run_split(resolve_rng(rng), out.size,
-                      lambda src, s, e: block.sample_into(src, out[s:e]))
-            return out
+            return self._split_draws(self.block, n, rng)
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
     @cached_property
     def _scalar_kernel(self) -> IntegerBlockKernel | None:
         return IntegerBlockKernel(self.block) if self.block is not None else None
 
-    def _one_noise(self, rng: RngLike) -> int | None:
-        kernel = self._scalar_kernel  # the block sampler's two words and law
-        return None if kernel is None else kernel.z(resolve_rng(rng))
 
     def privacy_profile(self) -> Any:
         from .profiles import geometric_profile

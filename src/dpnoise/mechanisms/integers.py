@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..laws.base import TableLaw
 from ..params import real_array
-from ..randomness import RngLike
+from ..randomness import RngLike, resolve_rng
 from .base import INT_SCALARS, Mechanism, as_output
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
@@ -195,9 +195,10 @@ class ClampedIntegerMechanism(Mechanism):
 
     A subclass sets ``sensitivity``, ``lower``, ``upper`` and ``boundary`` (with
     :func:`check_integer_sensitivity` and :func:`check_domain`) and provides
-    :meth:`sample_noise` (n draws of Z) and :meth:`_one_noise` (one draw of Z by its scalar
-    kernel, or None); the output set, the law of a release and the release itself --
-    counts checked before any word is drawn, the same clamps for every value -- are here.
+    :meth:`sample_noise` (n draws of Z; a table sampler through :meth:`_split_draws`) and
+    ``_scalar_kernel`` (its one-value kernel, or None); the output set, the law of a release
+    and the release itself -- counts checked before any word is drawn, the same clamps for
+    every value -- are here.
     """
 
     lower: int | None
@@ -210,9 +211,25 @@ class ClampedIntegerMechanism(Mechanism):
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         raise NotImplementedError
 
-    def _one_noise(self, rng: RngLike) -> int | None:
-        """One draw of Z by the scalar kernel (the same words and law), or None."""
+    @property
+    def _scalar_kernel(self) -> Any:
+        """The one-value kernel (the same words and law as the arrays), or None."""
         return None
+
+    def _one_noise(self, rng: RngLike) -> int | None:
+        """One draw of Z by the scalar kernel, or None when there is none."""
+        kernel = self._scalar_kernel
+        return None if kernel is None else kernel.z(resolve_rng(rng))
+
+    @staticmethod
+    def _split_draws(sampler: Any, n: int, rng: RngLike) -> NDArray[np.int64]:
+        """``n`` draws of a table sampler (``sample_into``), in keyed chunks for large ``n``
+        (:func:`dpnoise.parallel.run_split`)."""
+        from ..parallel import run_split
+
+        out = np.empty(int(n), dtype=np.int64)
+        run_split(resolve_rng(rng), out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]))
+        return out
 
     def _law_of(self, z: NDArray[np.int64], p: NDArray[np.float64],
                 true_value: int | None) -> IntegerLaw:
