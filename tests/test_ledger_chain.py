@@ -8,8 +8,6 @@ import json
 import os
 import shutil
 import sqlite3
-import statistics
-import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -513,53 +511,52 @@ def test_cli_lifecycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 # --------------------------------------------------------------------- performance
-def _reservation_times(led: Ledger, other: Ledger, n: int) -> list[float]:
-    """Seconds of ``n`` reservations by ``led``, each after one by ``other`` (a second
-    writer, so each reservation also verifies its events)."""
-    times = []
-    for _ in range(n):
-        other.reserve(epsilon=1.0, delta=0, **KW)
-        t = time.perf_counter()
-        led.reserve(epsilon=1.0, delta=0, **KW)
-        times.append(time.perf_counter() - t)
-    return times
-
-
 def _synchronous(mode: str, *ledgers: Ledger) -> None:
     for led in ledgers:
         led._con.execute(f"PRAGMA synchronous={mode}")
 
 
-def test_reserving_after_1000_releases_is_fast(tmp_path: Path) -> None:
+def _events_checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the sequence number of every event a verifier applies from now on."""
+    from dpnoise.ledger import chain
+
+    seen: list[int] = []
+    original = chain.ChainState.apply
+
+    def counting(self: chain.ChainState, row: dict[str, Any]) -> None:
+        seen.append(int(row["seq"]))
+        original(self, row)
+
+    monkeypatch.setattr(chain.ChainState, "apply", counting)
+    return seen
+
+
+def test_reserving_after_1000_releases_checks_only_new_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The per-reservation check is incremental: after 1000 releases (2001 events) a
-    reservation verifies only the events appended since, not the whole chain.  The check
-    itself (commits not fsynced) stays under 50 ms; with every commit fsynced into the
-    main file (the rollback journal's three fsyncs: the disk's cost, which a shared disk
-    under load makes vary), a reservation after 1000 releases costs less than twice one on
-    a ledger holding a single release plus 10 ms, measured interleaved on the same disk (a
-    re-verification of the whole chain costs hundreds of ms: the margin absorbs the disk's
-    jitter at the millisecond scale, not that)."""
+    reservation verifies only the events appended since it last looked (here the other
+    writer's reservation and its own), never the whole chain; opening a ledger verifies
+    every event.  Counted, not timed (the time is a benchmark:
+    benchmarks/reserve_after_1000.py)."""
     p = tmp_path / "l.sqlite"
     led = Ledger(p, budget=Budget(10_000.0), create=True)
     _synchronous("OFF", led)  # build fast
     for i in range(1000):
         led.complete(led.reserve(epsilon=1.0, delta=0, **KW), np.array([i]))
     other = Ledger(p)
-    small = Ledger(tmp_path / "s.sqlite", budget=Budget(10_000.0), create=True)
-    small.complete(small.reserve(epsilon=1.0, delta=0, **KW), np.array([0]))
-    small_other = Ledger(tmp_path / "s.sqlite")
-    _synchronous("OFF", other, small, small_other)
-    times = _reservation_times(led, other, 15)
-    assert statistics.median(times) < 0.05, times  # the incremental check alone
-    _synchronous("FULL", led, other, small, small_other)
-    big_t, small_t = [], []
-    for _ in range(15):
-        big_t += _reservation_times(led, other, 1)
-        small_t += _reservation_times(small, small_other, 1)
-    assert statistics.median(big_t) < 2 * statistics.median(small_t) + 0.01, (big_t, small_t)
-    t = time.perf_counter()
-    assert Ledger(p).head_seq == 2061  # opening verifies the whole chain
-    assert time.perf_counter() - t < 2.0
+    _synchronous("OFF", other)
+    seen = _events_checked(monkeypatch)
+    for _ in range(5):
+        other.reserve(epsilon=1.0, delta=0, **KW)
+        before = len(seen)
+        led.reserve(epsilon=1.0, delta=0, **KW)
+        checked = seen[before:]
+        assert 1 <= len(checked) <= 3, checked  # the other's event (+ its own), not 2000
+        assert min(checked) > 2000, checked
+    seen.clear()
+    assert Ledger(p).head_seq == 2011  # opening verifies the whole chain
+    assert sorted(set(seen)) == list(range(1, 2012))
 
 
 # ----------------------------------------------------------------------- helpers
