@@ -154,13 +154,13 @@ def test_registry_builds_and_refuses() -> None:
 def test_private_bounds_cover_most_of_the_data_and_state_clamping_from_public_facts() -> None:
     from dpnoise.mechanisms.private_bounds import PrivateBounds
 
-    x = np.random.default_rng(3).lognormal(10, 1, 5000)
+    x = np.random.default_rng(3).lognormal(10, 1, 50_000)
     m = PrivateBounds(epsilon=1.0)
     low, high = m.release(x, rng=dp.SeededRandom(2))
     assert low in m.grid and high in m.grid and low <= high
     outside = np.mean((x < low) | (x > high))
-    assert outside <= m.clamped_fraction_bound(5000)
-    assert m.clamped_fraction_bound(5000) < 0.1
+    assert outside <= m.clamped_fraction_bound(50_000)
+    assert m.clamped_fraction_bound(50_000) < 0.1
     quartiles = PrivateBounds(epsilon=1.0, lower_level=0.25, upper_level=0.75)
     assert verify(quartiles).epsilon <= 0.5 * (1 + 1e-9)  # each bound's step: epsilon / 2
     with pytest.raises(ParameterError):

@@ -43,6 +43,8 @@ EXTRA: list[tuple[str, str, float, float]] = [
     ("median income (DP quantile)", "median income", 0.1, 0.0),
     ("mean age per area (keys not public)", "mean age by area", 0.1, 1e-6),
 ]
+#: the epsilon of the demo's suggested bounds (``Session.suggest_bounds``)
+BOUNDS_EPSILON = 0.1
 
 # (label, query, epsilon); QUERIES_PICKED below choose their mechanism explicitly
 QUERIES: list[tuple[str, str, float]] = [
@@ -202,6 +204,11 @@ def run_extra(session: Session) -> list[tuple[str, str]]:
             out.append((label, f"(not released: {exc})"))
             continue
         out.append((label, f"{r.mechanism}; {r.guarantee.split(' [')[0]}\n{r.table()}"))
+    try:  # a column's range learnt privately, charged like any release
+        b = session.suggest_bounds("income", epsilon=BOUNDS_EPSILON)
+        out.append(("suggested bounds for income (DP, for a schema)", str(b)))
+    except BudgetExceededError as exc:
+        out.append(("suggested bounds for income", f"(not released: {exc})"))
     return out
 
 

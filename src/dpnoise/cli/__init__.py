@@ -26,6 +26,7 @@ from .. import __version__
 from ..errors import DpnoiseError
 from . import (
     audit,
+    bounds,
     compare,
     demo,
     example,
@@ -41,6 +42,7 @@ from .command import Command
 
 COMMANDS: tuple[Command, ...] = (
     release.cmd_release,
+    bounds.cmd_bounds,
     verify.cmd_verify,
     demo.cmd_demo,
     example.cmd_example,

@@ -7,13 +7,30 @@ candidates ``c_j`` with utility ``u_j = −max(0, D·A_j − Q·n, Q·n − D·B
 ``A_j = #{x < c_j}``, ``B_j = #{x <= c_j}`` (utility sensitivity ``Δ = k·max(Q, D − Q)``
 for ``k`` rows per person, as for any quantile); the two releases compose to ε (Dwork and
 Roth, *The Algorithmic Foundations of Differential Privacy*, 2014, Thm. 3.16).  A value
-beyond the grid counts at the grid's end.  What is released: the two candidates only.  How
-much a schema with these bounds would clamp is stated from the released levels and the
-rank error bound (:meth:`PrivateBounds.clamped_fraction_bound`), never from the data.
+beyond the grid counts at the grid's end.  What is released: the two candidates only.
+
+A public preference for small magnitudes.  Every candidate beyond the data has the same
+utility (no row lies between them), so plain noisy max picks among them uniformly: an upper
+bound of ``2^40`` for ages.  Each utility is therefore lowered by ``λ·|j − j_0|`` (``j_0``
+the index of 0, ``λ`` twice the noise's scale in utility units): a shift fixed before any
+data is read, so the sensitivity -- and the privacy -- are unchanged, and among tied
+candidates the one nearest 0 wins, each step farther being about ``e^{-2}`` as likely.
+Where rows lie between candidates the utility moves by ``D`` per row, which dwarfs ``λ``.
+
+How much a schema with these bounds would clamp is stated from the released levels, the
+rank error bound and ``λ`` (:meth:`PrivateBounds.clamped_fraction_bound`), never from the
+data.  Let ``c_a`` be the largest candidate with ``D·A <= Q·n``: its utility is at least
+``−Q·n − λ·p(c_a)``; report noisy max releases ``low`` with ``u(low) >= u(c_a) − E``
+(probability ``1 − β/2``), so ``D·A(low) <= 2·Q·n + E + λ·P`` with ``P`` the largest
+penalty step (``(m − 1)/2``): at most ``2·q_lo·n + (E + λ·P)/D`` rows lie below ``low`` --
+twice the level because the nearest candidate below the quantile may itself sit up to
+``q_lo·n`` rows below it on this coarse grid -- and symmetrically at most
+``2·(1 − q_hi)·n + (E + λ·P)/D`` above ``high``.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -59,6 +76,8 @@ class PrivateBounds(Mechanism):
             utility_sensitivity=self.contributions * max(q.numerator,
                                                          q.denominator - q.numerator, 1))
             for q in self.levels)
+        # the public preference: twice the noise's scale t/s (decay e^{-s/t} per unit)
+        self.preference = tuple(math.ceil(2 * st.t / st.s) for st in self.steps)
         self._freeze()
 
     @property
@@ -73,7 +92,13 @@ class PrivateBounds(Mechanism):
         b = np.searchsorted(x, self.grid, side="right")
         a[0], b[-1] = 0, x.size  # beyond the grid counts at its ends
         qn = level.numerator * x.size
-        return -np.maximum(0, np.maximum(level.denominator * a - qn, qn - level.denominator * b))
+        u = -np.maximum(0, np.maximum(level.denominator * a - qn, qn - level.denominator * b))
+        return u - self.preference[self.levels.index(level)] * self.steps_from_zero()
+
+    def steps_from_zero(self) -> NDArray[np.int64]:
+        """``|j − j_0|``: each candidate's distance in grid steps from the candidate 0."""
+        j = np.arange(self.grid.size, dtype=np.int64)
+        return np.abs(j - (self.grid.size - 1) // 2)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> tuple[float, float]:
         idx = [int(step.release(self.utilities(true_value, q), rng=rng))
@@ -93,12 +118,21 @@ class PrivateBounds(Mechanism):
 
     def clamped_fraction_bound(self, n_low: float, beta: float = 0.05) -> float:
         """With probability >= 1 − β, at most this fraction of the rows lies outside the
-        released range: ``q_low + (1 − q_high) + Σ E/(D n)`` from the released levels, the
-        error bound and a public or noisy row count's lower end ``n_low``."""
+        released range (see the module docstring): ``2·(q_low + 1 − q_high) +
+        Σ (E_i + λ_i·P)/(D_i·n_low)`` from the released levels, the error bound, the public
+        preference and a public or noisy row count's lower end ``n_low``."""
+        frac, rows = self.clamped_rows_bound(beta)
+        return float(frac + rows / max(n_low, 1.0))
+
+    def clamped_rows_bound(self, beta: float = 0.05) -> tuple[float, float]:
+        """``(fraction, rows)``: with probability >= 1 − β at most ``fraction·n + rows``
+        rows lie outside the released range, whatever the data."""
         e = self.rank_error(beta)
         lo, hi = self.levels
-        return float(lo + (1 - hi) + sum(ei / (q.denominator * max(n_low, 1.0))
-                                         for ei, q in zip(e, self.levels, strict=True)))
+        far = (self.grid.size - 1) // 2
+        rows = sum((ei + lam * far) / q.denominator
+                   for ei, lam, q in zip(e, self.preference, self.levels, strict=True))
+        return float(2 * (lo + (1 - hi))), float(rows)
 
     def noise(self, true_value: Any = None) -> Any:
         return self.steps[0].noise(true_value)

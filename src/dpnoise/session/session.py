@@ -43,11 +43,7 @@ from ..errors import BudgetExceededError, ParameterError
 from ..ledger import Budget, Entry, Ledger, check_rng_for_ledger
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
-from .answers import (
-    combine_answer,
-    components_of,
-    true_quantile,
-)
+from .answers import combine_answer, components_of, true_quantile
 from .calibration import calibrate, count_cells
 from .execution import execute_release, prepare_release, replayed_release
 from .opening import open_engine, resolve_schema
@@ -55,10 +51,11 @@ from .planning import ReleasePlan, plan_release
 from .query import Query, parse_query
 from .release import Release
 from .schema import Schema
+from .suggest import BoundsSuggestion
 from .truth import TrueAnswer
 
 
-class Session:
+class Session(BoundsSuggestion):
     """A custodian's session: a data set, its public schema and a budget ledger.
 
     ``data``: a ``.csv``/``.parquet``/``.duckdb`` path or a mapping of numpy columns.
