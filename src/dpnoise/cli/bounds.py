@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .command import subcommand
-from .data_args import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, parse_budget
+from .data_args import DEFAULT_LEDGER, MEMORY, MEMORY_NOTICE, add_ledger_arguments, parse_budget
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -27,13 +27,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", metavar="FILE", default=None,
                    help="TOML schema (default: FILE's stem + .toml if it exists); the "
                         "column's declared bounds are not used")
-    p.add_argument("--ledger", metavar="FILE", default=None,
-                   help=f"budget ledger made by `dpnoise ledger init` (default "
-                        f"./{DEFAULT_LEDGER}); {MEMORY}: in memory, nothing recorded")
-    p.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
-                   help=f"a check of the ledger's total; with --ledger {MEMORY}: its total")
-    p.add_argument("--anchor", metavar="FILE", default=None,
-                   help="anchor file outside the ledger (compared, then advanced)")
+    add_ledger_arguments(p)
     p.add_argument("--levels", metavar="LO,HI", default="0.01,0.99",
                    help="the quantile levels of the two bounds (default 0.01,0.99)")
     p.add_argument("--user-id", default=None, help="column identifying an individual")

@@ -4,6 +4,7 @@ budget and engine, and the two ledger constants they share."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 DEFAULT_LEDGER = "dpnoise-ledger.sqlite"
 MEMORY = ":memory:"
@@ -42,15 +43,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--release-rows", type=float, default=None, metavar="EPS",
                    help="without --max-rows: release the row count N once (at EPS, "
                         "ledgered) and use it as the public bound of counts and sums")
-    g.add_argument("--ledger", metavar="FILE", default=None,
-                   help=f"budget ledger made by `dpnoise ledger init` (default "
-                        f"./{DEFAULT_LEDGER}); {MEMORY}: in memory, nothing recorded")
-    g.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
-                   help="with a ledger file: a check that its total is this; with "
-                        f"--ledger {MEMORY}: the throw-away total")
-    g.add_argument("--anchor", metavar="FILE", default=None,
-                   help="anchor file outside the ledger: compared on open, advanced after "
-                        "the release")
+    add_ledger_arguments(g)
     g.add_argument("--epsilon", dest="data_epsilon", type=float, default=None,
                    help="epsilon to spend on this release")
     g.add_argument("--reserve-for", type=int, default=None, metavar="N",
@@ -80,6 +73,19 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-rows-per-group", type=int, default=None,
                    help="rows one individual may contribute to one group")
     add_engine_arguments(p)
+
+
+def add_ledger_arguments(g: Any) -> None:
+    """``--ledger``, ``--budget`` and ``--anchor``: where a data release is charged."""
+    g.add_argument("--ledger", metavar="FILE", default=None,
+                   help=f"budget ledger made by `dpnoise ledger init` (default "
+                        f"./{DEFAULT_LEDGER}); {MEMORY}: in memory, nothing recorded")
+    g.add_argument("--budget", metavar="EPS[,DELTA]", default=None,
+                   help="with a ledger file: a check that its total is this; with "
+                        f"--ledger {MEMORY}: the throw-away total")
+    g.add_argument("--anchor", metavar="FILE", default=None,
+                   help="anchor file outside the ledger: compared on open, advanced after "
+                        "the release")
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
