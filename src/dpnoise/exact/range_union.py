@@ -102,14 +102,16 @@ def union_distortion_bound(M: int, pieces: int) -> float:
 
 @lru_cache(maxsize=1)
 def _union_kernel() -> Any:
-    """The compiled steps 1-4 of :meth:`UnionSampler._draw` (``kernels/range_union.c``), or
-    None when the kernels are off."""
+    """The compiled :meth:`UnionSampler._draw` (``kernels/range_union.c``): a pair
+    (``dpk_union_qz``, ``dpk_union_release``), or None when the kernels are off."""
     from .. import kernels
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
-    return kernels.function("dpk_union_draw", [i64, i64, *([vp] * 23), i64, i64,
-                                               ctypes.c_uint64, vp, vp, vp, i64, i64, f64, vp],
-                            i64)
+    qz = kernels.function("dpk_union_qz", [vp, i64, vp, vp], i64)
+    rel = kernels.function("dpk_union_release",
+                           [i64, i64, vp, vp, vp, vp, vp, vp, i64, f64, vp, i64, i64,
+                            ctypes.c_uint64, vp, vp, vp, i64, f64, vp, vp], i64)
+    return None if qz is None or rel is None else (qz, rel)
 
 
 def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
@@ -171,6 +173,9 @@ class UnionSampler:
         self._lam = LN2 / self.M
         self._inv_m = 1.0 / self.M
         self._cum_u = _cum_u64(self.M)                                          # C_t
+        # 1 − 2^(−t/M) for the integers t < M (the only arguments _side meets), built once
+        self._lo_r = -np.expm1(-np.arange(self.M, dtype=np.float64) * self._lam)
+        self._p2 = 1.0 - self._lo_r  # 2^(−r/M) for r < M: a far piece's offset within a block
         self._guide = _guide(M)
         self._a = np.array([lo for lo, _ in gd.cells], dtype=np.float64)
         self._b = np.array([hi for _, hi in gd.cells], dtype=np.float64)
@@ -178,7 +183,7 @@ class UnionSampler:
         m, t, low, high = self._side(self._b - self._a + 1.0)
         self._m_p, self._t_p = m, t.astype(np.intp)
         tot = low + high
-        self._lt_p = np.log2(tot)                                     # log2 T_f
+        self._tot_p = tot                                             # T_f
         self._thr_p = np.rint(low / tot * _TWO52) / _TWO52            # P(high) = 1 − thr
         # the law side (logpmf, noise(), the verifier) asks for the same centres many times;
         # release never uses this memo (it computes every element's parameters afresh)
@@ -197,8 +202,8 @@ class UnionSampler:
         m = np.floor(n / M)  # exact: n < 2^52 integer, correctly rounded division
         with np.errstate(invalid="ignore"):
             t = np.fmax(n - m * M, 0.0)  # exact; inf − inf = nan -> 0
-        e = np.exp2(-m)
-        lo_r = -np.expm1(-t * self._lam)            # 1 − 2^(−t/M), 0 exactly for t = 0
+        e = np.ldexp(1.0, -np.minimum(m, 1100.0).astype(np.int32))  # 2^(−m), exact (0: inf)
+        lo_r = self._lo_r[t.astype(np.intp)]        # 1 − 2^(−t/M), 0 exactly for t = 0
         low = lo_r * (2.0 - e)
         high = (1.0 - 2.0 * lo_r) * (1.0 - e)       # 2(2^(−t/M) − 1/2)(1 − 2^(−m))
         return m, t, low, high
@@ -225,18 +230,22 @@ class UnionSampler:
         for k in range(P - 2, -1, -1):
             f = k + (k >= q)                      # the far piece of decision k
             off = np.where(f < q, cf - 1.0 - self._b[f], self._a[f] - cf)
-            A = np.floor(off * self._inv_m)       # integer; off − A·M is exact (any A works)
-            g = self._lt_p[f] - (off - A * M) * self._inv_m   # log2 μ_f = g − A
-            lR = np.log2(R)
-            D = g - lR - A                        # log2(μ_f / R): only its sign and 2^-|D| used
-            neg = D <= 0.0
-            lp = np.log1p(np.exp2(-np.abs(D))) / LN2
-            u = np.where(neg, lR - g + lp, D + lp)   # −log2(smaller prob) − (A if neg else 0)
-            fu = np.floor(u)
-            n = np.where(neg, A, 0.0) + fu
-            x = np.rint(np.exp2(52.0 - (u - fu)))  # K = 2^(52 − frac) in [2^51, 2^52]
+            A = np.floor(off / M)                 # off = A·M + r0, 0 <= r0 < M (exact)
+            r0 = off - A * M
+            under = r0 < 0.0                      # off/M rounded up to an integer
+            A = A - under
+            r0 = r0 + under * M
+            w = self._tot_p[f] * self._p2[r0.astype(np.intp)]   # μ_f = w·2^(−A)
+            rho = w / R
+            Ac = np.minimum(A, 1022.0).astype(np.int32)
+            z = np.ldexp(rho, -Ac)                # μ_f / R
+            neg = z <= 1.0                        # the stop is the smaller outcome
+            pm = np.where(neg, rho, 1.0) / (1.0 + z)   # smaller prob = pm·2^(−A if neg else 0)
+            mm, ee = np.frexp(pm)
+            n = np.where(neg, A, 0.0) - ee
+            x = np.rint(mm * _TWO52)              # in [2^51, 2^52]
             chain.append((n, x / _TWO52, ~neg))
-            R = R + np.exp2(g - A)
+            R = R + np.ldexp(w, -Ac)
         chain.reverse()
         return q, (mL, tL, mR, tR), thr, chain
 
@@ -257,34 +266,54 @@ class UnionSampler:
 
     def _draw(self, rng: RandomSource, cf: NDArray[np.float64], grid: float
               ) -> NDArray[np.float64]:
-        P, M, cnt = self.P, self.M, cf.size
-        q, (mL, tL, mR, tR), (T1, T2, T3), chain = self._params(cf)
+        """One chunk: P + 2 words per centre, then the compiled kernel (arrays of 16 or more;
+        the choice depends on the length only) or the numpy reference, bit for bit alike."""
+        P, cnt = self.P, cf.size
         nd = P - 1
         w = rng.words((P + 2) * cnt)
-        wd = w[: nd * cnt].reshape(nd, cnt)
-        wc = w[nd * cnt:(nd + 1) * cnt]
-        wr = w[(nd + 1) * cnt:(nd + 2) * cnt]
-        wq = w[(nd + 2) * cnt:]
-        # 1. chain: Q' = trailing zeros of bits 0..11 (12 + a fresh geometric if all zero),
-        #    u = bits 12..63 as a multiple of 2^-52
+        kern = _union_kernel() if cnt >= 16 else None
+        if kern is None:
+            return self._draw_reference(rng, cf, w, self._qz(rng, w[: nd * cnt]), grid)
+        qz = np.empty(nd * cnt, dtype=np.float64)
+        ext = np.empty(nd * cnt, dtype=np.int64)
+        ne = kern[0](w.ctypes.data, nd * cnt, qz.ctypes.data, ext.ctypes.data)
+        if ne:  # probability 2^-12 per decision, whatever the centre
+            qz[ext[:ne]] = 12.0 + sample_geometric(rng, rng.words(ne))
+        cf = np.ascontiguousarray(cf)
+        out = np.empty(cnt, dtype=np.float64)
+        scratch = np.empty(3 * nd, dtype=np.float64)
+        if kern[1](cnt, P, cf.ctypes.data, w.ctypes.data, qz.ctypes.data,
+                   *self._kernel_tables(), grid / 2, scratch.ctypes.data, out.ctypes.data) == 0:
+            return out
+        # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
+        return self._draw_reference(rng, cf, w, qz, grid)
+
+    @staticmethod
+    def _qz(rng: RandomSource, wd: NDArray[np.uint64]) -> NDArray[np.float64]:
+        """Q' of every decision word: trailing zeros of bits 0..11, 12 + a fresh geometric
+        if all are zero (the extension words drawn in increasing position order)."""
         low = wd & _LOW12
         qz = np.bitwise_count((low & (_ZERO - low)) - _ONE).astype(np.float64)
         ext = qz >= 12.0
         if np.any(ext):  # probability 2^-12 per decision, whatever the centre
-            idx = np.flatnonzero(ext.reshape(-1))
-            qz.reshape(-1)[idx] = 12.0 + sample_geometric(rng, rng.words(idx.size))
-        kern = _union_kernel() if cnt >= 16 else None
-        if kern is not None:  # steps 1 (decisions) to 4 compiled; same words, same values
-            out = np.empty(cnt, dtype=np.float64)
-            stack = [np.ascontiguousarray(np.stack([c[i] for c in chain])) for i in range(3)]
-            flips = stack[2].astype(np.uint8)
-            arrs = [wd, qz, stack[0], stack[1], flips, q.astype(np.int64), mL, tL, mR, tR,
-                    T1, T2, T3, wc, wr, wq, cf]
-            arrs = [np.ascontiguousarray(a) for a in arrs]
-            if kern(cnt, nd, *[a.ctypes.data for a in arrs], *self._kernel_tables(),
-                    M, grid / 2, out.ctypes.data) == 0:
-                return out
-            # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
+            idx = np.flatnonzero(ext)
+            qz[idx] = 12.0 + sample_geometric(rng, rng.words(idx.size))
+        return qz
+
+    def _draw_reference(self, rng: RandomSource, cf: NDArray[np.float64],
+                        w: NDArray[np.uint64], qz_flat: NDArray[np.float64], grid: float
+                        ) -> NDArray[np.float64]:
+        """The numpy reference of steps 1-4 from the chunk's words ``w`` and the decisions'
+        Q' (``qz_flat``, P − 1 rows of the chunk's length)."""
+        P, M, cnt = self.P, self.M, cf.size
+        q, (mL, tL, mR, tR), (T1, T2, T3), chain = self._params(cf)
+        nd = P - 1
+        wd = w[: nd * cnt].reshape(nd, cnt)
+        wc = w[nd * cnt:(nd + 1) * cnt]
+        wr = w[(nd + 1) * cnt:(nd + 2) * cnt]
+        wq = w[(nd + 2) * cnt:]
+        qz = qz_flat.reshape(nd, cnt)
+        # 1. chain: Q' against n, u = bits 12..63 (a multiple of 2^-52) against x
         ud = _unit(wd)
         slot = np.full(cnt, nd, dtype=np.intp)
         open_ = np.ones(cnt, dtype=bool)
@@ -323,12 +352,12 @@ class UnionSampler:
         return half * (grid / 2)
 
     def _kernel_tables(self) -> tuple[Any, ...]:
-        """Addresses and constants of the per-piece tables for ``dpk_union_draw`` (arrays
-        owned by self, so the addresses stay valid)."""
+        """Addresses and constants of the public tables for ``dpk_union_release``, from
+        ``pieces`` to ``nB`` (arrays owned by self, so the addresses stay valid)."""
         g, keep = self._guide, self._ktables
         guided = bool(g.guided)
-        return (keep["thr_p"].ctypes.data, keep["m_p"].ctypes.data, keep["t_p"].ctypes.data,
-                self._a.ctypes.data, self._b.ctypes.data, self._cum_u.ctypes.data,
+        return (keep["pieces"].ctypes.data, keep["t_p"].ctypes.data, keep["lo_p2"].ctypes.data,
+                self.M, self._inv_m, self._cum_u.ctypes.data,
                 int(guided), int(g._shift) if guided else 0, int(g._mask) if guided else 0,
                 keep["g"].ctypes.data if guided else None,
                 keep["gthr"].ctypes.data if guided else None, keep["B"].ctypes.data,
@@ -336,12 +365,13 @@ class UnionSampler:
 
     def _build_kernel_tables(self) -> dict[str, NDArray[Any]]:
         """The per-piece tables in the kernel's dtypes, built at construction (nothing is
-        added to the sampler on first use)."""
+        added to the sampler on first use): ``pieces`` = a, b, T, thr, m (P each)."""
         g = self._guide
         keep: dict[str, NDArray[Any]] = {
+            "pieces": np.ascontiguousarray(np.concatenate(
+                [self._a, self._b, self._tot_p, self._thr_p, self._m_p]), dtype=np.float64),
+            "lo_p2": np.ascontiguousarray(np.concatenate([self._lo_r, self._p2])),
             "t_p": np.ascontiguousarray(self._t_p, dtype=np.int64),
-            "thr_p": np.ascontiguousarray(self._thr_p, dtype=np.float64),
-            "m_p": np.ascontiguousarray(self._m_p, dtype=np.float64),
             "B": np.ascontiguousarray(g.B, dtype=np.uint64)}
         if g.guided:
             keep["g"] = np.ascontiguousarray(g._g, dtype=np.int64)
