@@ -18,6 +18,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define TWO52 4503599627370496.0
 #define TWO62 4611686018427387904.0
@@ -31,6 +34,11 @@ static inline int64_t isel(int c, int64_t a, int64_t b) {
     return (int64_t)usel(c, (uint64_t)a, (uint64_t)b);
 }
 static inline double dsel(int c, double a, double b) {
+#if defined(__SSE2__)
+    /* in the SSE registers: mask from c, then (a & mask) | (b & ~mask) */
+    __m128d m = _mm_castsi128_pd(_mm_cvtsi64_si128(-(int64_t)(c != 0)));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
     uint64_t ua, ub;
     memcpy(&ua, &a, sizeof ua);
     memcpy(&ub, &b, sizeof ub);
@@ -38,6 +46,26 @@ static inline double dsel(int c, double a, double b) {
     double d;
     memcpy(&d, &r, sizeof d);
     return d;
+#endif
+}
+
+/* x < y ? a : b and x <= y ? a : b for doubles, the mask made by an SSE comparison (no jump,
+ * no move through the integer registers). */
+static inline double lt_sel(double x, double y, double a, double b) {
+#if defined(__SSE2__)
+    __m128d m = _mm_cmplt_sd(_mm_set_sd(x), _mm_set_sd(y));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    return dsel(x < y, a, b);
+#endif
+}
+static inline double le_sel(double x, double y, double a, double b) {
+#if defined(__SSE2__)
+    __m128d m = _mm_cmple_sd(_mm_set_sd(x), _mm_set_sd(y));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    return dsel(x <= y, a, b);
+#endif
 }
 
 /* The exact operations of the numpy reference, written without libm calls (same doubles):
@@ -45,13 +73,13 @@ static inline double dsel(int c, double a, double b) {
  * 0 <= k <= 1022 (its product with x is ldexp(x, -k), one correct rounding); frexp of a
  * positive normal x; floor(n / M) and n - M floor(n / M) for an integer 0 <= n < 2^53 (or
  * inf) by a product with the rounded 1/M and one exact correction each way. */
+static inline double floor_small(double y) { return (double)(int64_t)y; } /* y < 2^62 */
 static inline double floor_nonneg(double y) {
-    int big = !(y < TWO62);
-    double t = (double)(int64_t)dsel(big, 0.0, y);
-    return dsel(big, y, t);
+    double t = floor_small(lt_sel(y, TWO62, y, 0.0));
+    return lt_sel(y, TWO62, t, y);
 }
 static inline double rint_nonneg(double y) {
-    return dsel(y < TWO52, (y + TWO52) - TWO52, y);
+    return lt_sel(y, TWO52, (y + TWO52) - TWO52, y);
 }
 static inline double pow2_neg(int64_t k) {
     uint64_t bits = (uint64_t)(1023 - k) << 52;
@@ -68,10 +96,10 @@ static inline double frexp_pos(double x, int64_t *e) {
     memcpy(&m, &bits, sizeof m);
     return m;
 }
-static inline double divmod_m(double n, double M, double inv_m, double *rem) {
-    double A = floor_nonneg(n * inv_m);
+static inline double divmod_m(double n, double M, double inv_m, double *rem, int finite) {
+    double A = finite ? floor_small(n * inv_m) : floor_nonneg(n * inv_m); /* inf: n = inf */
     double r = n - A * M;       /* exact; NaN for n = inf */
-    double lo = (double)(r < 0.0), hi = (double)(r >= M);
+    double lo = lt_sel(r, 0.0, 1.0, 0.0), hi = le_sel(M, r, 1.0, 0.0);
     A = A - lo + hi;
     *rem = r + lo * M - hi * M;
     return A;
@@ -103,11 +131,10 @@ int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
 static inline void side(double n, double M, double inv_m, const double *lo_r_tab, double *m,
                         double *t, double *low, double *high) {
     double tt;
-    double mm = divmod_m(n, M, inv_m, &tt);
-    tt = dsel(tt > 0.0, tt, 0.0); /* np.fmax(nan, 0) = 0 */
+    double mm = divmod_m(n, M, inv_m, &tt, 0);
+    tt = lt_sel(0.0, tt, tt, 0.0); /* np.fmax(nan, 0) = 0 */
     /* 2^(-m); 0 for m >= 1023 where numpy has a subnormal: low and high are the same */
-    int small = mm < 1023.0;
-    double e = dsel(small, pow2_neg((int64_t)dsel(small, mm, 0.0)), 0.0);
+    double e = lt_sel(mm, 1023.0, pow2_neg((int64_t)lt_sel(mm, 1023.0, mm, 0.0)), 0.0);
     double lo_r = lo_r_tab[(int64_t)tt];
     *m = mm;
     *t = tt;
@@ -133,7 +160,12 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
     double *cn = scratch, *cx = scratch + nd, *cflip = scratch + 2 * nd;
     const double lim = 9007199254740992.0; /* 2^53 */
     int64_t bad = 0;
-    for (int64_t e = 0; e < cnt; e++) {
+    enum { BLK = 64 }; /* pass 1 (parameters, chain) then pass 2 (steps 2-4) per block */
+    double sq[BLK], sslot[BLK], smL[BLK], stL[BLK], smR[BLK], stR[BLK], sT1[BLK], sT2[BLK],
+        sT3[BLK];
+    for (int64_t e0 = 0; e0 < cnt; e0 += BLK) {
+    const int64_t e1 = e0 + BLK < cnt ? e0 + BLK : cnt;
+    for (int64_t e = e0; e < e1; e++) {
         const double cf = cf_arr[e];
         /* ---- parameters (UnionSampler._params) */
         int64_t q = 0;
@@ -150,18 +182,17 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
         double R = tot;
         for (int64_t k = nd - 1; k >= 0; k--) {
             int64_t f = k + (k >= q);
-            double off = dsel(f < q, cf - 1.0 - b[f], a[f] - cf);
+            double off = lt_sel((double)f, (double)q, cf - 1.0 - b[f], a[f] - cf);
             double r0;
-            double A = divmod_m(off, M, inv_m, &r0);
+            double A = divmod_m(off, M, inv_m, &r0, 1);
             double w = tot_p[f] * p2[(int64_t)r0];
             double rho = w / R;
-            int clamp = A < 1022.0;
-            double s = pow2_neg((int64_t)dsel(clamp, A, 1022.0)); /* 2^-min(A, 1022) */
+            double s = pow2_neg((int64_t)lt_sel(A, 1022.0, A, 1022.0)); /* 2^-min(A, 1022) */
             double z = rho * s;
             int neg = z <= 1.0;
             int64_t ee;
-            double mm = frexp_pos(dsel(neg, rho, 1.0) / (1.0 + z), &ee);
-            cn[k] = dsel(neg, A, 0.0) - (double)ee;
+            double mm = frexp_pos(le_sel(z, 1.0, rho, 1.0) / (1.0 + z), &ee);
+            cn[k] = le_sel(z, 1.0, A, 0.0) - (double)ee;
             cx[k] = rint_nonneg(mm * TWO52) * 0x1p-52;
             cflip[k] = (double)!neg;
             R = R + w * s;
@@ -175,6 +206,16 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
             slot = isel(open & stop, k, slot);
             open &= !stop;
         }
+        const int64_t x = e - e0;
+        sq[x] = (double)q; sslot[x] = (double)slot; smL[x] = mL; stL[x] = tL; smR[x] = mR;
+        stR[x] = tR; sT1[x] = T1; sT2[x] = T2; sT3[x] = T3;
+    }
+    for (int64_t e = e0; e < e1; e++) {
+        const int64_t x = e - e0;
+        const double cf = cf_arr[e];
+        const int64_t q = (int64_t)sq[x], slot = (int64_t)sslot[x];
+        const double mL = smL[x], tL = stL[x], mR = smR[x], tR = stR[x];
+        const double T1 = sT1[x], T2 = sT2[x], T3 = sT3[x];
         int own = slot == nd;
         int64_t f = slot + (slot >= q);
         f = isel(f > P - 1, P - 1, f);
@@ -209,13 +250,14 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
         bad |= (wqe == 0);
         double Q = (double)__builtin_ctzll(wqe | ((uint64_t)1 << 63));
         double mr = m + 1.0 - (double)high;   /* >= 1, or inf */
-        mr = dsel(mr < TWO62, mr, TWO62);     /* Q < 64: Q mod 2^62 = Q mod inf = Q */
-        double i = Q - floor_nonneg(Q / mr) * mr; /* = fmod(Q, mr), exact */
+        mr = lt_sel(mr, TWO62, mr, TWO62);    /* Q < 64: Q mod 2^62 = Q mod inf = Q */
+        double i = Q - floor_small(Q / mr) * mr; /* = fmod(Q, mr), exact */
         double kk = i * M + (double)r;
         double j = base + dsel(right, kk, -kk);
         double half = 2.0 * j + 1.0;
         bad |= !(fabs(half) < lim);
         out[e] = half * half_grid;
+    }
     }
     return bad;
 }
