@@ -35,9 +35,16 @@ Sampling, per element, P + 2 words (one per decision, then three), no loop:
    word w as the event ``Q'(w) >= n and u(w) < x``: Q' the number of trailing zero bits of
    the low 12 bits of w (extended by 12 + a fresh geometric when those 12 bits are all zero:
    probability 2^-12, whatever the centre), u(w) = (w >> 12)/2^52; so P(event) = 2^(−n)·x
-   exactly, and the other outcome has the complementary probability.  The exponent keeps
-   its integer part floor(p_f/M) exact, never as one large float, so the fractional part is
-   accurate to ~1e-14 for any distance.
+   exactly, and the other outcome has the complementary probability.  No transcendental
+   function is evaluated per value: with p_f = A·M + r0 (A = floor(p_f/M), exact),
+   μ_f = w·2^(−A), w = T_f·2^(−r0/M) (a product of two construction tables); z = ρ·2^(−A)
+   with ρ = w/R (``ldexp``: exact, or one correct rounding where subnormal); the stop is
+   the smaller outcome iff z <= 1, with probability ρ/(1 + z)·2^(−A), else the continue,
+   1/(1 + z); ``frexp`` of that mantissa gives n and x (rounded half-even to 52 bits).
+   Every step is +, −, ×, ÷ (correctly rounded), ``floor``, ``frexp``, ``ldexp`` or a
+   table read, so numpy, CPython (:mod:`dpnoise.exact.range_union_scalar`) and C
+   (``kernels/range_union.c``) compute the same doubles; A is clamped at 1022, where
+   μ_f < R·2^-54 leaves 1 + z and R + μ_f unchanged.
 2. *category* (one word v, u = (v >> 12)/2^52): own piece: (left/right, r < t | r >= t) from
    u against three per-element thresholds rint(2^52·F)/2^52 of the cumulative category
    masses (an empty category has a zero-width interval: probability exactly 0); far piece:
@@ -50,15 +57,19 @@ Sampling, per element, P + 2 words (one per decision, then three), no loop:
 
 :meth:`UnionSampler.logpmf` returns ln P(j | c) of exactly this procedure from the numbers
 (n, x, thresholds, C_t) it uses (a centre's parameters are computed by the same numpy code
-whether alone or in a batch; a test checks they are identical).  Distortion against
-P_true (:func:`union_distortion_bound`): each chain decision is off by <= 2^-52 (rounding
-x) + 5e-13 (floats; ~1.5e-14 by the error analysis) relative, in both outcomes (the encoded
-one is <= 1/2); a category by <= 2^-48·4M/ln2 relative (its probability is >= ln2/(4M), its
-thresholds within 2^-49); r by <= 1/W_min, and inside a category the 64-bit weights W_r
-against 2^(−r/M) by 2·rho_w.  This is below
-:func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the calibration of
-:class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its proven loss for
-unions, so the proven total covers this sampler; the verifier checks its pmf directly.
+whether alone or in a batch; a test checks they are identical). Distortion against P_true
+(:func:`union_distortion_bound`): each chain decision is off by <= 2^-52 (rounding x) +
+max(5e-13, (4P + 32)·2^-53) relative, in both outcomes (the encoded one is <= 1/2): ρ's
+relative error is at most that of w and R (the tables 1 − 2^(−t/M), 2^(−r/M) and T_f within
+a few ulps, R a sum of P positive terms: <= (2P + 16)·2^-53) plus the division; z/(1 + z)
+and 1/(1 + z) carry it with a factor <= 1, plus two roundings -- ~1e-14 for P <= 64,
+checked against 50-digit arithmetic in ``tests/test_range_union_chain.py``; a category by
+<= 2^-48·4M/ln2 relative (its probability is >= ln2/(4M), its thresholds within 2^-49); r
+by <= 1/W_min, and inside a category the 64-bit weights W_r against 2^(−r/M) by 2·rho_w.
+This is below :func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the
+calibration of :class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its
+proven loss for unions, so the proven total covers this sampler; the verifier checks its
+pmf directly.
 """
 
 from __future__ import annotations
@@ -91,11 +102,13 @@ _REL_DECISION = 2.0**-52 + 5e-13  # relative error of one encoded chain probabil
 
 def union_distortion_bound(M: int, pieces: int) -> float:
     """Upper bound on max_{c, j} |ln P_sampled(j|c) − ln P_true(j|c)| for :class:`UnionSampler`
-    (module docstring): chain 1.01·(P−1)·(2^-52 + 5e-13); category 2^-48·4M/ln2 (its
-    probability is >= ln2/(4M) and its threshold within 2^-48); r 1/W_min + 2·rho_w (the
-    64-bit block weights against 2^(−r/M) inside a category); + 1e-12 for the float logs."""
+    (module docstring): chain 1.01·(P−1)·(2^-52 + max(5e-13, (4P + 32)·2^-53)); category
+    2^-48·4M/ln2 (its probability is >= ln2/(4M) and its threshold within 2^-48); r
+    1/W_min + 2·rho_w (the 64-bit block weights against 2^(−r/M) inside a category); + 1e-12
+    for the float logs."""
     bw = block_weights(M)
-    chain = 1.01 * max(0, pieces - 1) * _REL_DECISION
+    rel = _REL_DECISION + max(0.0, (4 * pieces + 32) * 2.0**-53 - 5e-13)  # many pieces: R's sum
+    chain = 1.01 * max(0, pieces - 1) * rel
     cat = 1.01 * 2.0**-48 * 4 * M / LN2
     return chain + cat + 1.01 / float(bw.w_min) + 2 * bw.rho_w + 1e-12
 
