@@ -98,7 +98,7 @@ def throughput(quick: bool) -> None:
         row(f"RangeLaplace {label}, distinct (10^5)", f"{r:.2f}x; peak {mem:.0f}x output",
             ">= 0.6x; <= 3x")
     un = dpnoise.RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0, 10), (20, 30)])
-    for k in (2000, 10**5):  # per-element union sampler: distinct values, nothing per centre
+    for k in (2000, 10**5, 10**6):  # per-element union sampler: distinct values, nothing per centre
         xs = GEN.uniform(0, 10, k)
         rate_u, r = paired(lambda xs=xs: un.release(xs, rng=rng), xs, pairs=5)
         row(f"RangeLaplace union of 2 pieces, distinct ({k:.0e})", f"{r:.3f}x ({rate_u:,.0f}/s)",

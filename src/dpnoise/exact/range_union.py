@@ -35,9 +35,16 @@ Sampling, per element, P + 2 words (one per decision, then three), no loop:
    word w as the event ``Q'(w) >= n and u(w) < x``: Q' the number of trailing zero bits of
    the low 12 bits of w (extended by 12 + a fresh geometric when those 12 bits are all zero:
    probability 2^-12, whatever the centre), u(w) = (w >> 12)/2^52; so P(event) = 2^(−n)·x
-   exactly, and the other outcome has the complementary probability.  The exponent keeps
-   its integer part floor(p_f/M) exact, never as one large float, so the fractional part is
-   accurate to ~1e-14 for any distance.
+   exactly, and the other outcome has the complementary probability.  No transcendental
+   function is evaluated per value: with p_f = A·M + r0 (A = floor(p_f/M), exact),
+   μ_f = w·2^(−A), w = T_f·2^(−r0/M) (a product of two construction tables); z = ρ·2^(−A)
+   with ρ = w/R (``ldexp``: exact, or one correct rounding where subnormal); the stop is
+   the smaller outcome iff z <= 1, with probability ρ/(1 + z)·2^(−A), else the continue,
+   1/(1 + z); ``frexp`` of that mantissa gives n and x (rounded half-even to 52 bits).
+   Every step is +, −, ×, ÷ (correctly rounded), ``floor``, ``frexp``, ``ldexp`` or a
+   table read, so numpy, CPython (:mod:`dpnoise.exact.range_union_scalar`) and C
+   (``kernels/range_union.c``) compute the same doubles; A is clamped at 1022, where
+   μ_f < R·2^-54 leaves 1 + z and R + μ_f unchanged.
 2. *category* (one word v, u = (v >> 12)/2^52): own piece: (left/right, r < t | r >= t) from
    u against three per-element thresholds rint(2^52·F)/2^52 of the cumulative category
    masses (an empty category has a zero-width interval: probability exactly 0); far piece:
@@ -50,15 +57,19 @@ Sampling, per element, P + 2 words (one per decision, then three), no loop:
 
 :meth:`UnionSampler.logpmf` returns ln P(j | c) of exactly this procedure from the numbers
 (n, x, thresholds, C_t) it uses (a centre's parameters are computed by the same numpy code
-whether alone or in a batch; a test checks they are identical).  Distortion against
-P_true (:func:`union_distortion_bound`): each chain decision is off by <= 2^-52 (rounding
-x) + 5e-13 (floats; ~1.5e-14 by the error analysis) relative, in both outcomes (the encoded
-one is <= 1/2); a category by <= 2^-48·4M/ln2 relative (its probability is >= ln2/(4M), its
-thresholds within 2^-49); r by <= 1/W_min, and inside a category the 64-bit weights W_r
-against 2^(−r/M) by 2·rho_w.  This is below
-:func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the calibration of
-:class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its proven loss for
-unions, so the proven total covers this sampler; the verifier checks its pmf directly.
+whether alone or in a batch; a test checks they are identical). Distortion against P_true
+(:func:`union_distortion_bound`): each chain decision is off by <= 2^-52 (rounding x) +
+max(5e-13, (4P + 32)·2^-53) relative, in both outcomes (the encoded one is <= 1/2): ρ's
+relative error is at most that of w and R (the tables 1 − 2^(−t/M), 2^(−r/M) and T_f within
+a few ulps, R a sum of P positive terms: <= (2P + 16)·2^-53) plus the division; z/(1 + z)
+and 1/(1 + z) carry it with a factor <= 1, plus two roundings -- ~1e-14 for P <= 64,
+checked against 50-digit arithmetic in ``tests/test_range_union_chain.py``; a category by
+<= 2^-48·4M/ln2 relative (its probability is >= ln2/(4M), its thresholds within 2^-49); r
+by <= 1/W_min, and inside a category the 64-bit weights W_r against 2^(−r/M) by 2·rho_w.
+This is below :func:`~dpnoise.exact.range_lattice.distortion_bound` ``(M, P)``, which the
+calibration of :class:`~dpnoise.mechanisms.range_laplace.RangeLaplace` adds (twice) to its
+proven loss for unions, so the proven total covers this sampler; the verifier checks its
+pmf directly.
 """
 
 from __future__ import annotations
@@ -91,25 +102,29 @@ _REL_DECISION = 2.0**-52 + 5e-13  # relative error of one encoded chain probabil
 
 def union_distortion_bound(M: int, pieces: int) -> float:
     """Upper bound on max_{c, j} |ln P_sampled(j|c) − ln P_true(j|c)| for :class:`UnionSampler`
-    (module docstring): chain 1.01·(P−1)·(2^-52 + 5e-13); category 2^-48·4M/ln2 (its
-    probability is >= ln2/(4M) and its threshold within 2^-48); r 1/W_min + 2·rho_w (the
-    64-bit block weights against 2^(−r/M) inside a category); + 1e-12 for the float logs."""
+    (module docstring): chain 1.01·(P−1)·(2^-52 + max(5e-13, (4P + 32)·2^-53)); category
+    2^-48·4M/ln2 (its probability is >= ln2/(4M) and its threshold within 2^-48); r
+    1/W_min + 2·rho_w (the 64-bit block weights against 2^(−r/M) inside a category); + 1e-12
+    for the float logs."""
     bw = block_weights(M)
-    chain = 1.01 * max(0, pieces - 1) * _REL_DECISION
+    rel = _REL_DECISION + max(0.0, (4 * pieces + 32) * 2.0**-53 - 5e-13)  # many pieces: R's sum
+    chain = 1.01 * max(0, pieces - 1) * rel
     cat = 1.01 * 2.0**-48 * 4 * M / LN2
     return chain + cat + 1.01 / float(bw.w_min) + 2 * bw.rho_w + 1e-12
 
 
 @lru_cache(maxsize=1)
 def _union_kernel() -> Any:
-    """The compiled steps 1-4 of :meth:`UnionSampler._draw` (``kernels/range_union.c``), or
-    None when the kernels are off."""
+    """The compiled :meth:`UnionSampler._draw` (``kernels/range_union.c``): a pair
+    (``dpk_union_qz``, ``dpk_union_release``), or None when the kernels are off."""
     from .. import kernels
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
-    return kernels.function("dpk_union_draw", [i64, i64, *([vp] * 23), i64, i64,
-                                               ctypes.c_uint64, vp, vp, vp, i64, i64, f64, vp],
-                            i64)
+    qz = kernels.function("dpk_union_qz", [vp, i64, vp, vp], i64)
+    rel = kernels.function("dpk_union_release",
+                           [i64, i64, vp, vp, vp, vp, vp, vp, i64, f64, vp, i64, i64,
+                            ctypes.c_uint64, vp, vp, vp, i64, f64, vp, vp], i64)
+    return None if qz is None or rel is None else (qz, rel)
 
 
 def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
@@ -171,6 +186,9 @@ class UnionSampler:
         self._lam = LN2 / self.M
         self._inv_m = 1.0 / self.M
         self._cum_u = _cum_u64(self.M)                                          # C_t
+        # 1 − 2^(−t/M) for the integers t < M (the only arguments _side meets), built once
+        self._lo_r = -np.expm1(-np.arange(self.M, dtype=np.float64) * self._lam)
+        self._p2 = 1.0 - self._lo_r  # 2^(−r/M) for r < M: a far piece's offset within a block
         self._guide = _guide(M)
         self._a = np.array([lo for lo, _ in gd.cells], dtype=np.float64)
         self._b = np.array([hi for _, hi in gd.cells], dtype=np.float64)
@@ -178,7 +196,7 @@ class UnionSampler:
         m, t, low, high = self._side(self._b - self._a + 1.0)
         self._m_p, self._t_p = m, t.astype(np.intp)
         tot = low + high
-        self._lt_p = np.log2(tot)                                     # log2 T_f
+        self._tot_p = tot                                             # T_f
         self._thr_p = np.rint(low / tot * _TWO52) / _TWO52            # P(high) = 1 − thr
         # the law side (logpmf, noise(), the verifier) asks for the same centres many times;
         # release never uses this memo (it computes every element's parameters afresh)
@@ -197,8 +215,8 @@ class UnionSampler:
         m = np.floor(n / M)  # exact: n < 2^52 integer, correctly rounded division
         with np.errstate(invalid="ignore"):
             t = np.fmax(n - m * M, 0.0)  # exact; inf − inf = nan -> 0
-        e = np.exp2(-m)
-        lo_r = -np.expm1(-t * self._lam)            # 1 − 2^(−t/M), 0 exactly for t = 0
+        e = np.ldexp(1.0, -np.minimum(m, 1100.0).astype(np.int32))  # 2^(−m), exact (0: inf)
+        lo_r = self._lo_r[t.astype(np.intp)]        # 1 − 2^(−t/M), 0 exactly for t = 0
         low = lo_r * (2.0 - e)
         high = (1.0 - 2.0 * lo_r) * (1.0 - e)       # 2(2^(−t/M) − 1/2)(1 − 2^(−m))
         return m, t, low, high
@@ -225,18 +243,22 @@ class UnionSampler:
         for k in range(P - 2, -1, -1):
             f = k + (k >= q)                      # the far piece of decision k
             off = np.where(f < q, cf - 1.0 - self._b[f], self._a[f] - cf)
-            A = np.floor(off * self._inv_m)       # integer; off − A·M is exact (any A works)
-            g = self._lt_p[f] - (off - A * M) * self._inv_m   # log2 μ_f = g − A
-            lR = np.log2(R)
-            D = g - lR - A                        # log2(μ_f / R): only its sign and 2^-|D| used
-            neg = D <= 0.0
-            lp = np.log1p(np.exp2(-np.abs(D))) / LN2
-            u = np.where(neg, lR - g + lp, D + lp)   # −log2(smaller prob) − (A if neg else 0)
-            fu = np.floor(u)
-            n = np.where(neg, A, 0.0) + fu
-            x = np.rint(np.exp2(52.0 - (u - fu)))  # K = 2^(52 − frac) in [2^51, 2^52]
+            A = np.floor(off / M)                 # off = A·M + r0, 0 <= r0 < M (exact)
+            r0 = off - A * M
+            under = r0 < 0.0                      # off/M rounded up to an integer
+            A = A - under
+            r0 = r0 + under * M
+            w = self._tot_p[f] * self._p2[r0.astype(np.intp)]   # μ_f = w·2^(−A)
+            rho = w / R
+            Ac = np.minimum(A, 1022.0).astype(np.int32)
+            z = np.ldexp(rho, -Ac)                # μ_f / R
+            neg = z <= 1.0                        # the stop is the smaller outcome
+            pm = np.where(neg, rho, 1.0) / (1.0 + z)   # smaller prob = pm·2^(−A if neg else 0)
+            mm, ee = np.frexp(pm)
+            n = np.where(neg, A, 0.0) - ee
+            x = np.rint(mm * _TWO52)              # in [2^51, 2^52]
             chain.append((n, x / _TWO52, ~neg))
-            R = R + np.exp2(g - A)
+            R = R + np.ldexp(w, -Ac)
         chain.reverse()
         return q, (mL, tL, mR, tR), thr, chain
 
@@ -257,34 +279,54 @@ class UnionSampler:
 
     def _draw(self, rng: RandomSource, cf: NDArray[np.float64], grid: float
               ) -> NDArray[np.float64]:
-        P, M, cnt = self.P, self.M, cf.size
-        q, (mL, tL, mR, tR), (T1, T2, T3), chain = self._params(cf)
+        """One chunk: P + 2 words per centre, then the compiled kernel (arrays of 16 or more;
+        the choice depends on the length only) or the numpy reference, bit for bit alike."""
+        P, cnt = self.P, cf.size
         nd = P - 1
         w = rng.words((P + 2) * cnt)
-        wd = w[: nd * cnt].reshape(nd, cnt)
-        wc = w[nd * cnt:(nd + 1) * cnt]
-        wr = w[(nd + 1) * cnt:(nd + 2) * cnt]
-        wq = w[(nd + 2) * cnt:]
-        # 1. chain: Q' = trailing zeros of bits 0..11 (12 + a fresh geometric if all zero),
-        #    u = bits 12..63 as a multiple of 2^-52
+        kern = _union_kernel() if cnt >= 16 else None
+        if kern is None:
+            return self._draw_reference(rng, cf, w, self._qz(rng, w[: nd * cnt]), grid)
+        qz = np.empty(nd * cnt, dtype=np.float64)
+        ext = np.empty(nd * cnt, dtype=np.int64)
+        ne = kern[0](w.ctypes.data, nd * cnt, qz.ctypes.data, ext.ctypes.data)
+        if ne:  # probability 2^-12 per decision, whatever the centre
+            qz[ext[:ne]] = 12.0 + sample_geometric(rng, rng.words(ne))
+        cf = np.ascontiguousarray(cf)
+        out = np.empty(cnt, dtype=np.float64)
+        scratch = np.empty(3 * nd, dtype=np.float64)
+        if kern[1](cnt, P, cf.ctypes.data, w.ctypes.data, qz.ctypes.data,
+                   *self._kernel_tables(), grid / 2, scratch.ctypes.data, out.ctypes.data) == 0:
+            return out
+        # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
+        return self._draw_reference(rng, cf, w, qz, grid)
+
+    @staticmethod
+    def _qz(rng: RandomSource, wd: NDArray[np.uint64]) -> NDArray[np.float64]:
+        """Q' of every decision word: trailing zeros of bits 0..11, 12 + a fresh geometric
+        if all are zero (the extension words drawn in increasing position order)."""
         low = wd & _LOW12
         qz = np.bitwise_count((low & (_ZERO - low)) - _ONE).astype(np.float64)
         ext = qz >= 12.0
         if np.any(ext):  # probability 2^-12 per decision, whatever the centre
-            idx = np.flatnonzero(ext.reshape(-1))
-            qz.reshape(-1)[idx] = 12.0 + sample_geometric(rng, rng.words(idx.size))
-        kern = _union_kernel() if cnt >= 16 else None
-        if kern is not None:  # steps 1 (decisions) to 4 compiled; same words, same values
-            out = np.empty(cnt, dtype=np.float64)
-            stack = [np.ascontiguousarray(np.stack([c[i] for c in chain])) for i in range(3)]
-            flips = stack[2].astype(np.uint8)
-            arrs = [wd, qz, stack[0], stack[1], flips, q.astype(np.int64), mL, tL, mR, tR,
-                    T1, T2, T3, wc, wr, wq, cf]
-            arrs = [np.ascontiguousarray(a) for a in arrs]
-            if kern(cnt, nd, *[a.ctypes.data for a in arrs], *self._kernel_tables(),
-                    M, grid / 2, out.ctypes.data) == 0:
-                return out
-            # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
+            idx = np.flatnonzero(ext)
+            qz[idx] = 12.0 + sample_geometric(rng, rng.words(idx.size))
+        return qz
+
+    def _draw_reference(self, rng: RandomSource, cf: NDArray[np.float64],
+                        w: NDArray[np.uint64], qz_flat: NDArray[np.float64], grid: float
+                        ) -> NDArray[np.float64]:
+        """The numpy reference of steps 1-4 from the chunk's words ``w`` and the decisions'
+        Q' (``qz_flat``, P − 1 rows of the chunk's length)."""
+        P, M, cnt = self.P, self.M, cf.size
+        q, (mL, tL, mR, tR), (T1, T2, T3), chain = self._params(cf)
+        nd = P - 1
+        wd = w[: nd * cnt].reshape(nd, cnt)
+        wc = w[nd * cnt:(nd + 1) * cnt]
+        wr = w[(nd + 1) * cnt:(nd + 2) * cnt]
+        wq = w[(nd + 2) * cnt:]
+        qz = qz_flat.reshape(nd, cnt)
+        # 1. chain: Q' against n, u = bits 12..63 (a multiple of 2^-52) against x
         ud = _unit(wd)
         slot = np.full(cnt, nd, dtype=np.intp)
         open_ = np.ones(cnt, dtype=bool)
@@ -323,12 +365,12 @@ class UnionSampler:
         return half * (grid / 2)
 
     def _kernel_tables(self) -> tuple[Any, ...]:
-        """Addresses and constants of the per-piece tables for ``dpk_union_draw`` (arrays
-        owned by self, so the addresses stay valid)."""
+        """Addresses and constants of the public tables for ``dpk_union_release``, from
+        ``pieces`` to ``nB`` (arrays owned by self, so the addresses stay valid)."""
         g, keep = self._guide, self._ktables
         guided = bool(g.guided)
-        return (keep["thr_p"].ctypes.data, keep["m_p"].ctypes.data, keep["t_p"].ctypes.data,
-                self._a.ctypes.data, self._b.ctypes.data, self._cum_u.ctypes.data,
+        return (keep["pieces"].ctypes.data, keep["t_p"].ctypes.data, keep["lo_p2"].ctypes.data,
+                self.M, self._inv_m, self._cum_u.ctypes.data,
                 int(guided), int(g._shift) if guided else 0, int(g._mask) if guided else 0,
                 keep["g"].ctypes.data if guided else None,
                 keep["gthr"].ctypes.data if guided else None, keep["B"].ctypes.data,
@@ -336,12 +378,13 @@ class UnionSampler:
 
     def _build_kernel_tables(self) -> dict[str, NDArray[Any]]:
         """The per-piece tables in the kernel's dtypes, built at construction (nothing is
-        added to the sampler on first use)."""
+        added to the sampler on first use): ``pieces`` = a, b, T, thr, m (P each)."""
         g = self._guide
         keep: dict[str, NDArray[Any]] = {
+            "pieces": np.ascontiguousarray(np.concatenate(
+                [self._a, self._b, self._tot_p, self._thr_p, self._m_p]), dtype=np.float64),
+            "lo_p2": np.ascontiguousarray(np.concatenate([self._lo_r, self._p2])),
             "t_p": np.ascontiguousarray(self._t_p, dtype=np.int64),
-            "thr_p": np.ascontiguousarray(self._thr_p, dtype=np.float64),
-            "m_p": np.ascontiguousarray(self._m_p, dtype=np.float64),
             "B": np.ascontiguousarray(g.B, dtype=np.uint64)}
         if g.guided:
             keep["g"] = np.ascontiguousarray(g._g, dtype=np.int64)

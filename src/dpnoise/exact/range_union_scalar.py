@@ -10,10 +10,10 @@ Python floats and ints:
   in the same order (Python floats are doubles; neither side contracts a*b + c), so the
   parameters (q, the own piece's (m, t), the category thresholds, the chain's (n, x, flip))
   are bit for bit those of :meth:`UnionSampler._params`;
-* the transcendental functions are numpy's own (``np.exp2``, ``np.log2``, ``np.log1p`` called
-  on one float run the same elementwise routine as on an array), and 1 − 2^(−t/M) is read from
-  a table of ``−expm1(−t·ln2/M)`` for t = 0..M−1 computed by numpy at construction (t is an
-  integer below M: the same inputs, the same values);
+* no transcendental function is evaluated per value: 2^(−m) is ``ldexp``, 1 − 2^(−t/M) and
+  2^(−r/M) are read from the sampler's tables for the integers t, r < M, and the chain uses
+  ×, ÷, +, ``ldexp``, ``frexp``, ``floor`` and round-half-even only (exact or correctly
+  rounded, hence the same double in numpy, CPython and C);
 * the words are drawn in the order of the array path (P − 1 decision words, then the category,
   r and i words; the 2^-12 and 2^-64 extensions with the array path's own helper), so a
   seeded scalar release equals the array release of the one value.
@@ -33,14 +33,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import PrecisionError
-from ..params import LN2
 from ..randomness import RandomSource, word_ints
 from .range_lattice import sample_geometric
 
 _TWO52 = float(1 << 52)
 _MASK64 = (1 << 64) - 1
 _INF = math.inf
-_exp2, _log2, _log1p = np.exp2, np.log2, np.log1p
 
 __all__ = ["UnionScalar"]
 
@@ -55,21 +53,21 @@ class UnionScalar:
         self.a = sampler._a.tolist()
         self.b = sampler._b.tolist()
         self.a_next = sampler._a_next.tolist()
-        self.lt_p = sampler._lt_p.tolist()
+        self.tot_p = sampler._tot_p.tolist()
+        self.p2 = sampler._p2.tolist()
         self.thr_p = sampler._thr_p.tolist()
         self.m_p = sampler._m_p.tolist()
         self.t_p = [int(t) for t in sampler._t_p]
         self.cum_u = [int(v) for v in sampler._cum_u]
         self.B = [int(v) for v in sampler._guide.B]
-        # 1 − 2^(−t/M) for t < M, by the numpy expression _side evaluates
-        self.lo_r = (-np.expm1(-np.arange(M, dtype=np.float64) * sampler._lam)).tolist()
+        self.lo_r = sampler._lo_r.tolist()  # 1 − 2^(−t/M) for t < M: _side's table
 
     def _side(self, n: float) -> tuple[float, int, float, float]:
         """:meth:`UnionSampler._side` for one side of n cells (n may be inf)."""
         m = float(math.floor(n / self.M)) if n < _INF else _INF
         t = n - m * self.M if n < _INF else 0.0
         t = t if t > 0.0 else 0.0
-        e = float(_exp2(-m))
+        e = math.ldexp(1.0, -int(min(m, 1100.0)))
         lo_r = self.lo_r[int(t)]
         return m, int(t), lo_r * (2.0 - e), (1.0 - 2.0 * lo_r) * (1.0 - e)
 
@@ -77,7 +75,7 @@ class UnionScalar:
                                          tuple[float, float, float],
                                          list[tuple[float, float, bool]]]:
         """:meth:`UnionSampler._params` of one centre ``cf`` (a float integer)."""
-        P, M, inv_m, a, b = self.P, self.M, self.inv_m, self.a, self.b
+        P, M, a, b = self.P, self.M, self.a, self.b
         q = bisect.bisect_right(self.a_next, cf)
         mL, tL, lowL, highL = self._side(cf - a[q])
         mR, tR, lowR, highR = self._side(b[q] + 1.0 - cf)
@@ -92,18 +90,22 @@ class UnionScalar:
         for k in range(P - 2, -1, -1):
             f = k + (k >= q)
             off = cf - 1.0 - b[f] if f < q else a[f] - cf
-            A = float(math.floor(off * inv_m))
-            g = self.lt_p[f] - (off - A * M) * inv_m
-            lR = float(_log2(R))
-            D = g - lR - A
-            neg = D <= 0.0
-            lp = float(_log1p(_exp2(-abs(D)))) / LN2
-            u = lR - g + lp if neg else D + lp
-            fu = float(math.floor(u))
-            n = (A if neg else 0.0) + fu
-            x = float(round(float(_exp2(52.0 - (u - fu)))))
+            A = float(math.floor(off / M))
+            r0 = off - A * M
+            under = r0 < 0.0
+            A = A - under
+            r0 = r0 + under * M
+            w = self.tot_p[f] * self.p2[int(r0)]
+            rho = w / R
+            Ac = int(min(A, 1022.0))
+            z = math.ldexp(rho, -Ac)
+            neg = z <= 1.0
+            pm = (rho if neg else 1.0) / (1.0 + z)
+            mm, ee = math.frexp(pm)
+            n = (A if neg else 0.0) - ee
+            x = float(round(mm * _TWO52))
             chain[k] = (n, x / _TWO52, not neg)
-            R = R + float(_exp2(g - A))
+            R = R + math.ldexp(w, -Ac)
         return q, (mL, tL, mR, tR), thr, chain
 
     def sample_one(self, rng: RandomSource, c: int, grid: float) -> float:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-ABI_VERSION = 3  # = dpk_abi_version() in common.c: bump both when a signature changes
+ABI_VERSION = 4  # = dpk_abi_version() in common.c: bump both when a signature changes
 MIN_VALUES = 64  # below this many values per call the numpy reference is as fast (call cost)
 
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* ABI version: bump when any kernel's signature changes (the loader checks it). */
-int64_t dpk_abi_version(void) { return 3; }
+int64_t dpk_abi_version(void) { return 4; }
 
 /* Sum of n words modulo 2^64: used by the loader's self-test. */
 uint64_t dpk_selftest_sum(const uint64_t *w, int64_t n) {

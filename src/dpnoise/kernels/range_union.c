@@ -1,21 +1,109 @@
-/* UnionSampler._draw (exact/range_union.py), steps 1 (after the chain counts) to 4, for one
- * chunk of cnt values.  The caller computes, with numpy, the per-element parameters (their
- * transcendental functions are numpy's) and the chain decisions' trailing-zero counts qz
- * (which draw fresh words on a 2^-12 event, as the reference does); this kernel does the
- * rest, bit for bit as the reference:
- *   u_k = (wd_k >> 12)/2^52; decision k stops the chain iff ((qz_k >= n_k) & (u_k < x_k))
- *   XOR flip_k; slot = first stop (nd if none: the own piece); f = min(slot + (slot >= q),
- *   P - 1); category from uc = (wc >> 12)/2^52 against T1..T3 (own piece) or thr_p[f];
+/* UnionSampler._draw (exact/range_union.py) for one chunk of cnt centres, whole: each
+ * element's parameters (UnionSampler._params: +, -, *, /, floor, ldexp, frexp, rint and
+ * table reads only, operation for operation the numpy reference) and steps 1 to 4 of the
+ * draw, bit for bit as the reference from the same words:
+ *   chain decision k stops iff ((qz_k >= n_k) & (u_k < x_k)) XOR flip_k, u_k = (wd_k>>12)/2^52;
+ *   slot = first stop (nd if none: the own piece); f = min(slot + (slot >= q), P - 1);
+ *   category from uc = (wc >> 12)/2^52 against T1..T3 (own piece) or thr_p[f];
  *   r = inverse-CDF entry of v = lo + mulhi(wr, R) (guide table or binary search);
  *   i = fmod(Q, m + 1 - high), Q = trailing zeros of wq; j = base +- (i M + r);
  *   out = (2j + 1) * (L/2).
- * Returns 0; 1 if some wq is 0 (p = 2^-64: the reference continues that count on fresh
- * words) or |2j + 1| >= 2^53 (the reference raises): the caller then runs the reference on
- * the same words and parameters.
+ * The decisions' trailing-zero counts qz come from dpk_union_qz and the caller (which draws
+ * the 2^-12 extensions, as the reference does).  Returns 0; 1 if some wq is 0 (p = 2^-64:
+ * the reference continues that count on fresh words) or |2j + 1| >= 2^53 (the reference
+ * raises): the caller then runs the reference on the same words and parameters.
+ * Every element runs the same instructions (selections are conditional moves or 0/1
+ * arithmetic; the loops run over all P pieces); table addresses depend on the value.
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define TWO52 4503599627370496.0
+#define TWO62 4611686018427387904.0
+
+/* Branch-free selection: c ? a : b for c in {0, 1} (masks, no jump on the value). */
+static inline uint64_t usel(int c, uint64_t a, uint64_t b) {
+    uint64_t m = (uint64_t)0 - (uint64_t)(c != 0);
+    return (a & m) | (b & ~m);
+}
+static inline int64_t isel(int c, int64_t a, int64_t b) {
+    return (int64_t)usel(c, (uint64_t)a, (uint64_t)b);
+}
+static inline double dsel(int c, double a, double b) {
+#if defined(__SSE2__)
+    /* in the SSE registers: mask from c, then (a & mask) | (b & ~mask) */
+    __m128d m = _mm_castsi128_pd(_mm_cvtsi64_si128(-(int64_t)(c != 0)));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    uint64_t ua, ub;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    uint64_t r = usel(c, ua, ub);
+    double d;
+    memcpy(&d, &r, sizeof d);
+    return d;
+#endif
+}
+
+/* x < y ? a : b and x <= y ? a : b for doubles, the mask made by an SSE comparison (no jump,
+ * no move through the integer registers). */
+static inline double lt_sel(double x, double y, double a, double b) {
+#if defined(__SSE2__)
+    __m128d m = _mm_cmplt_sd(_mm_set_sd(x), _mm_set_sd(y));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    return dsel(x < y, a, b);
+#endif
+}
+static inline double le_sel(double x, double y, double a, double b) {
+#if defined(__SSE2__)
+    __m128d m = _mm_cmple_sd(_mm_set_sd(x), _mm_set_sd(y));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    return dsel(x <= y, a, b);
+#endif
+}
+
+/* The exact operations of the numpy reference, written without libm calls (same doubles):
+ * floor of y >= 0 (inf stays inf); round half to even of y >= 0 (rint); 2^-k for an integer
+ * 0 <= k <= 1022 (its product with x is ldexp(x, -k), one correct rounding); frexp of a
+ * positive normal x; floor(n / M) and n - M floor(n / M) for an integer 0 <= n < 2^53 (or
+ * inf) by a product with the rounded 1/M and one exact correction each way. */
+static inline double floor_small(double y) { return (double)(int64_t)y; } /* y < 2^62 */
+static inline double floor_nonneg(double y) {
+    double t = floor_small(lt_sel(y, TWO62, y, 0.0));
+    return lt_sel(y, TWO62, t, y);
+}
+static inline double rint_nonneg(double y) {
+    return lt_sel(y, TWO52, (y + TWO52) - TWO52, y);
+}
+static inline double pow2_neg(int64_t k) {
+    uint64_t bits = (uint64_t)(1023 - k) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+static inline double frexp_pos(double x, int64_t *e) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    *e = (int64_t)((bits >> 52) & 0x7FF) - 1022;
+    bits = (bits & 0x800FFFFFFFFFFFFFULL) | 0x3FE0000000000000ULL;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    return m;
+}
+static inline double divmod_m(double n, double M, double inv_m, double *rem, int finite) {
+    double A = finite ? floor_small(n * inv_m) : floor_nonneg(n * inv_m); /* inf: n = inf */
+    double r = n - A * M;       /* exact; NaN for n = inf */
+    double lo = lt_sel(r, 0.0, 1.0, 0.0), hi = le_sel(M, r, 1.0, 0.0);
+    A = A - lo + hi;
+    *rem = r + lo * M - hi * M;
+    return A;
+}
 
 static inline double unit52(uint64_t w) {
     uint64_t bits = (w >> 12) | (uint64_t)0x3FF0000000000000ULL;
@@ -24,43 +112,127 @@ static inline double unit52(uint64_t w) {
     return d - 1.0;
 }
 
-int64_t dpk_union_draw(int64_t cnt, int64_t nd, const uint64_t *wd, const double *qz,
-                       const double *cn, const double *cx, const uint8_t *cflip,
-                       const int64_t *q, const double *mL, const double *tL, const double *mR,
-                       const double *tR, const double *T1, const double *T2, const double *T3,
-                       const uint64_t *wc, const uint64_t *wr, const uint64_t *wq,
-                       const double *cf, const double *thr_p, const double *m_p,
-                       const int64_t *t_p, const double *a_p, const double *b_p,
-                       const uint64_t *cum_u, int64_t guided, int64_t gshift, uint64_t gmask,
-                       const int64_t *g, const uint64_t *gthr, const uint64_t *B, int64_t nB,
-                       int64_t M, double half_grid, double *out) {
-    const int64_t P = nd + 1;
+/* Trailing zeros of the low 12 bits of each of n words (12 when all are zero; the caller
+ * replaces those by 12 + a fresh geometric); the positions of the 12s go to ext in
+ * increasing order.  Returns their number. */
+int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
+    int64_t ne = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t low = wd[i] & 4095u;
+        int z = __builtin_ctzll(low | 4096u);
+        qz[i] = (double)z;
+        ext[ne] = i;
+        ne += (z == 12);
+    }
+    return ne;
+}
+
+/* _side: (m, t, low, high) for n cells on one side (n may be inf: m = inf, t = 0). */
+static inline void side(double n, double M, double inv_m, const double *lo_r_tab, double *m,
+                        double *t, double *low, double *high) {
+    double tt;
+    double mm = divmod_m(n, M, inv_m, &tt, 0);
+    tt = lt_sel(0.0, tt, tt, 0.0); /* np.fmax(nan, 0) = 0 */
+    /* 2^(-m); 0 for m >= 1023 where numpy has a subnormal: low and high are the same */
+    double e = lt_sel(mm, 1023.0, pow2_neg((int64_t)lt_sel(mm, 1023.0, mm, 0.0)), 0.0);
+    double lo_r = lo_r_tab[(int64_t)tt];
+    *m = mm;
+    *t = tt;
+    *low = lo_r * (2.0 - e);
+    *high = (1.0 - 2.0 * lo_r) * (1.0 - e);
+}
+
+/* pieces: a[P], b[P], tot_p[P], thr_p[P], m_p[P] (consecutive); t_p[P]; lo_r[M] =
+ * 1 - 2^(-t/M), then p2[M] = 2^(-r/M); scratch: 3 (P - 1) doubles. */
+int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const uint64_t *w,
+                          const double *qz, const double *pieces, const int64_t *t_p,
+                          const double *lo_r, int64_t Mi, double inv_m, const uint64_t *cum_u,
+                          int64_t guided, int64_t gshift, uint64_t gmask, const int64_t *g,
+                          const uint64_t *gthr, const uint64_t *B, int64_t nB,
+                          double half_grid, double *scratch, double *out) {
+    const double *a = pieces, *b = pieces + P, *tot_p = pieces + 2 * P;
+    const double *thr_p = pieces + 3 * P, *m_p = pieces + 4 * P;
+    const int64_t nd = P - 1;
+    const double M = (double)Mi;
+    const double *p2 = lo_r + Mi;
+    const uint64_t *wd = w, *wc = w + nd * cnt, *wr = w + (nd + 1) * cnt;
+    const uint64_t *wq = w + (nd + 2) * cnt;
+    double *cn = scratch, *cx = scratch + nd, *cflip = scratch + 2 * nd;
     const double lim = 9007199254740992.0; /* 2^53 */
     int64_t bad = 0;
-    for (int64_t e = 0; e < cnt; e++) {
+    enum { BLK = 64 }; /* pass 1 (parameters, chain) then pass 2 (steps 2-4) per block */
+    double sq[BLK], sslot[BLK], smL[BLK], stL[BLK], smR[BLK], stR[BLK], sT1[BLK], sT2[BLK],
+        sT3[BLK];
+    for (int64_t e0 = 0; e0 < cnt; e0 += BLK) {
+    const int64_t e1 = e0 + BLK < cnt ? e0 + BLK : cnt;
+    for (int64_t e = e0; e < e1; e++) {
+        const double cf = cf_arr[e];
+        /* ---- parameters (UnionSampler._params) */
+        int64_t q = 0;
+        for (int64_t p = 1; p < P; p++) q += (a[p] <= cf);
+        double mL, tL, lowL, highL, mR, tR, lowR, highR;
+        side(cf - a[q], M, inv_m, lo_r, &mL, &tL, &lowL, &highL);
+        side(b[q] + 1.0 - cf, M, inv_m, lo_r, &mR, &tR, &lowR, &highR);
+        double c1 = lowL + highL;
+        double c2 = c1 + lowR;
+        double tot = c2 + highR;
+        double scale = TWO52 / tot;
+        double T1 = rint_nonneg(lowL * scale) * 0x1p-52, T2 = rint_nonneg(c1 * scale) * 0x1p-52;
+        double T3 = rint_nonneg(c2 * scale) * 0x1p-52;
+        double R = tot;
+        for (int64_t k = nd - 1; k >= 0; k--) {
+            int64_t f = k + (k >= q);
+            double off = lt_sel((double)f, (double)q, cf - 1.0 - b[f], a[f] - cf);
+            double r0;
+            double A = divmod_m(off, M, inv_m, &r0, 1);
+            double w = tot_p[f] * p2[(int64_t)r0];
+            double rho = w / R;
+            double s = pow2_neg((int64_t)lt_sel(A, 1022.0, A, 1022.0)); /* 2^-min(A, 1022) */
+            double z = rho * s;
+            int neg = z <= 1.0;
+            int64_t ee;
+            double mm = frexp_pos(le_sel(z, 1.0, rho, 1.0) / (1.0 + z), &ee);
+            cn[k] = le_sel(z, 1.0, A, 0.0) - (double)ee;
+            cx[k] = rint_nonneg(mm * TWO52) * 0x1p-52;
+            cflip[k] = (double)!neg;
+            R = R + w * s;
+        }
+        /* ---- 1. the far-piece chain */
         int64_t slot = nd;
         int open = 1;
         for (int64_t k = 0; k < nd; k++) {
             int64_t at = k * cnt + e;
-            int stop = ((qz[at] >= cn[at]) & (unit52(wd[at]) < cx[at])) ^ (cflip[at] != 0);
-            if (open & stop) slot = k;
+            int stop = ((qz[at] >= cn[k]) & (unit52(wd[at]) < cx[k])) ^ (cflip[k] != 0.0);
+            slot = isel(open & stop, k, slot);
             open &= !stop;
         }
+        const int64_t x = e - e0;
+        sq[x] = (double)q; sslot[x] = (double)slot; smL[x] = mL; stL[x] = tL; smR[x] = mR;
+        stR[x] = tR; sT1[x] = T1; sT2[x] = T2; sT3[x] = T3;
+    }
+    for (int64_t e = e0; e < e1; e++) {
+        const int64_t x = e - e0;
+        const double cf = cf_arr[e];
+        const int64_t q = (int64_t)sq[x], slot = (int64_t)sslot[x];
+        const double mL = smL[x], tL = stL[x], mR = smR[x], tR = stR[x];
+        const double T1 = sT1[x], T2 = sT2[x], T3 = sT3[x];
         int own = slot == nd;
-        int64_t f = slot + (slot >= q[e]);
-        if (f > P - 1) f = P - 1;
+        int64_t f = slot + (slot >= q);
+        f = isel(f > P - 1, P - 1, f);
+        /* ---- 2. category */
         double uc = unit52(wc[e]);
-        int cat = (uc >= T1[e]) + (uc >= T2[e]) + (uc >= T3[e]);
-        int right = own ? (cat >= 2) : (f > q[e]);
-        int high = own ? (cat & 1) : (uc >= thr_p[f]);
-        double m = own ? (right ? mR[e] : mL[e]) : m_p[f];
-        int64_t t = own ? (int64_t)(right ? tR[e] : tL[e]) : t_p[f];
-        double base = own ? (cf[e] - 1.0 + (double)right) : (right ? a_p[f] : b_p[f]);
+        int cat = (uc >= T1) + (uc >= T2) + (uc >= T3);
+        int right = (int)isel(own, cat >= 2, f > q);
+        int high = (int)isel(own, cat & 1, uc >= thr_p[f]);
+        double m = dsel(own, dsel(right, mR, mL), m_p[f]);
+        int64_t t = isel(own, (int64_t)dsel(right, tR, tL), t_p[f]);
+        double base = dsel(own, cf - 1.0 + (double)right, dsel(right, a[f], b[f]));
+        /* ---- 3. r within the category */
         uint64_t ct = cum_u[t];
-        uint64_t lo = high ? ct : 0;
-        uint64_t R = high ? (uint64_t)0 - ct : ct;
-        uint64_t v = lo + (uint64_t)(((unsigned __int128)wr[e] * R) >> 64);
-        if (high && t == 0) v = wr[e];
+        uint64_t lo = usel(high, ct, 0);
+        uint64_t Rw = usel(high, (uint64_t)0 - ct, ct);
+        uint64_t v = lo + (uint64_t)(((unsigned __int128)wr[e] * Rw) >> 64);
+        v = usel(high & (t == 0), wr[e], v);
         int64_t r;
         if (guided) {
             uint64_t bucket = v >> gshift;
@@ -73,15 +245,19 @@ int64_t dpk_union_draw(int64_t cnt, int64_t nd, const uint64_t *wd, const double
             }
             r = lo_i;
         }
-        uint64_t w = wq[e];
-        bad |= (w == 0);
-        double Q = (double)(w ? __builtin_ctzll(w) : 0);
-        double i = fmod(Q, m + 1.0 - (double)high);
-        double kk = i * (double)M + (double)r;
-        double j = base + (right ? kk : -kk);
+        /* ---- 4. i = Q mod m_r */
+        uint64_t wqe = wq[e];
+        bad |= (wqe == 0);
+        double Q = (double)__builtin_ctzll(wqe | ((uint64_t)1 << 63));
+        double mr = m + 1.0 - (double)high;   /* >= 1, or inf */
+        mr = lt_sel(mr, TWO62, mr, TWO62);    /* Q < 64: Q mod 2^62 = Q mod inf = Q */
+        double i = Q - floor_small(Q / mr) * mr; /* = fmod(Q, mr), exact */
+        double kk = i * M + (double)r;
+        double j = base + dsel(right, kk, -kk);
         double half = 2.0 * j + 1.0;
         bad |= !(fabs(half) < lim);
         out[e] = half * half_grid;
+    }
     }
     return bad;
 }
