@@ -175,6 +175,18 @@ def _largest_remainders(r_lo: NDArray[np.uint64], r_hi: NDArray[np.uint64], k: i
     return np.concatenate((above, tie[: k - above.size]))
 
 
+def largest_first(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
+    """Indices of the ``k`` largest of ``values`` (no NaN), ties to the lowest index: the
+    first ``k`` of ``np.argsort(-values, kind="stable")``, found in linear time (a partition
+    instead of a full sort).  Every value above the k-th largest v is in; the rest are the
+    first, by index, of those equal to v."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    v = -np.partition(-values, k - 1)[k - 1]  # the k-th largest value
+    above = np.flatnonzero(values > v)
+    return np.concatenate([above, np.flatnonzero(values == v)[: k - above.size]])
+
+
 def _compiled_shares(v: NDArray[np.uint64], total: int
                      ) -> tuple[NDArray[np.uint64], NDArray[np.uint64], NDArray[np.uint64]] | None:
     """(q_i, r_i low limb, r_i high limb) = divmod(v_i·2^64, T) exactly, from
