@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from ..randomness import RandomSource
+from .quantize_wide import quantize_wide
 
 TOTAL = 1 << 64
 
@@ -34,12 +35,16 @@ def quantize_weights(probabilities: Sequence[float] | NDArray[np.float64]) -> li
     plain integer arithmetic (fast for 10^5 entries, no Fractions); the remaining units go
     one each to the largest remainders (ties: lowest index first).  Every weight is within
     one unit of its share.  (:func:`quantize_weights_array` returns the same weights as a
-    uint64 array, computed without a Python loop when the floats span <= 2^10 in scale.)
+    uint64 array; both are computed without a Python loop per entry: within a factor 2^10
+    in scale by :func:`_quantize_fast`, wider by :func:`~.quantize_wide.quantize_wide`.)
     """
-    fast = _quantize_fast(_check_probabilities(probabilities))
+    p = _check_probabilities(probabilities)
+    fast = _quantize_fast(p)
+    if fast is None:
+        fast = quantize_wide(p)
     if fast is not None:
         return fast.tolist()
-    return _quantize_exact(_check_probabilities(probabilities))
+    return _quantize_exact(p)
 
 
 def quantize_weights_array(probabilities: Sequence[float] | NDArray[np.float64]
@@ -48,6 +53,8 @@ def quantize_weights_array(probabilities: Sequence[float] | NDArray[np.float64]
     all the mass (2^64 does not fit in uint64); either is a valid :class:`AliasTable` input."""
     p = _check_probabilities(probabilities)
     fast = _quantize_fast(p)
+    if fast is None:
+        fast = quantize_wide(p)
     if fast is not None:
         return fast
     w = _quantize_exact(p)
