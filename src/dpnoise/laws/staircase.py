@@ -401,10 +401,10 @@ def staircase_grid(sensitivity: float, epsilon: float) -> float:
 def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
     """Rough log-error of the smallest 64-bit weight of a table of P positions whose
     weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
-    always computed afterwards)."""
-    with np.errstate(over="ignore"):
-        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
-                     / max(epsilon, 1e-300) * 4)
+    always computed afterwards).  Plain float arithmetic (an overflow gives inf, never an
+    error; math.exp's argument is capped at 700)."""
+    return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
+                 / max(epsilon, 1e-300) * 4)
 
 
 def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
