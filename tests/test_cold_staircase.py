@@ -8,6 +8,7 @@ import math
 import pytest
 
 from dpnoise.exact import ratio_geometric as rg
+from dpnoise.laws import staircase as st
 
 
 def _loop(target: float, max_block: int) -> list[tuple[int, int]]:
@@ -33,3 +34,23 @@ def test_ratio_candidates_are_the_loops_list(epsilon: float, max_block: int) -> 
             rg.ratio_candidates(target, max_block)
         return
     assert rg.ratio_candidates(target, max_block) == want
+
+
+def _scored_loop(epsilon: float, lo: int, hi: int, per_step: int) -> list[tuple[int, int]]:
+    scored = []
+    for Mj in range(lo, hi + 1):
+        aj = math.floor(Mj * epsilon * (1 - 1e-12) / st.LN2)
+        deficit = Mj * epsilon - aj * st.LN2
+        q = st._quantisation_estimate(epsilon, Mj, (Mj * per_step) << st.BLOCK_BITS)
+        if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
+            scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
+    return [(a, M) for _, a, M in sorted(scored)[:8]]
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 0.01, 0.1, 0.37, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("per_step", [1, 3, 40])
+def test_joint_candidates_are_the_loops_best_eight(epsilon: float, per_step: int) -> None:
+    lo = max(1, math.ceil(st.JOINT_TAIL_NATS / epsilon))
+    hi = st.JOINT_MAX_OUTCOMES // per_step
+    assert st._joint_candidates(epsilon, lo, hi, per_step) == _scored_loop(epsilon, lo, hi,
+                                                                           per_step)
