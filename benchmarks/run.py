@@ -64,6 +64,14 @@ def run(name: str, full: bool) -> str:
     return head + (body if markdown else f"```text\n{body}```\n")
 
 
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def verdicts(names: list[str]) -> None:
     """Every target row that failed, and the count of passed and failed targets, from the
     results just written (rows ending ``| PASS | load |`` or ``| FAIL | load |``)."""
@@ -71,7 +79,7 @@ def verdicts(names: list[str]) -> None:
     for name in names:
         for line in (blocks.RESULTS / f"{name}.md").read_text().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) >= 5 and cells[-2] in ("PASS", "FAIL"):
+            if len(cells) >= 5 and cells[-2] in ("PASS", "FAIL") and _number(cells[-1]):
                 if cells[-2] == "PASS":
                     passed += 1
                 else:

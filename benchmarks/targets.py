@@ -286,7 +286,13 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     args = (words.ctypes.data, c, thr2.ctypes.data, outcome2.ctypes.data,
             64 - block.table.bits - 1, block.table.mass - 1, 2 * block.M, centre.ctypes.data,
             1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None)
-    return lambda: kern(*args)
+    keep = (words, centre, out, thr2, outcome2)  # the arrays behind the raw addresses
+
+    def call() -> object:
+        assert keep
+        return kern(*args)
+
+    return call
 
 
 #: one cold construction in a fresh interpreter: ``import dpnoise`` and the mechanism's
