@@ -5,8 +5,10 @@
 Each benchmark script runs in its own process (``--quick`` unless ``--full``); its output is
 written, under a line giving the command, the date and the machine's load average before
 and after it, to ``benchmarks/results/NAME.md``, and every ``<!-- BEGIN bench:NAME -->``
-block in README.md and docs/ is rewritten from it (:mod:`blocks`).  A script's output is shown as
-it is printed; markdown tables stay tables, anything else is fenced as text.
+block in README.md and docs/ is rewritten from it (:mod:`blocks`).  At the end it prints how
+many target rows passed and every one that failed, with the load average of its row.  A
+script's output is shown as it is printed; markdown tables stay tables, anything else is
+fenced as text.
 """
 
 from __future__ import annotations
@@ -62,6 +64,32 @@ def run(name: str, full: bool) -> str:
     return head + (body if markdown else f"```text\n{body}```\n")
 
 
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def verdicts(names: list[str]) -> None:
+    """Every target row that failed, and the count of passed and failed targets, from the
+    results just written (rows ending ``| PASS | load |`` or ``| FAIL | load |``)."""
+    passed, failed = 0, []
+    for name in names:
+        for line in (blocks.RESULTS / f"{name}.md").read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 5 and cells[-2] in ("PASS", "FAIL") and _number(cells[-1]):
+                if cells[-2] == "PASS":
+                    passed += 1
+                else:
+                    failed.append(f"  FAIL {cells[0]}: {cells[1]} (target {cells[2]}, load "
+                                  f"average {cells[-1]})")
+    if passed or failed:
+        print(f"targets: {passed} PASS, {len(failed)} FAIL (load average now {load()})")
+        print("\n".join(failed))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), help="these only")
@@ -73,6 +101,7 @@ def main() -> None:
         text = run(name, args.full)
         print(text, flush=True)
         (blocks.RESULTS / f"{name}.md").write_text(text)
+    verdicts(args.only or list(BENCHMARKS))
     for doc in blocks.rewrite():
         print(f"rewrote the generated blocks of {doc.relative_to(blocks.ROOT)}")
     for line in blocks.stale():

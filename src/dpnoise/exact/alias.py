@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from ..randomness import RandomSource
+from .quantize_wide import quantize_wide
 
 TOTAL = 1 << 64
 
@@ -34,12 +35,16 @@ def quantize_weights(probabilities: Sequence[float] | NDArray[np.float64]) -> li
     plain integer arithmetic (fast for 10^5 entries, no Fractions); the remaining units go
     one each to the largest remainders (ties: lowest index first).  Every weight is within
     one unit of its share.  (:func:`quantize_weights_array` returns the same weights as a
-    uint64 array, computed without a Python loop when the floats span <= 2^10 in scale.)
+    uint64 array; both are computed without a Python loop per entry: within a factor 2^10
+    in scale by :func:`_quantize_fast`, wider by :func:`~.quantize_wide.quantize_wide`.)
     """
-    fast = _quantize_fast(_check_probabilities(probabilities))
+    p = _check_probabilities(probabilities)
+    fast = _quantize_fast(p)
+    if fast is None:
+        fast = quantize_wide(p)
     if fast is not None:
         return fast.tolist()
-    return _quantize_exact(_check_probabilities(probabilities))
+    return _quantize_exact(p)
 
 
 def quantize_weights_array(probabilities: Sequence[float] | NDArray[np.float64]
@@ -48,6 +53,8 @@ def quantize_weights_array(probabilities: Sequence[float] | NDArray[np.float64]
     all the mass (2^64 does not fit in uint64); either is a valid :class:`AliasTable` input."""
     p = _check_probabilities(probabilities)
     fast = _quantize_fast(p)
+    if fast is None:
+        fast = quantize_wide(p)
     if fast is not None:
         return fast
     w = _quantize_exact(p)
@@ -173,6 +180,18 @@ def _largest_remainders(r_lo: NDArray[np.uint64], r_hi: NDArray[np.uint64], k: i
     tie = np.flatnonzero(r_hi == h)
     tie = tie[np.lexsort((tie, ~r_lo[tie]))]  # low limb descending, index ascending
     return np.concatenate((above, tie[: k - above.size]))
+
+
+def largest_first(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
+    """Indices of the ``k`` largest of ``values`` (no NaN), ties to the lowest index: the
+    first ``k`` of ``np.argsort(-values, kind="stable")``, found in linear time (a partition
+    instead of a full sort).  Every value above the k-th largest v is in; the rest are the
+    first, by index, of those equal to v."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    v = -np.partition(-values, k - 1)[k - 1]  # the k-th largest value
+    above = np.flatnonzero(values > v)
+    return np.concatenate([above, np.flatnonzero(values == v)[: k - above.size]])
 
 
 def _compiled_shares(v: NDArray[np.uint64], total: int

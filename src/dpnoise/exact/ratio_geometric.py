@@ -76,21 +76,29 @@ def ratio_candidates(target: float, max_block: int) -> list[tuple[int, int]]:
     """
     if not (target > 0 and math.isfinite(target)):
         raise ParameterError(f"ratio exponent must be finite and > 0, got {target!r}")
-    seen: dict[tuple[int, int], tuple[int, int]] = {}
-    for M in range(1, max(1, max_block) + 1):
-        a = math.floor(M * target)
-        if a < 1:
-            continue
-        if a * (M - 1) > MAX_SPAN_BITS * M:
-            break
-        g = math.gcd(a, M)
-        seen.setdefault((a // g, M // g), (a // g, M // g))
-    if not seen:
+    # every M in order (as a loop over M would: a = floor(M·target) in the same float64
+    # product), up to the first M with a >= 1 past the span cap; pairs reduced by their gcd
+    Ms = np.arange(1, max(1, max_block) + 1, dtype=np.int64)
+    a = np.floor(Ms * target).astype(np.int64)
+    valid = a >= 1
+    over = valid & (a * (Ms - 1) > MAX_SPAN_BITS * Ms)
+    if over.any():
+        stop = int(np.argmax(over))
+        Ms, a, valid = Ms[:stop], a[:stop], valid[:stop]
+    Ms, a = Ms[valid], a[valid]
+    if not Ms.size:
         raise ParameterError(
             f"cannot represent the ratio 2^-{target:.3g} with block length <= {max_block}; "
             "epsilon too small for this grid (pass a coarser grid)"
         )
-    return sorted(seen.values(), key=lambda am: (-am[0] / am[1], am[1]))
+    g = np.gcd(a, Ms)
+    base = int(Ms.max()) + 1
+    pairs = np.sort((a // g) * base + Ms // g)
+    pairs = pairs[np.flatnonzero(np.diff(pairs, prepend=-1))]  # the distinct reduced (a, M)
+    ar, mr = pairs // base, pairs % base
+    # best a/M first ((−a)/M as a float, the same division), ties: the smaller M
+    order = np.lexsort((mr, -ar / mr))
+    return list(zip(ar[order].tolist(), mr[order].tolist(), strict=True))
 
 
 class RatioGeometric:

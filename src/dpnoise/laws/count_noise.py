@@ -40,6 +40,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+from math import lcm
 
 import numpy as np
 
@@ -69,7 +71,14 @@ class Sums:
         return Q(0) if k < 0 else self.T[k]
 
 
+@lru_cache(maxsize=64)
 def sums(E: Fraction, D: int) -> Sums:
+    """S_k, T_k, W_k for k in [0:D] (exact; cached per process by the public (E, D): the
+    calibration of η evaluates δ at ~11 values of η with the same E and D)."""
+    return _sums(E, D)
+
+
+def _sums(E: Fraction, D: int) -> Sums:
     powers = [Q(1)]
     for _ in range(D):
         powers.append(powers[-1] * E)
@@ -90,6 +99,12 @@ def sums(E: Fraction, D: int) -> Sums:
 def crossovers(sm: Sums, D: int) -> list[Fraction]:
     """C_k = S_k / W_k for k ∈ [1:D] (eq. 34), strictly decreasing (eq. 36)."""
     return [sm.S[k] / sm.W[k] for k in range(1, D + 1)]
+
+
+@lru_cache(maxsize=64)
+def _crossovers(E: Fraction, D: int) -> tuple[Fraction, ...]:
+    """:func:`crossovers` of ``sums(E, D)``, cached per process like :func:`sums`."""
+    return tuple(crossovers(sums(E, D), D))
 
 
 @dataclass(frozen=True)
@@ -122,7 +137,7 @@ def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> Pa
     B = 1 / h
     C = eta / h
     sm = sums(E, D)
-    ck = crossovers(sm, D)
+    ck = _crossovers(E, D)
     k = next((i + 1 for i, c in enumerate(ck) if c < C), D + 1)
     bad = eta_from_c(sm.S[D - 2] / sm.W[D]) if D >= 2 else Q(0)
     if k == D + 1:
@@ -144,7 +159,7 @@ def paper_alpha(E: Fraction, eta: Fraction, D: int, *, check: bool = True) -> Pa
         for j in range(1, D + 1):
             Ej *= E
             alpha.append((C - B * dt * sm.s(j - 1)) / Ej if j <= k else Q(0))
-    if any(a < 0 for a in alpha) or sum(alpha) != 1:
+    if any(a < 0 for a in alpha) or exact_sum(alpha) != 1:
         raise AssertionError("Definition 2 produced an invalid alpha")  # pragma: no cover
     return PaperSolution(k, dt, tuple(alpha), tuple(ck), bad)
 
@@ -163,20 +178,28 @@ def pmf_from_alpha(eta: Fraction, alpha: Sequence[Fraction]) -> list[Fraction]:
     h = (1 - eta) / 2
     side = [a * h for a in alpha]
     pmf = [*side[::-1], eta, *side]
-    if sum(pmf) != 1:
+    if exact_sum(pmf) != 1:
         raise AssertionError("pmf does not sum to 1")  # pragma: no cover
     return pmf
 
 
-def _one_way(p: Sequence[Fraction], E: Fraction, shift: int) -> Fraction:
-    """Σ_y [p(y) − E p(y − shift)]^+ for a pmf on consecutive integers (index y)."""
+def exact_sum(values: Sequence[Fraction]) -> Fraction:
+    """Σ values, exactly: over one common denominator, normalised once (the same Fraction as
+    ``sum(values)``, which normalises after every addition)."""
+    den = lcm(*(v.denominator for v in values)) if values else 1
+    return Q(sum(v.numerator * (den // v.denominator) for v in values), den)
+
+
+def _one_way(p: Sequence[int], e_num: int, e_den: int, shift: int) -> int:
+    """Σ_y [e_den·p(y) − e_num·p(y − shift)]^+ for integer numerators p on consecutive
+    integers (index y): the one-way hockey-stick sum times e_den and p's denominator."""
     n = len(p)
-    tot = Q(0)
+    tot = 0
     for y in range(min(0, shift), n + max(0, shift)):
         a = p[y] if 0 <= y < n else 0
         j = y - shift
         b = p[j] if 0 <= j < n else 0
-        d = a - E * b
+        d = e_den * a - e_num * b
         if d > 0:
             tot += d
     return tot
@@ -186,10 +209,17 @@ def hockey_delta(p: Sequence[Fraction | int], E: Fraction, denominator: int = 1)
     """Exact DP δ at E for neighbours n, n±1 of the additive noise p (both directions).
 
     ``p`` holds the pmf on consecutive integers (any offset); with ``denominator`` the
-    entries are numerators (e.g. 64-bit weights over 2^64).
+    entries are numerators (e.g. 64-bit weights over 2^64).  Computed in integers over
+    one common denominator D (p(y) = N_y/D, E = e/f): Σ [p(y) − E p(y∓1)]^+ is
+    Σ [f N_y − e N_{y∓1}]^+ / (f D) exactly -- the same Fraction as in rational arithmetic.
     """
-    pf = [Q(x, denominator) if denominator != 1 else Q(x) for x in p]
-    return max(_one_way(pf, E, 1), _one_way(pf, E, -1))
+    pf = [Q(x) for x in p]
+    den = lcm(*(v.denominator for v in pf)) * denominator if pf else denominator
+    nums = [v.numerator * (den // (v.denominator * denominator)) for v in pf]
+    E = Q(E)
+    e_num, e_den = E.numerator, E.denominator
+    best = max(_one_way(nums, e_num, e_den, 1), _one_way(nums, e_num, e_den, -1))
+    return Q(best, e_den * den)
 
 
 def pointwise_delta(p: Sequence[Fraction], E: Fraction) -> Fraction:

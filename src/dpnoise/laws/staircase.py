@@ -401,10 +401,10 @@ def staircase_grid(sensitivity: float, epsilon: float) -> float:
 def _quantisation_estimate(epsilon: float, M: int, P: int) -> float:
     """Rough log-error of the smallest 64-bit weight of a table of P positions whose
     weights span e^(−(M−1)ε) (used only to skip hopeless candidates; the exact loss is
-    always computed afterwards)."""
-    with np.errstate(over="ignore"):
-        return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
-                     / max(epsilon, 1e-300) * 4)
+    always computed afterwards).  Plain float arithmetic (an overflow gives inf, never an
+    error; math.exp's argument is capped at 700)."""
+    return float(P * math.exp(min(700.0, (M - 1) * epsilon + epsilon)) / 2.0**64
+                 / max(epsilon, 1e-300) * 4)
 
 
 def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> LatticeStaircase | None:
@@ -455,6 +455,30 @@ def _fit(epsilon: float, a: int, M: int, S: int, G: int, joint: bool) -> Lattice
     return None
 
 
+def _joint_candidates(epsilon: float, lo: int, hi: int, per_step: int) -> list[tuple[int, int]]:
+    """The 8 best joint blocks (a, M), M in [lo, hi], by the variance-cost proxies: boundary
+    deficit M·ε − a·ln2 (the boundary decays by ε − deficit) x the mass beyond it, plus the
+    quantisation estimate; kept where a >= 1 and 3·q·M <= deficit <= 0.9·ε; sorted as the
+    tuples (score, a, M).  Array arithmetic in the order of the scalar expressions (the same
+    floats); the exponentials with ``math.exp`` as before."""
+    if hi < lo:
+        return []
+    Ms = np.arange(lo, hi + 1, dtype=np.int64)
+    a = np.floor(Ms * epsilon * (1 - 1e-12) / LN2).astype(np.int64)
+    deficit = Ms * epsilon - a * LN2
+    # _quantisation_estimate(ε, M, (M·per_step) << BLOCK_BITS), term by term
+    grow = np.array([math.exp(min(700.0, x)) for x in ((Ms - 1) * epsilon + epsilon).tolist()])
+    with np.errstate(over="ignore"):  # inf, as the scalar float arithmetic gives
+        q = ((Ms * per_step) << BLOCK_BITS) * grow / 2.0**64 / max(epsilon, 1e-300) * 4
+    keep = np.flatnonzero((a >= 1) & (3 * q * Ms <= deficit) & (deficit <= 0.9 * epsilon))
+    if not keep.size:
+        return []
+    tail = np.array([math.exp(x) for x in (-Ms[keep] * epsilon).tolist()])
+    score = deficit[keep] * tail + q[keep] / epsilon
+    best = np.lexsort((Ms[keep], a[keep], score))[:8]
+    return list(zip(a[keep][best].tolist(), Ms[keep][best].tolist(), strict=True))
+
+
 def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> LatticeStaircase:
     """The sampled law: steepest block (a, M) with exact loss <= ε − 1e-12.
 
@@ -479,15 +503,7 @@ def calibrate(epsilon: float, S: int, G: int, *, try_joint: bool = True) -> Latt
             aligned_blocks(G, S, 1 << BLOCK_BITS))
         lo = math.ceil(JOINT_TAIL_NATS / epsilon)
         hi = min(JOINT_MAX_OUTCOMES // per_step, MAX_PERIOD_CELLS // S)
-        scored = []
-        for Mj in range(max(1, lo), hi + 1):
-            aj = math.floor(Mj * epsilon * (1 - 1e-12) / LN2)
-            deficit = Mj * epsilon - aj * LN2  # boundary decays by ε − deficit
-            q = _quantisation_estimate(epsilon, Mj, (Mj * per_step) << BLOCK_BITS)
-            if aj >= 1 and 3 * q * Mj <= deficit <= 0.9 * epsilon:
-                # variance-cost proxies: boundary deficit x mass beyond it, quantisation
-                scored.append((deficit * math.exp(-Mj * epsilon) + q / epsilon, aj, Mj))
-        for _, aj, Mj in sorted(scored)[:8]:
+        for aj, Mj in _joint_candidates(epsilon, max(1, lo), hi, per_step):
             joint = _fit(epsilon, aj, Mj, S, G, True)
             if joint is not None and joint.second_moment() <= best.second_moment() * (1 + 1e-5):
                 return joint

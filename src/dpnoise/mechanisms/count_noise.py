@@ -33,7 +33,7 @@ Errata of the paper, each explained: docs/papers.md#errata-count-noise.
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -477,8 +477,10 @@ def _eta_low(E: Fraction, D: int, method: str) -> Fraction:
     return E * a1 / (2 + E * a1)  # geometric: δ = hα_D below-to-above the kink η = E h α_1
 
 
+@lru_cache(maxsize=64)
 def _max_eta(eps: float, target: Fraction, D: int, method: str) -> Fraction | None:
-    """Largest η on the 2^-40 grid with exact (rational-pmf) δ <= target, or None."""
+    """Largest η on the 2^-40 grid with exact (rational-pmf) δ <= target, or None (cached
+    per process: public parameters only)."""
     E = exp_lower(eps)
     res = 1 << _ETA_RES
     if method == "optimal":
