@@ -367,6 +367,18 @@ def _build_thresholded(r: Request) -> Mechanism:
                             rows=r.options.get("rows", 1))
 
 
+def _build_gaussian_threshold(r: Request) -> Mechanism:
+    """``options['groups']``, ``options['rows']``: the per-person bounds G and R."""
+    from ..errors import ParameterError
+    from .gaussian_threshold import GaussianThresholdCount
+
+    if r.delta is None:
+        raise ParameterError("a Gaussian threshold needs delta > 0")
+    return GaussianThresholdCount(epsilon=r.epsilon, delta=r.delta,
+                                  groups=r.options.get("groups", 1),
+                                  rows=r.options.get("rows", 1))
+
+
 def _build_optimal_selection(r: Request) -> Mechanism:
     from ..errors import ParameterError
     from .optimal_selection import OptimalSelection
@@ -471,6 +483,12 @@ ENTRIES: list[MechanismEntry] = [
                    "release a group's geometric-noised count iff it clears a threshold, "
                    "(ε, δ)-DP", _thresholded_args, _build_thresholded,
                    Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 2}),
+                   kind="statistic"),
+    MechanismEntry("gaussian-threshold",
+                   "release a group's discrete-Gaussian-noised count iff it clears a threshold "
+                   "(persons in many groups), exact PLD, pld accountant only",
+                   _thresholded_args, _build_gaussian_threshold,
+                   Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 1}),
                    kind="statistic"),
     MechanismEntry("optimal-selection",
                    "optimal partition selection for one group per person (Desfontaines et al. "
