@@ -19,6 +19,7 @@ from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
+from .gaussian_threshold import choose, gaussian_plans
 from .threshold import THRESHOLDED_STATS, thresholded_plans
 
 
@@ -93,7 +94,9 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
     its rank); with keys that are not public, a statistic with a count keeps the groups
     whose released count clears a threshold (all of epsilon to the components, all of
-    delta to the threshold: :mod:`dpnoise.session.threshold`), a sum or a quantile spends
+    delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
+    groups under ``pld`` may use discrete Gaussian noise instead:
+    :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends
     half of epsilon and ALL of delta on partition selection first and its components are
     pure."""
     targets = component_targets(schema, q, rows)
@@ -104,6 +107,9 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         if not delta > 0:
             SelectionPlan(epsilon, delta, 1)  # the same clear error: needs delta > 0
         _, per_cell, changed = schema.bounds(True)
+        if q.stat == "count" and choose(mechanism, accountant, targets[0][1], epsilon, delta,
+                                        changed, per_cell):
+            return gaussian_plans(targets[0][1], epsilon, delta, changed, per_cell)
         return thresholded_plans(targets, epsilon, delta, mechanism, exact, per_cell, changed)
     if private:
         _, _, changed = schema.bounds(True)

@@ -65,6 +65,8 @@ def release_spec(plans: list[tuple[str, Plan]], n_cells: int, label: str = "") -
 
     specs = []
     for role, p in plans:
+        if getattr(p, "charged_with", None):  # its noise is inside another role's charge
+            continue
         if getattr(p, "target", None) is None:  # a statistic (quantile rank, selection)
             specs.append(ReleaseSpec.cells(p.mechanism, p.charge_cells, role))
             continue
