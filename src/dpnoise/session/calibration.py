@@ -16,10 +16,10 @@ from typing import Any
 from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
 from .fixed_point import exact_sum, power_fixed, quantile_grid
+from .gaussian_threshold import choose, gaussian_plans
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
-from .gaussian_threshold import choose, gaussian_plans
 from .threshold import THRESHOLDED_STATS, thresholded_plans
 
 

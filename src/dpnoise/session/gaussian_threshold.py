@@ -31,9 +31,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from ..laws.gaussian_threshold import MAX_GROUPS
 from ..mechanisms.base import Guarantee
 from ..mechanisms.discrete_gaussian import DiscreteGaussian
-from ..laws.gaussian_threshold import MAX_GROUPS
 from ..mechanisms.gaussian_threshold import GaussianThresholdCount
 from ..mechanisms.thresholded import rule_for
 from .adapter import Plan, Spec, Target
