@@ -110,3 +110,17 @@ def test_session_refuses_the_gaussian_under_zcdp_before_spending() -> None:
         with pytest.raises(ParameterError, match="no zCDP guarantee"):
             s.release("count by city", epsilon=1.0, delta=1e-6, mechanism="discrete-gaussian")
         assert s.ledger.remaining().epsilon == 3
+
+
+def test_past_release_has_the_live_error_bars() -> None:
+    """Error bars recomputed from the ledger entry (its recorded sigma^2) equal the live ones."""
+    from dpnoise.session.answers import entry_interval
+
+    with Session(_sixteen_each(), Budget(3, 1e-5, accountant="pld"), schema=SCHEMA,
+                 rng=SeededRandom(4)) as s:
+        r = s.release("count by city", epsilon=1.0, delta=1e-6)
+        entry = {e.id: e for e in s.history()}[r.ledger_id]
+    lo, hi = r.interval(0.9)
+    lo2, hi2 = entry_interval(entry, 0.9)
+    assert np.array_equal(lo, lo2) and np.array_equal(hi, hi2)
+    assert np.all(hi - lo < 60)  # the discrete Gaussian's, not a wider bound

@@ -115,6 +115,10 @@ def rebuild_plan(p: Mapping[str, Any]) -> Plan:
     t = p["target"]
     target = Target(p["kind"], float(t["unit"]), int(t["rows"]), bool(t["cells"]),
                     float(t["lower"]), float(t["upper"]), t["per_cell"], t["changed"])
+    if "gaussian_threshold" in p:  # a Gaussian threshold's count: its recorded sigma^2
+        from .gaussian_threshold import rebuild_count
+
+        return rebuild_count(target, dict(p))
     return plan(target, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
                 mechanism=p["mechanism"],
                 exact_sampler="sampler='cks'" in str(p.get("repr", "")))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,29 @@ class GaussianCountPlan(Plan):
     """The count role: discrete Gaussian noise, charged inside the selection role's PLD."""
 
     charged_with: str = "selection"
+
+    def parameters(self) -> dict[str, Any]:
+        """The recipe of :meth:`Plan.parameters` plus the exact σ² (:func:`rebuild_count`)."""
+        out = super().parameters()
+        s2 = self.mechanism.sigma2
+        out["gaussian_threshold"] = {"sigma2": [s2.numerator, s2.denominator],
+                                     "charged_with": self.charged_with}
+        return out
+
+
+def rebuild_count(target: Target, recorded: dict[str, Any]) -> GaussianCountPlan:
+    """The count role of a past release, from its recorded σ² (for its error bars)."""
+    num, den = recorded["gaussian_threshold"]["sigma2"]
+    return _count(target, 1.0, Fraction(int(num), int(den)))
+
+
+def _count(target: Target, epsilon: float, sigma2: Fraction) -> GaussianCountPlan:
+    upper = None if not math.isfinite(target.upper) else int(target.upper)
+    noise = DiscreteGaussian(epsilon=epsilon, sigma2=sigma2, sensitivity=1, lower=0,
+                             upper=upper, sampler="cks")
+    spec = Spec(epsilon, float(noise.delta), target.unit, target.lower, target.upper, True,
+                True)
+    return GaussianCountPlan(target, GAUSSIAN, noise, 0.0, 0.0, spec)
 
 
 class GaussianSelectionPlan:
@@ -93,12 +117,8 @@ def gaussian_plans(target: Target, epsilon: float, delta: float, groups: int, ro
                    ) -> list[tuple[str, Any]]:
     """The ``count`` and ``selection`` roles of the Gaussian threshold at ``(ε, δ)``."""
     mech = GaussianThresholdCount(epsilon=epsilon, delta=delta, groups=groups, rows=rows)
-    upper = None if not math.isfinite(target.upper) else int(target.upper)
-    noise = DiscreteGaussian(epsilon=epsilon, sigma2=mech.sigma2, sensitivity=1, lower=0,
-                             upper=upper, sampler="cks")
-    spec = Spec(epsilon, mech.delta, target.unit, target.lower, target.upper, True, True)
-    count = GaussianCountPlan(target, GAUSSIAN, noise, 0.0, 0.0, spec)
-    return [("count", count), ("selection", GaussianSelectionPlan(mech))]
+    return [("count", _count(target, epsilon, mech.sigma2)),
+            ("selection", GaussianSelectionPlan(mech))]
 
 
 def choose(mechanism: str | None, accountant: str, target: Target, epsilon: float,
