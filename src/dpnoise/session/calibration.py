@@ -17,6 +17,7 @@ from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
 from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .gaussian_threshold import choose, gaussian_plans
+from .optimal import person_selection
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
@@ -97,7 +98,8 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
     groups under ``pld`` may use discrete Gaussian noise instead:
     :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends
-    half of epsilon and ALL of delta on partition selection first and its components are
+    half of epsilon and ALL of delta on partition selection first (the optimal selection for
+    one group per person: :mod:`dpnoise.session.optimal`) and its components are
     pure."""
     targets = component_targets(schema, q, rows)
     out: list[tuple[str, Any]] = []
@@ -113,7 +115,7 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         return thresholded_plans(targets, epsilon, delta, mechanism, exact, per_cell, changed)
     if private:
         _, _, changed = schema.bounds(True)
-        out.append(("selection", SelectionPlan(epsilon / 2, delta, changed)))
+        out.append(("selection", person_selection(epsilon / 2, delta, changed)))
         epsilon, delta = epsilon / 2, 0.0
     if q.stat == "quantile":
         if delta:
