@@ -37,6 +37,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], bool]] = {
     "planar": ("planar.py", ["--quick"], False),
     "accounting": ("accounting.py", ["--quick"], False),
     "session": ("session.py", ["--quick"], False),
+    "partition": ("partition.py", ["--runs", "5", "--peer-runs", "5"], False),
+    "opendp_threshold_delta": ("opendp_threshold_delta.py", [], False),
 }
 
 
