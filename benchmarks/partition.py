@@ -154,8 +154,10 @@ def run_dpnoise(codes: np.ndarray, runs: int) -> tuple[list[tuple[int, float, fl
             r = s.release("count by city", epsilon=EPSILON, delta=DELTA)
             rel = {int(k[1:]): float(v) for k, v in zip(r.group_keys[0], r.values, strict=True)}
             out.append(score(truth, rel))
-        sel = dict(s.plans("count by city", EPSILON, DELTA))["selection"]
-    return out, f"count thresholded on its own noise (threshold {sel.threshold})"
+        roles = dict(s.plans("count by city", EPSILON, DELTA))
+    law = roles["count"].mechanism.noise()
+    return out, (f"count thresholded on its own noise (threshold {roles['selection'].threshold}"
+                 f"; exact E|noise| {float(law.mean_abs()):.3f})")
 
 
 def run_split(codes: np.ndarray, runs: int, eps_selection: float
