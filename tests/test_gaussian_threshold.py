@@ -32,22 +32,38 @@ def test_delta_from_the_sampled_law_is_within_the_claim(eps: float, delta: float
     assert truth >= m.delta / 4  # and not far looser than the truth
     # the accountant's PLD (rounded onto its grid) is above the truth and near the claim
     pld = mechanism_pld(m).pld
-    assert truth <= pld.delta(eps) <= m.delta * 1.01
+    assert truth <= pld.delta(eps) <= min(delta, m.delta * 1.1)
 
 
 def test_the_atom_is_the_chance_that_a_group_of_ones_own_is_released() -> None:
     m = GaussianThresholdCount(epsilon=1.0, delta=1e-5, groups=3, rows=2)
-    pairs = m.privacy_profile().pairs(1)
-    p = 1 - (1 - m.keep_probability(2)) ** 3
-    assert pairs.coin == pytest.approx(1 - p, rel=0, abs=1e-15)
-    assert 0 < p < 1e-5
-    # the G-fold pair alone: its delta plus the atom is the stated delta
-    atoms = gt.sum_atoms(float(m.sigma2), 3, 2)
-    assert math.fsum(np.asarray(atoms.probs).tolist()) == pytest.approx(1, abs=1e-8)
-    h = max(gt.hockey(atoms, 1.0), gt.hockey(atoms, 1.0, -math.log1p(-p)))
-    assert m.delta == pytest.approx(p + (1 - p) * h, rel=1e-9)
-    # the threshold is the smallest at this sigma: one lower exceeds the asked delta
-    assert gt.total_delta(float(m.sigma2), m.threshold - 1, 3, 2, 1.0) > 1e-5
+    s2 = float(m.sigma2)
+    cases = gt.cases(s2, m.threshold, 3, 2)
+    assert len(cases) == 4
+    q = m.keep_probability(2)
+    for k, (atoms, p) in enumerate(cases):  # k groups of one's own, 3 - k of the data
+        assert p == pytest.approx(1 - (1 - q) ** k, rel=1e-9, abs=1e-300)
+        assert math.fsum(np.asarray(atoms.probs).tolist()) == pytest.approx(1, abs=1e-8)
+    assert 0 < cases[-1][1] < 1e-5
+    # the profile's pairs: the atom p_k at +inf in each forward pair
+    pairs = m.privacy_profile().pairs(1).pairs
+    assert len(pairs) == 8
+    for k in range(4):
+        fwd = pairs[2 * k]
+        assert np.isinf(fwd.losses[-1]) and fwd.probs[-1] == cases[k][1]
+    # the stated delta is the worst case's; one threshold lower exceeds the asked delta
+    worst = max(p + (1 - p) * max(gt.hockey(a, 1.0), gt.hockey(a, 1.0, -math.log1p(-p)))
+                for a, p in cases)
+    assert m.delta == pytest.approx(worst, rel=1e-9)
+    assert gt.total_delta(s2, m.threshold - 1, 3, 2, 1.0) > 1e-5 * (1 - gt.ACCOUNTANT_ROOM)
+
+
+def test_beyond_every_split_one_case_dominates() -> None:
+    m = GaussianThresholdCount(epsilon=1.0, delta=1e-6, groups=gt.EVERY_SPLIT + 1)
+    ((atoms, p),) = gt.cases(float(m.sigma2), m.threshold, m.groups, 1)
+    assert np.isinf(atoms.losses[-1])  # the window's outside mass at +inf
+    assert p == pytest.approx(1 - (1 - m.keep_probability(1)) ** m.groups, rel=1e-9)
+    assert m.delta <= 1e-6
 
 
 def test_refused_under_zcdp_and_with_bad_parameters() -> None:
@@ -55,7 +71,7 @@ def test_refused_under_zcdp_and_with_bad_parameters() -> None:
     with pytest.raises(ParameterError, match="no zCDP guarantee"):
         get_accountant("zcdp").charge_for(m)
     assert m.privacy_profile().rho is None
-    for bad in ({"groups": 0}, {"groups": 65}, {"rows": 1.5}, {"delta": 0.0}):
+    for bad in ({"groups": 0}, {"groups": 33}, {"rows": 1.5}, {"delta": 0.0}):
         with pytest.raises(ParameterError):
             GaussianThresholdCount(**{"epsilon": 1.0, "delta": 1e-6, **bad})
 

@@ -10,8 +10,9 @@ the counts' L2 sensitivity is ``√G·R`` where the geometric threshold
 ``G·R``, so for ``G`` beyond a few the threshold and the noise are both smaller.
 
 The privacy-loss distribution and its proof are in :mod:`dpnoise.laws.gaussian_threshold`:
-the G-fold discrete Gaussian pair, exact for the sampled law, mixed with an atom at ``+∞``
-of mass ``1 − (1 − P(Z >= τ − R))^G`` (a group of the person's own released).  That atom
+for each split of the person's at most ``G`` groups into ``k`` of his own and ``G − k`` of the
+data, the (G − k)-fold discrete Gaussian pair, exact for the sampled law, mixed with an atom
+at ``+∞`` of mass ``1 − (1 − P(Z >= τ − R))^k`` (a group of the person's own released).  That atom
 makes every Rényi divergence infinite: the mechanism has NO zCDP guarantee and the `zcdp`
 accountant refuses it (before anything is spent); the `pld` accountant composes its PLD.
 ``(σ², τ)`` are chosen by :func:`~dpnoise.laws.gaussian_threshold.calibrate` (the lowest
@@ -48,7 +49,7 @@ class GaussianThresholdCount(Mechanism):
     docstring).  ``release(counts)`` takes the true counts of the groups present (0:
     absent) and returns the noisy counts, :data:`SUPPRESSED` where not released.
 
-    Supported: delta in (0, 1); groups an integer in [1, 64]; rows an integer >= 1.
+    Supported: delta in (0, 1); groups an integer in [1, 32]; rows an integer >= 1.
     """
 
     kind = "statistic"
@@ -148,17 +149,25 @@ class GaussianThresholdCount(Mechanism):
                               pairs=pairs)
 
     def privacy_profile(self) -> Any:
+        """Two ordered pairs per case of :func:`~dpnoise.laws.gaussian_threshold.cases`: the
+        j existing groups' G-fold discrete Gaussian PLD mixed with the atom ``p_k`` at
+        ``+∞``, and the reverse pair shifted by ``−ln(1 − p_k)``; their envelope."""
         from ..profile import DominatingPairs, LossAtoms, PrivacyProfile
 
         s2 = float(self.sigma2)
-        p = gt.new_group_mass(s2, self.threshold, self.groups, self.rows)
-        atoms = gt.sum_atoms(s2, self.groups, self.rows)
-        back = LossAtoms(np.asarray(atoms.losses) - math.log1p(-p), atoms.probs, atoms.error)
-        pairs = DominatingPairs((atoms, back), coin=1.0 - p, note=(
-            f"discrete Gaussian threshold: {self.groups}-fold N_Z(0, {s2:.6g}) at shift "
-            f"{self.rows}, +inf atom {p:.3g} (a new group released)"))
+        pairs = []
+        for atoms, p in gt.cases(s2, self.threshold, self.groups, self.rows):
+            losses, probs = np.asarray(atoms.losses), np.asarray(atoms.probs)
+            err = np.asarray(atoms.error)
+            pairs.append(LossAtoms(np.append(losses, math.inf),
+                                   np.append(probs * (1 - p), p), np.append(err, 0.0)))
+            pairs.append(LossAtoms(losses - math.log1p(-p), probs, err))
+        most = gt.new_group_mass(s2, self.threshold, self.groups, self.rows)
+        dominating = DominatingPairs(tuple(pairs), envelope="hull", note=(
+            f"discrete Gaussian threshold: up to {self.groups}-fold N_Z(0, {s2:.6g}) at shift "
+            f"{self.rows}, +inf atom up to {most:.3g} (new groups)"))
         return PrivacyProfile(True, self.epsilon, self.delta, "Gaussian threshold",
-                              pairs=lambda S: pairs, sub_shifts=False,
+                              pairs=lambda S: dominating, sub_shifts=False,
                               cache_key=("gaussian-threshold", self.sigma2, self.threshold,
                                          self.groups, self.rows),
                               renyi=None, rho=None, not_zcdp=_NOT_ZCDP,
