@@ -109,6 +109,9 @@ def test_session_chooses_the_gaussian_under_pld_and_charges_one_pld() -> None:
         roles = dict(s.plans("count by city", 1.0, 1e-6))
         sel = roles["selection"]
         assert sel.name == "gaussian-threshold" and sel.threshold < 120
+        # the count's noise is the charged mechanism's law, sampled exactly
+        assert roles["count"].mechanism.sigma2 == sel.mechanism.sigma2
+        assert roles["count"].mechanism.sampler == "cks"
         r = s.release("count by city", epsilon=1.0, delta=1e-6)
         assert len(r.values) == 60  # every group (~160 persons) clears tau
         assert r.details["selection"]["threshold"] == sel.threshold
