@@ -48,6 +48,8 @@ def components_of(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
                 "power2": agg.power2.reshape(shape)}  # type: ignore[union-attr]
     if q.stat == "quantile":
         return {"count": agg.values.reshape(shape)}
+    if q.stat == "distinct":  # distinct persons per cell after bounding
+        return {"count": np.asarray(agg.persons).reshape(shape)}
     if q.stat == "count":
         counts = agg.values if q.column is not None else agg.rows
         return {"count": counts.reshape(shape)}
@@ -101,7 +103,7 @@ def recorded_components(q: Query, plans: list[tuple[str, Any]],
     combined from (none for a count or a sum, whose answer IS its component); for a
     quantile, its noisy count and the index of the released candidate on the public grid.
     Released (noisy) values only."""
-    if q.stat in ("count", "sum"):
+    if q.stat in ("count", "sum", "distinct"):
         return {}
     out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
     if q.stat == "quantile":
@@ -144,6 +146,7 @@ def entry_interval(entry: Any, confidence: float = 0.95
     roles = set(plans) - {"selection"}
     stat = interval.get("stat") or ("count" if roles == {"count"} else
                                     "sum" if roles == {"sum"} else None)
+    stat = "count" if stat == "distinct" else stat  # its answer is its count component
     answer = np.asarray(entry.answer)
     if stat in ("count", "sum") and roles == {stat}:
         comps: dict[str, Any] = {stat: answer}
@@ -194,7 +197,7 @@ def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
 
     def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
         alpha = 1 - confidence
-        if stat in ("count", "sum"):
+        if stat in ("count", "sum", "distinct"):
             role = next(iter(pl))
             lo, hi = component_interval(pl[role], noisy[role], alpha)
         elif stat == "mean":
@@ -240,7 +243,7 @@ def combine_answer(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> 
     if q.stat == "mean":
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         return combine(q.stat, parts, col.lower, col.upper)
-    return combine(q.stat, parts)
+    return combine("count" if q.stat == "distinct" else q.stat, parts)
 
 
 def composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,

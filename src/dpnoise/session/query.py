@@ -45,7 +45,7 @@ from ..errors import ParameterError
 from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
 from .schema import Schema
 
-Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile"]
+Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile", "distinct"]
 #: statistics of a bounded numeric column
 NUMERIC_STATS = ("sum", "mean", "variance", "stddev", "quantile")
 
@@ -594,5 +594,6 @@ class _Parser:
 
 def parse_query(text: str, schema: Schema | None = None) -> Query:
     """Parse (and, with a schema, validate) a query; raises ParameterError on anything else."""
-    q = _Parser(text).parse()
+    from .distinct import parse_distinct  # ``count distinct persons`` (its own module)
+    q = parse_distinct(text) or _Parser(text).parse()
     return q.validate(schema) if schema is not None else q
