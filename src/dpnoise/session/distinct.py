@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParameterError
-from .query import Query, Token, _Parser, tokenize
+from .query import EXTENSIONS, Query, Token, _Parser, tokenize
 from .schema import Schema
 
 #: the words of the small language's form
@@ -127,3 +127,6 @@ def count_distinct_persons(by: tuple[str, ...] | str = (), where: str | None = N
     q = parse_distinct(text)
     assert q is not None
     return q
+
+
+EXTENSIONS.append(parse_distinct)

@@ -81,6 +81,8 @@ SUPPORTED_AGGREGATES = (
 )
 #: deepest nesting of parentheses / NOT a predicate may have
 MAX_DEPTH = 64
+#: parsers of other forms, tried first (``count distinct persons``: session/distinct.py)
+EXTENSIONS: list[Any] = []
 _OPS = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -594,6 +596,5 @@ class _Parser:
 
 def parse_query(text: str, schema: Schema | None = None) -> Query:
     """Parse (and, with a schema, validate) a query; raises ParameterError on anything else."""
-    from .distinct import parse_distinct  # ``count distinct persons`` (its own module)
-    q = parse_distinct(text) or _Parser(text).parse()
+    q = next(filter(None, (f(text) for f in EXTENSIONS)), None) or _Parser(text).parse()
     return q.validate(schema) if schema is not None else q
