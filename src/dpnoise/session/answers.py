@@ -103,8 +103,8 @@ def recorded_components(q: Query, plans: list[tuple[str, Any]],
     combined from (none for a count or a sum, whose answer IS its component); for a
     quantile, its noisy count and the index of the released candidate on the public grid.
     Released (noisy) values only."""
-    if q.stat in ("count", "sum", "distinct"):
-        return {}
+    if q.stat in ("count", "sum", "distinct"):  # the other row is recorded beside
+        return {r: np.asarray(v) for r, v in noisy.items() if r == "other"}
     out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
     if q.stat == "quantile":
         rank = dict(plans)["rank"]
@@ -143,7 +143,7 @@ def entry_interval(entry: Any, confidence: float = 0.95
     if entry.answer is None:
         raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
     interval = params.get("interval") or {}
-    roles = set(plans) - {"selection"}
+    roles = set(plans) - {"selection", "other"}
     stat = interval.get("stat") or ("count" if roles == {"count"} else
                                     "sum" if roles == {"sum"} else None)
     stat = "count" if stat == "distinct" else stat  # its answer is its count component
@@ -193,7 +193,7 @@ def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
                        noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
     """``confidence -> (low, high)`` from the NOISY components and public plans only (a
     quantile's ``rank`` plan may be its recorded parameters)."""
-    pl = {r: p for r, p in plans if r != "selection"}
+    pl = {r: p for r, p in plans if r not in ("selection", "other")}
 
     def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
         alpha = 1 - confidence

@@ -39,17 +39,24 @@ WORDS = ("count", "distinct", "persons")
 
 @dataclass(frozen=True)
 class DistinctQuery(Query):
-    """A :class:`~dpnoise.session.query.Query` of distinct persons; ``person`` is the
-    column the SQL form named (checked against the schema's ``user_id``)."""
+    """A :class:`~dpnoise.session.query.Query` in a form this module adds: distinct persons
+    (statistic ``"distinct"``; ``person`` is the column the SQL form named, checked against
+    the schema's ``user_id``) and/or, with ``other``, the separately noised "other" row of a
+    count over keys that are not public (:mod:`dpnoise.session.other_row`)."""
 
     person: str | None = None
+    other: bool = False
 
     def canonical(self) -> str:
-        return "count distinct persons" + Query.canonical(self)[len("distinct"):]
+        base = Query.canonical(self)
+        if self.stat == "distinct":
+            base = "count distinct persons" + base[len("distinct"):]
+        return base + (" with other" if self.other else "")
 
     def validate(self, schema: Schema) -> Query:
-        """:meth:`Query.validate`, after checking the declared ``user_id``."""
-        if schema.user_id is None:
+        """:meth:`Query.validate`, after checking the declared ``user_id`` (distinct) and
+        that the other row has a count over keys that are not public to complete."""
+        if self.stat == "distinct" and schema.user_id is None:
             raise ParameterError(
                 "count distinct persons needs a declared user_id (the column naming the "
                 "person each row belongs to: the privacy unit) in the schema's [dataset]")
@@ -57,7 +64,14 @@ class DistinctQuery(Query):
             raise ParameterError(
                 f"COUNT(DISTINCT {self.person}): only the declared user_id "
                 f"{schema.user_id!r} can be counted distinctly")
-        return Query.validate(self, schema)
+        out = Query.validate(self, schema)
+        if self.other and (self.stat not in ("count", "distinct") or not any(
+                schema.column(g).private_keys for g in self.group_by)):
+            raise ParameterError(
+                "'with other' releases the count of the groups NOT released, for a count "
+                "(or count distinct persons) grouped by a column whose keys are not public "
+                "(declared text = true), e.g. count by city with other")
+        return out
 
 
 def distinct_bounds(schema: Schema, grouped: bool) -> tuple[int, int, int]:
@@ -88,33 +102,46 @@ def _sql_form(toks: list[Token]) -> int | None:
     return None
 
 
-def parse_distinct(text: str) -> DistinctQuery | None:
-    """The distinct-persons query of ``text``, or None when ``text`` is another query.
+def _other_suffix(toks: list[Token]) -> bool:
+    """Whether the query ends with ``with other`` (``toks`` ends with the end token)."""
+    return len(toks) > 3 and _is_word(toks[-3], "with") and _is_word(toks[-2], "other")
 
-    The distinct words are replaced by a plain ``count`` (``COUNT(*)``) and the rest is
-    parsed by the one grammar of :mod:`dpnoise.session.query`."""
+
+def parse_distinct(text: str) -> DistinctQuery | None:
+    """The query of ``text`` in a form of this module, or None for any other query.
+
+    The distinct words are replaced by a plain ``count`` (``COUNT(*)``), a trailing ``with
+    other`` is taken off, and the rest is parsed by the one grammar of
+    :mod:`dpnoise.session.query`."""
     toks = tokenize(text)
+    other = _other_suffix(toks)
+    if other:
+        toks = [*toks[:-3], toks[-1]]
     person = None
     if _small_form(toks):
         rest = [toks[0], *toks[3:]]
-    else:
-        i = _sql_form(toks)
-        if i is None:
-            return None
+    elif (i := _sql_form(toks)) is not None:
         if toks[i + 3].kind != "ident" or toks[i + 4].value != ")":
             raise ParameterError("query: COUNT(DISTINCT ...) takes the declared user_id "
                                  "column, e.g. COUNT(DISTINCT person_id)")
         person = str(toks[i + 3].value)
         star = Token("punct", "*", toks[i + 3].pos)
         rest = [*toks[:i + 2], star, *toks[i + 4:]]
+    elif other:
+        rest = toks
+    else:
+        return None
     p = _Parser(text)
     p.toks = rest
     q = p.parse()
+    if rest is toks:  # a plain query with the other row
+        return DistinctQuery(q.stat, q.column, q.where, q.group_by, text, q.source,
+                             q.quantile, other=True)
     if q.stat != "count" or q.column is not None:
         raise ParameterError("query: count distinct persons counts persons only, e.g. "
                              "count distinct persons by region")
     return DistinctQuery("distinct", None, q.where, q.group_by, text,  # type: ignore[arg-type]
-                         q.source, person=person)
+                         q.source, person=person, other=other)
 
 
 def count_distinct_persons(by: tuple[str, ...] | str = (), where: str | None = None

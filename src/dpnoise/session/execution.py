@@ -38,6 +38,7 @@ from .query import Query
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
 from .table import duckdb_error, write_table
+from .other_row import other_details, other_truth
 from .threshold import select_on_count
 
 
@@ -148,7 +149,8 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             pl = dict(plans)
             released: dict[str, Any] = {}
             if getattr(pl.get("selection"), "on_count", False):  # thresholded on the count
-                keep, truth, released = select_on_count(plans, truth, rng)
+                keep, kept, released = select_on_count(plans, truth, rng)
+                truth = {**kept, "other": other_truth(truth, keep)} if "other" in pl else kept
                 group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
             elif "selection" in pl:
                 keep = pl["selection"].release(agg.persons, rng)
@@ -197,6 +199,9 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
                                        noisy, answer.shape)
         if "selection" in dict(plans):
             sel = dict(plans)["selection"]
+            if "other" in noisy:
+                details["other_row"] = other_details(dict(plans)["other"], noisy["other"],
+                                                     p.confidence)
             details["selection"] = {"threshold": sel.threshold, "delta_exact": sel.delta_exact,
                                     "on": "count" if getattr(sel, "on_count", 0) else "persons",
                                     "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
