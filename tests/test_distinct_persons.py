@@ -5,6 +5,8 @@ verified, the ledger charge / verify / report, and the error bars' coverage.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +185,99 @@ def test_error_bars_cover_at_the_stated_rate() -> None:
     by_city = dict(zip([f"c{i}" for i in range(300)], truth.tolist(), strict=True))
     tt = np.array([by_city[c] for c in t.group_keys[0]])
     assert np.sum((tt < tlo) | (tt > thi)) / 300 <= (1 - conf) + 0.04
+
+
+# ------------------------------------------------------------------ the other row
+OTHER_SCHEMA = {"dataset": {"user_id": "pid", "max_groups": 2, "max_rows_per_group": 1,
+                            "max_rows": 10**6},
+                "columns": {"city": {"text": True}, "region": {"categories": ["n", "s"]}}}
+
+
+def _joint_law(sel, count, other, u: tuple[int, ...]):
+    """The exact law of (every group's released value or SUPPRESSED, the other row) for
+    true counts ``u``: the other row is ``Σ_{suppressed} u_g + Z2``, ``Z2`` the other
+    plan's geometric law (its tails beyond ±W lumped at the window's fixed ends)."""
+    from dpnoise.mechanisms.thresholded import ThresholdedCount
+    m = ThresholdedCount.__new__(ThresholdedCount)  # the session's keep rule and decay
+    object.__setattr__(m, "s", count.s)
+    object.__setattr__(m, "t", count.t)
+    object.__setattr__(m, "rule", sel.rule)
+    object.__setattr__(m, "threshold", sel.threshold)
+    a2 = other.s / other.t
+    top = sel.threshold + 4 + int(np.ceil(25 * count.t / count.s))
+    w = int(np.ceil(25 / a2))
+    lo, hi = -w, 2 * sel.threshold + 8 + w  # fixed ends, the same for every input
+    o = np.arange(lo, hi + 1)
+    r = np.exp(-a2)
+    laws = [m._group_law(int(c), top) for c in u]  # index 0: SUPPRESSED
+    outs, lps = [], []
+    for pattern in itertools.product((True, False), repeat=len(u)):  # suppressed or not
+        code, lp = np.zeros(1, dtype=np.int64), np.zeros(1)
+        for (vals, lg), off in zip(laws, pattern, strict=True):
+            part = slice(0, 1) if off else slice(1, None)
+            code = (code[:, None] * (top + 2) + vals[part][None, :] + 1).reshape(-1)
+            lp = (lp[:, None] + lg[part][None, :]).reshape(-1)
+        c = sum(x for x, off in zip(u, pattern, strict=True) if off)
+        z = o - c
+        p = (1 - r) / (1 + r) * np.exp(-a2 * np.abs(z))
+        p[0] = r ** (c - lo) / (1 + r)  # P(Z <= lo - c)
+        p[-1] = r ** (hi - c) / (1 + r)  # P(Z >= hi - c)
+        with np.errstate(divide="ignore"):
+            outs.append((code[:, None] * (hi - lo + 1) + (o - lo)[None, :]).reshape(-1))
+            lps.append((lp[:, None] + np.log(p)[None, :]).reshape(-1))
+    return np.concatenate(outs), np.concatenate(lps)
+
+
+def test_the_other_row_composes_adaptively_at_its_stated_budget() -> None:
+    """The exact joint law of the released groups and the other row, over neighbouring
+    count vectors (a person adds <= R to each of <= G groups): delta at the release's
+    epsilon within the stated delta.  Calibrating the other row at the per-group cap
+    (sensitivity 1 instead of L1 = 2) instead is caught."""
+    from dpnoise import Geometric
+    from dpnoise.verify import DiscreteFamily
+
+    eps, delta = 3.0, 1e-3
+    with Session(_data(), Budget(10, 1e-2), schema=OTHER_SCHEMA) as s:
+        plans = dict(s.plans("count distinct persons by city with other", eps, delta))
+        rows = dict(s.plans("count by city with other", eps, delta))
+    # R = 1 here: the row count's release is the same law
+    assert rows["other"].mechanism.sensitivity == plans["other"].mechanism.sensitivity
+    sel, count, other = plans["selection"], plans["count"].mechanism, plans["other"].mechanism
+    assert other.sensitivity == 2  # L1 = G·R = 2 (rows) or G = 2 (persons)
+    tau = sel.threshold
+    pairs = []
+    for x in [(0, 0), (tau - 1, 0), (tau - 1, tau - 1)]:
+        for mv in [(1, 0), (1, 1)]:
+            y = tuple(a + b for a, b in zip(x, mv, strict=True))
+            pairs += [(x, y), (y, x)]
+    total = plans["count"].epsilon + plans["other"].epsilon
+    assert total == pytest.approx(eps)
+
+    def report(oth):
+        law = functools.lru_cache(maxsize=None)(lambda u: _joint_law(sel, count, oth, u))
+        fam = DiscreteFamily(inputs=[], sensitivity=2.0, pairs=pairs, law=law)
+        return verify(fam, epsilons=[total]).delta_at(total)
+
+    assert report(other) <= sel.delta_exact * (1 + 1e-6) + 1e-12
+    cheat = Geometric(epsilon=plans["other"].epsilon, sensitivity=1, lower=0, upper=None)
+    assert report(cheat) > 10 * sel.delta_exact
+
+
+def test_the_other_row_is_its_own_noisy_count_in_one_reservation() -> None:
+    sizes = [40] * 6 + [2] * 150
+    city = np.repeat([f"c{i}" for i in range(len(sizes))], sizes)
+    data = {"pid": np.arange(city.size).astype(str), "city": city,
+            "region": np.array(["n"] * city.size)}
+    with Session(data, Budget(10, 1e-5), schema=OTHER_SCHEMA, rng=SeededRandom(4)) as s:
+        r = s.release("count distinct persons by city with other", epsilon=2.0, delta=1e-6)
+        assert len(s.history()) == 1 and s.spent.epsilon == 2.0 and s.spent.delta <= 1e-6
+        row = r.details["other_row"]
+        truth = sum(n for k, n in zip([f"c{i}" for i in range(len(sizes))], sizes,
+                                      strict=True) if k not in set(r.group_keys[0]))
+        assert row["low"] <= truth <= row["high"]
+        assert s.history()[0].components["other"] == row["value"]  # in the ledger
+        assert s.history()[0].canonical == "count distinct persons by city with other"
+        for bad in ("count by region with other", "sum pid by city with other"):
+            with pytest.raises(ParameterError):
+                s.release(bad, epsilon=0.5, delta=1e-6)
+        assert len(s.history()) == 1

@@ -33,12 +33,12 @@ from .answers import (
 from .calibration import calibrate, count_cells
 from .declared import declared_rules
 from .opening import check_output
+from .other_row import other_details, other_truth
 from .planning import release_spec
 from .query import Query
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
 from .table import duckdb_error, write_table
-from .other_row import other_details, other_truth
 from .threshold import select_on_count
 
 
