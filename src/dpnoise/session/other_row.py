@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from .adapter import Plan, Target, plan
 from .intervals import component_interval
+from .threshold import select_on_count
 
 #: the share of the release's epsilon that the other row gets
 OTHER_SHARE = 0.25
@@ -57,9 +58,25 @@ def other_truth(truth: dict[str, NDArray[Any]], keep: NDArray[np.bool_]) -> NDAr
     return np.asarray(int(counts[~np.asarray(keep, dtype=bool)].sum()), dtype=np.int64)
 
 
-def other_details(p: Plan, noisy: Any, confidence: float) -> dict[str, Any]:
-    """What a release shows of its other row: the noisy count and its error bar."""
-    lo, hi = component_interval(p, np.asarray(noisy), 1 - confidence)
-    return {"value": int(np.asarray(noisy)), "low": float(np.asarray(lo)),
-            "high": float(np.asarray(hi)), "confidence": confidence,
-            "note": "the groups not released, counted with their own noise"}
+def select_with_other(plans: list[tuple[str, Any]], truth: dict[str, NDArray[Any]], rng: Any
+                      ) -> tuple[NDArray[np.bool_], dict[str, NDArray[Any]],
+                                 dict[str, NDArray[Any]]]:
+    """:func:`~dpnoise.session.threshold.select_on_count`, and with an ``other`` plan the
+    true count of the groups it did not release (noised after the selection)."""
+    keep, kept, released = select_on_count(plans, truth, rng)
+    if "other" in dict(plans):
+        kept = {**kept, "other": other_truth(truth, keep)}
+    return keep, kept, released
+
+
+def other_details(plans: list[tuple[str, Any]], noisy: dict[str, Any], confidence: float
+                  ) -> dict[str, Any]:
+    """What a release shows of its other row (``{"other_row": ...}``: the noisy count and
+    its error bar), or nothing without one."""
+    if "other" not in noisy:
+        return {}
+    value = np.asarray(noisy["other"])
+    lo, hi = component_interval(dict(plans)["other"], value, 1 - confidence)
+    return {"other_row": {"value": int(value), "low": float(np.asarray(lo)),
+                          "high": float(np.asarray(hi)), "confidence": confidence,
+                          "note": "the groups not released, counted with their own noise"}}
