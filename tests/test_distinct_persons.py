@@ -263,7 +263,7 @@ def test_the_other_row_composes_adaptively_at_its_stated_budget() -> None:
     assert report(cheat) > 10 * sel.delta_exact
 
 
-def test_the_other_row_is_its_own_noisy_count_in_one_reservation() -> None:
+def test_the_other_row_is_its_own_noisy_count_in_one_reservation(tmp_path: Path) -> None:
     sizes = [40] * 6 + [2] * 150
     city = np.repeat([f"c{i}" for i in range(len(sizes))], sizes)
     data = {"pid": np.arange(city.size).astype(str), "city": city,
@@ -281,3 +281,9 @@ def test_the_other_row_is_its_own_noisy_count_in_one_reservation() -> None:
             with pytest.raises(ParameterError):
                 s.release(bad, epsilon=0.5, delta=1e-6)
         assert len(s.history()) == 1
+    led = tmp_path / "l.sqlite"
+    with Session(data, Budget(10, 1e-5), led, schema=OTHER_SCHEMA, create_ledger=True) as s:
+        r = s.release("count by city with other", epsilon=2.0, delta=1e-6)
+        assert s.history()[0].components["other"] == r.details["other_row"]["value"]
+        assert s.spent.epsilon == 2.0
+    assert verify_ledger(led).ok
