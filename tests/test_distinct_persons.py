@@ -102,7 +102,7 @@ def test_calibrated_for_one_per_person_per_group_not_the_row_caps() -> None:
                                            * (reg.rule.pmf(reg.threshold - 2))), rel=1e-9)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 10**6), who=st.integers(0, 29))
 def test_removing_a_person_moves_at_most_g_cells_by_one(seed: int, who: int) -> None:
     """The sensitivity claim on the real aggregation path, under the caps: the true
