@@ -6,7 +6,9 @@ Spellings (all parse to a :class:`DistinctQuery`, statistic ``"distinct"``)::
     count distinct persons by region where age > 30
     SELECT region, COUNT(DISTINCT person_id) FROM data GROUP BY region
 
-and from Python :func:`count_distinct_persons`.  The SQL form's column must be the
+and from Python :func:`count_distinct_persons`.  A trailing ``with other`` (``count by city
+with other``, ``count distinct persons by city with other``: keys not public) also releases
+the "other" row (:mod:`dpnoise.session.other_row`).  The SQL form's column must be the
 schema's declared ``user_id``; every form needs one (without it a row is the privacy
 unit and "persons" are not defined) -- refused by :meth:`DistinctQuery.validate`, before
 any data is read or budget is spent.
