@@ -17,15 +17,9 @@ from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
 from .distinct import distinct_bounds
 from .fixed_point import exact_sum, power_fixed, quantile_grid
-        if q.stat == "count" and not wants_other(q) and choose(
-                mechanism, accountant, targets[0][1], epsilon, delta, changed, per_cell):
-            return gaussian_plans(targets[0][1], epsilon, delta, changed, per_cell)
-        share = (1 - OTHER_SHARE) if wants_other(q) else 1.0  # the other row: its own noise
-        out = thresholded_plans(targets, epsilon * share, delta, mechanism, exact, per_cell,
-                                changed)
-        if wants_other(q):
-            out.append(("other", other_plan(targets[0][1], epsilon - epsilon * share)))
-        return out
+from .gaussian_threshold import choose, gaussian_plans
+from .optimal import person_selection
+from .other_row import OTHER_SHARE, other_plan, wants_other
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
