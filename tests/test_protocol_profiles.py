@@ -41,6 +41,7 @@ REGISTRY_REQUESTS = {
     "thresholded-count": Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 2}),
     "optimal-selection": Request(epsilon=1.0, delta=1e-6),
     "gaussian-threshold": Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 1}),
+    "distinct-persons": Request(epsilon=2.0, delta=1e-4, options={"groups": 1}),
     "interval-quantile": Request(epsilon=1.0, lower=0.0, upper=8.0, grid=1.0,
                                  options={"level": 0.25}),
     "multi-quantile": Request(epsilon=1.0, lower=0.0, upper=8.0, grid=1.0,
@@ -61,7 +62,7 @@ def test_every_registry_entry_is_swept() -> None:
                                          "thresholded-count", "optimal-selection",
                                          "gaussian-threshold",
                                          "interval-quantile", "multi-quantile",
-                                         "private-bounds"}
+                                         "private-bounds", "distinct-persons"}
     assert not set(entries()) & set(entries("statistic"))  # release/compare/audit skip them
 
 

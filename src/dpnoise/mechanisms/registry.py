@@ -379,6 +379,28 @@ def _build_gaussian_threshold(r: Request) -> Mechanism:
                                   rows=r.options.get("rows", 1))
 
 
+def _distinct_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--delta", type=float, default=None,
+                   help="delta > 0: keys not public (thresholded); omit for public keys")
+    p.add_argument("--groups", type=int, default=1,
+                   help="most groups one person is counted in (L1 sensitivity)")
+
+
+def _build_distinct(r: Request) -> Mechanism:
+    """``options['groups']``: the most groups one person is in (L1 sensitivity G).  With
+    delta > 0 the keys are not public (thresholded, R = 1); without, every group is released
+    with exact geometric noise for L1 sensitivity G."""
+    from .distinct import DistinctPersonsCount
+    from .geometric import Geometric
+
+    groups = r.options.get("groups", 1)
+    if r.delta is None or r.delta == 0:
+        return Geometric(epsilon=r.epsilon, sensitivity=groups, lower=0, upper=None,
+                         sampler="cks")
+    return DistinctPersonsCount(epsilon=r.epsilon, delta=r.delta, groups=groups)
+
+
 def _build_optimal_selection(r: Request) -> Mechanism:
     from ..errors import ParameterError
     from .optimal_selection import OptimalSelection
@@ -490,6 +512,11 @@ ENTRIES: list[MechanismEntry] = [
                    _thresholded_args, _build_gaussian_threshold,
                    Request(epsilon=1.0, delta=1e-4, options={"groups": 2, "rows": 1}),
                    kind="statistic"),
+    MechanismEntry("distinct-persons",
+                   "distinct persons per group (one per person per group touched): exact "
+                   "geometric, thresholded on its own noise when keys are not public",
+                   _distinct_args, _build_distinct,
+                   Request(epsilon=1.0, delta=1e-4, options={"groups": 2}), kind="statistic"),
     MechanismEntry("optimal-selection",
                    "optimal partition selection for one group per person (Desfontaines et al. "
                    "2022), dyadic keep-probabilities, (ε, δ)-DP",

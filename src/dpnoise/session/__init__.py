@@ -10,6 +10,7 @@ several queries released in one pass, their budget reserved in one transaction).
 from ..ledger import Budget, Entry, Ledger
 from .adapter import MECHANISMS, Plan, Target, plan
 from .columns import Column
+from .distinct import DistinctQuery, count_distinct_persons
 from .query import Query, parse_query
 from .release import Release
 from .schema import Schema
@@ -22,6 +23,7 @@ __all__ = [
     "MECHANISMS",
     "Budget",
     "Column",
+    "DistinctQuery",
     "Entry",
     "Ledger",
     "Plan",
@@ -33,6 +35,7 @@ __all__ = [
     "TrueAnswer",
     "Workload",
     "WorkloadResult",
+    "count_distinct_persons",
     "parse_query",
     "plan",
 ]

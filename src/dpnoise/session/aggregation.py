@@ -322,7 +322,7 @@ def compile_query(q: Query, schema: Schema) -> AggregatePlan:
         elif q.stat == "quantile":
             buckets = quantile_grid(fixed)  # type: ignore[arg-type]
             aggs = [CountValues(token)]
-    if any(k.private for k in keys):
+    if any(k.private for k in keys) or q.stat == "distinct":  # distinct: persons per cell
         aggs.append(CountPersons())
     bounding = None
     if schema.user_id:
@@ -416,6 +416,10 @@ def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
     cent = np.zeros(size, dtype=np.float64)
     sum_grid, mean_grid = plan.grids()
     rows[idx], vals[idx] = n, nv
+    persons = None
+    if "u" in groups:  # distinct persons per public cell
+        persons = np.zeros(size, dtype=np.int64)
+        persons[idx] = np.asarray(groups["u"], dtype=np.int64)
     sums[idx], cent[idx] = s * sum_grid, c * mean_grid  # powers of two: exact
     p1 = p2 = None
     if "c1" in groups:
@@ -423,7 +427,7 @@ def scatter(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:
         p1, p2 = np.zeros(size), np.zeros(size)
         p1[idx] = np.asarray(groups["c1"], dtype=np.float64) * g1
         p2[idx] = np.asarray(groups["c2"], dtype=np.float64) * g2
-    return Aggregates(shape, rows, vals, sums, cent, power1=p1, power2=p2)
+    return Aggregates(shape, rows, vals, sums, cent, persons=persons, power1=p1, power2=p2)
 
 
 def _private_groups(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregates:

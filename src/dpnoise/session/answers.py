@@ -48,6 +48,8 @@ def components_of(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
                 "power2": agg.power2.reshape(shape)}  # type: ignore[union-attr]
     if q.stat == "quantile":
         return {"count": agg.values.reshape(shape)}
+    if q.stat == "distinct":  # distinct persons per cell after bounding
+        return {"count": np.asarray(agg.persons).reshape(shape)}
     if q.stat == "count":
         counts = agg.values if q.column is not None else agg.rows
         return {"count": counts.reshape(shape)}
@@ -101,8 +103,8 @@ def recorded_components(q: Query, plans: list[tuple[str, Any]],
     combined from (none for a count or a sum, whose answer IS its component); for a
     quantile, its noisy count and the index of the released candidate on the public grid.
     Released (noisy) values only."""
-    if q.stat in ("count", "sum"):
-        return {}
+    if q.stat in ("count", "sum", "distinct"):  # the other row is recorded beside
+        return {r: np.asarray(v) for r, v in noisy.items() if r == "other"}
     out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
     if q.stat == "quantile":
         rank = dict(plans)["rank"]
@@ -141,9 +143,10 @@ def entry_interval(entry: Any, confidence: float = 0.95
     if entry.answer is None:
         raise ParameterError(f"release {entry.id} has no answer ({entry.status})")
     interval = params.get("interval") or {}
-    roles = set(plans) - {"selection"}
+    roles = set(plans) - {"selection", "other"}
     stat = interval.get("stat") or ("count" if roles == {"count"} else
                                     "sum" if roles == {"sum"} else None)
+    stat = "count" if stat == "distinct" else stat  # its answer is its count component
     answer = np.asarray(entry.answer)
     if stat in ("count", "sum") and roles == {stat}:
         comps: dict[str, Any] = {stat: answer}
@@ -190,11 +193,11 @@ def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
                        noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
     """``confidence -> (low, high)`` from the NOISY components and public plans only (a
     quantile's ``rank`` plan may be its recorded parameters)."""
-    pl = {r: p for r, p in plans if r != "selection"}
+    pl = {r: p for r, p in plans if r not in ("selection", "other")}
 
     def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
         alpha = 1 - confidence
-        if stat in ("count", "sum"):
+        if stat in ("count", "sum", "distinct"):
             role = next(iter(pl))
             lo, hi = component_interval(pl[role], noisy[role], alpha)
         elif stat == "mean":
@@ -240,7 +243,7 @@ def combine_answer(q: Query, schema: Schema, parts: dict[str, NDArray[Any]]) -> 
     if q.stat == "mean":
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         return combine(q.stat, parts, col.lower, col.upper)
-    return combine(q.stat, parts)
+    return combine("count" if q.stat == "distinct" else q.stat, parts)
 
 
 def composed_guarantee(plans: list[tuple[str, Plan]], eps: float, dl: float,

@@ -15,9 +15,11 @@ from typing import Any
 
 from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
+from .distinct import distinct_bounds
 from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .gaussian_threshold import choose, gaussian_plans
 from .optimal import person_selection
+from .other_row import OTHER_SHARE, other_plan, wants_other
 from .query import Query
 from .schema import Schema
 from .stats import RankPlan, SelectionPlan
@@ -28,14 +30,15 @@ def component_targets(s: Schema, q: Query, n: int | None) -> list[tuple[str, Tar
     """The noised components of ``q`` and the target (sensitivity, unit, valid range) of
     each, from the schema and the public row bound ``n`` (None: counts on [0, inf))."""
     cells = bool(q.group_by)
-    l1, per_cell, changed = s.bounds(cells)
+    l1, per_cell, changed = (distinct_bounds if q.stat == "distinct" else Schema.bounds)(
+        s, cells)
     count_hi = float(n) if n is not None else math.inf
 
     def target(kind: str, unit: float, lo: float, hi: float) -> Target:
         return Target(kind, unit, l1, cells, lo, hi, per_cell, changed)  # type: ignore[arg-type]
 
     count = target("count", 1.0, 0.0, count_hi)
-    if q.stat == "count":
+    if q.stat in ("count", "distinct"):
         return [("count", count)]
     col = s.numeric(q.column)  # type: ignore[arg-type]
     lo, hi = float(col.lower), float(col.upper)  # type: ignore[arg-type]
@@ -108,11 +111,17 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     if private and q.stat in THRESHOLDED_STATS:
         if not delta > 0:
             SelectionPlan(epsilon, delta, 1)  # the same clear error: needs delta > 0
-        _, per_cell, changed = schema.bounds(True)
-        if q.stat == "count" and choose(mechanism, accountant, targets[0][1], epsilon, delta,
-                                        changed, per_cell):
+        _, per_cell, changed = (distinct_bounds if q.stat == "distinct" else Schema.bounds)(
+            schema, True)  # a distinct-persons count: R = 1 per group
+        if q.stat == "count" and not wants_other(q) and choose(
+                mechanism, accountant, targets[0][1], epsilon, delta, changed, per_cell):
             return gaussian_plans(targets[0][1], epsilon, delta, changed, per_cell)
-        return thresholded_plans(targets, epsilon, delta, mechanism, exact, per_cell, changed)
+        share = (1 - OTHER_SHARE) if wants_other(q) else 1.0  # the other row: its own noise
+        out = thresholded_plans(targets, epsilon * share, delta, mechanism, exact, per_cell,
+                                changed)
+        if wants_other(q):
+            out.append(("other", other_plan(targets[0][1], epsilon - epsilon * share)))
+        return out
     if private:
         _, _, changed = schema.bounds(True)
         out.append(("selection", person_selection(epsilon / 2, delta, changed)))

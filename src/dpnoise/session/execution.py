@@ -33,12 +33,12 @@ from .answers import (
 from .calibration import calibrate, count_cells
 from .declared import declared_rules
 from .opening import check_output
+from .other_row import other_details, select_with_other
 from .planning import release_spec
 from .query import Query
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
 from .table import duckdb_error, write_table
-from .threshold import select_on_count
 
 
 class ReleaseHost(Protocol):
@@ -148,7 +148,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             pl = dict(plans)
             released: dict[str, Any] = {}
             if getattr(pl.get("selection"), "on_count", False):  # thresholded on the count
-                keep, truth, released = select_on_count(plans, truth, rng)
+                keep, truth, released = select_with_other(plans, truth, rng)
                 group_keys = (tuple(agg.labels[keep].tolist()),)  # type: ignore[index]
             elif "selection" in pl:
                 keep = pl["selection"].release(agg.persons, rng)
@@ -195,8 +195,8 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
     else:
         intervals = interval_function(q.stat, column_range(session.schema, q), plans,
                                        noisy, answer.shape)
-        if "selection" in dict(plans):
-            sel = dict(plans)["selection"]
+        if (sel := dict(plans).get("selection")) is not None:
+            details.update(other_details(plans, noisy, p.confidence))  # if asked
             details["selection"] = {"threshold": sel.threshold, "delta_exact": sel.delta_exact,
                                     "on": "count" if getattr(sel, "on_count", 0) else "persons",
                                     "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}

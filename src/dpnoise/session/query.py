@@ -45,7 +45,7 @@ from ..errors import ParameterError
 from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
 from .schema import Schema
 
-Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile"]
+Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile", "distinct"]
 #: statistics of a bounded numeric column
 NUMERIC_STATS = ("sum", "mean", "variance", "stddev", "quantile")
 
@@ -81,6 +81,8 @@ SUPPORTED_AGGREGATES = (
 )
 #: deepest nesting of parentheses / NOT a predicate may have
 MAX_DEPTH = 64
+#: parsers of other forms, tried first (``count distinct persons``: session/distinct.py)
+EXTENSIONS: list[Any] = []
 _OPS = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -594,5 +596,5 @@ class _Parser:
 
 def parse_query(text: str, schema: Schema | None = None) -> Query:
     """Parse (and, with a schema, validate) a query; raises ParameterError on anything else."""
-    q = _Parser(text).parse()
+    q = next(filter(None, (f(text) for f in EXTENSIONS)), None) or _Parser(text).parse()
     return q.validate(schema) if schema is not None else q

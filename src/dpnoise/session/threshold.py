@@ -40,7 +40,7 @@ from ..mechanisms.thresholded import NewGroupRelease, rule_for
 from .adapter import Plan, Spec, Target, plan
 
 #: statistics whose groups are chosen by thresholding their noisy count
-THRESHOLDED_STATS = ("count", "mean", "variance", "stddev")
+THRESHOLDED_STATS = ("count", "mean", "variance", "stddev", "distinct")
 
 
 class ThresholdPlan:
