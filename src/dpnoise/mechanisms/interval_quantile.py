@@ -121,8 +121,18 @@ def pieces(idx: NDArray[np.int64], n_points: int, q_num: int, q_den: int
            ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """``(starts, lengths, d)``: the runs of the lattice ``0..N`` on which ``d`` is constant
     (before the first value, each distinct value, each gap after it)."""
-    n = int(idx.size)
     v, counts = np.unique(idx, return_counts=True)
+    return pieces_from_counts(v, counts, n_points, q_num, q_den)
+
+
+def pieces_from_counts(v: NDArray[np.int64], counts: NDArray[np.int64], n_points: int,
+                       q_num: int, q_den: int
+                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`pieces` from the distinct lattice indices ``v`` (increasing, in ``[0, N]``)
+    and their row counts (``>= 1``)."""
+    v = np.asarray(v, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
     below = np.cumsum(counts) - counts  # A at each value
     upto = below + counts               # B at each value
     nxt = np.append(v[1:], n_points + 1)
@@ -178,6 +188,15 @@ class IntervalQuantile(Mechanism):
         """The released lattice index ``j`` (the value is ``lower + j·grid``)."""
         idx = snap(values, self.lower, self.grid, self.n_points)
         s, ln, d = pieces(idx, self.n_points, self.level.numerator, self.level.denominator)
+        words = WordStream(resolve_rng(rng), block=4096)
+        return sample_pieces(words, s, ln, d, self.p, self.cutoff)
+
+    def release_counts(self, index: ArrayLike, counts: ArrayLike, rng: RngLike = None) -> int:
+        """The released lattice index for data given as distinct lattice indices ``index``
+        (increasing, in ``[0, N]``) with their row counts -- the same law as
+        :meth:`release_index` on the rows these stand for."""
+        s, ln, d = pieces_from_counts(np.asarray(index), np.asarray(counts), self.n_points,
+                                      self.level.numerator, self.level.denominator)
         words = WordStream(resolve_rng(rng), block=4096)
         return sample_pieces(words, s, ln, d, self.p, self.cutoff)
 

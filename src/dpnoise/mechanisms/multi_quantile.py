@@ -129,8 +129,17 @@ class MultiQuantile(Mechanism):
 
     def release_indices(self, values: ArrayLike, rng: RngLike = None) -> list[int]:
         """The released lattice indices (sorted)."""
+        return self._release_sorted(snap(values, self.lower, self.grid, self.n_points), rng)
+
+    def release_counts(self, index: ArrayLike, counts: ArrayLike, rng: RngLike = None
+                       ) -> list[int]:
+        """The released lattice indices (sorted) for data given as distinct lattice
+        indices (increasing, in ``[0, N]``) with their row counts."""
+        idx = np.repeat(np.asarray(index, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        return self._release_sorted(idx, rng)
+
+    def _release_sorted(self, idx: NDArray[np.int64], rng: RngLike) -> list[int]:
         words = WordStream(resolve_rng(rng), block=4096)
-        idx = snap(values, self.lower, self.grid, self.n_points)
         jitter = (words.take(idx.size) >> np.uint64(64 - JITTER_BITS)).astype(np.int64)
         fine = np.sort((idx << JITTER_BITS) + jitter)
         top = ((self.n_points + 1) << JITTER_BITS) - 1

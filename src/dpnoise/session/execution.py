@@ -157,8 +157,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
                 if q.stat == "quantile":
                     agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
             if q.stat == "quantile":
-                truth["rank"] = np.asarray(agg.buckets).reshape(
-                    (*np.shape(truth["count"]), -1))
+                truth["rank"] = agg.buckets  # rows per (cell, lattice index)
             noisy = {role: released[role] if role in released else
                      c.release(truth[role], rng) for role, c in plans if role != "selection"}
             answer = combine_answer(q, session.schema, noisy)

@@ -33,6 +33,8 @@ DEFAULT_ROW_CAP = 2**36
 VARIANCE_BITS = 25
 #: at most about this many candidate points of a quantile's public grid (2^10 + 1)
 QUANTILE_BITS = 10
+#: a quantile at the data's resolution: at most 2^34 + 1 lattice points
+FINE_QUANTILE_BITS = 34
 
 
 # ------------------------------------------------------------------ exact sums
@@ -142,6 +144,16 @@ def quantile_grid(fixed: ExactSum) -> QuantileGrid:
     p = max(0, span.bit_length() - QUANTILE_BITS)
     m = ((span + (1 << p) - 1) >> p) + 1
     return QuantileGrid(p, m, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
+
+
+def fine_quantile_grid(fixed: ExactSum) -> QuantileGrid:
+    """The lattice a quantile is released on: the exact sum's fixed-point grid
+    ``2^-scale_exp`` coarsened by the smallest power of two ``2^p`` that leaves at most
+    ``2^FINE_QUANTILE_BITS + 1`` points ``lo_q + j·2^p <= hi_q`` (``j = 0..span >> p``; a
+    row's bucket ``ceil((q - lo_q)/2^p)`` is clamped to the last of them)."""
+    span = fixed.hi_q - fixed.lo_q
+    p = max(0, span.bit_length() - FINE_QUANTILE_BITS)
+    return QuantileGrid(p, (span >> p) + 1, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
 
 
 def exact_sum(col: Column, max_rows: int | None = None) -> ExactSum:

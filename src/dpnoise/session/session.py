@@ -354,8 +354,7 @@ class Session(BoundsSuggestion):
         comps = components_of(q, agg)
         if q.stat == "quantile":
             rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
-            comps["rank"] = rank.utilities(agg.buckets).reshape(  # type: ignore[arg-type]
-                (*agg.shape, rank.grid.size))
+            comps["rank"] = rank.utilities(agg.buckets)  # type: ignore[arg-type]
         if agg.labels is not None:
             comps["selection"] = agg.persons  # type: ignore[assignment]
             comps["labels"] = agg.labels
