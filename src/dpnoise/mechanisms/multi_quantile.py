@@ -166,18 +166,34 @@ class MultiQuantile(Mechanism):
 
     def rank_error(self, n: int, beta: float = 0.05) -> float:
         """Rows: with probability >= 1 − β every output's rank error is below this bound
-        (public parameters and a public or noisy row count ``n``; see the module docstring)."""
+        (public parameters and a public or noisy row count ``n``; see the module docstring):
+        the largest of :meth:`rank_errors`."""
+        return max(self.rank_errors(n, beta))
+
+    def rank_errors(self, n: int, beta: float = 0.05) -> list[float]:
+        """Rows, per level (increasing): with probability >= 1 − β, at once for all levels,
+        output ``j``'s rank error is at most the sum over the steps on its recursion path of
+        ``E_s/D_s + 1 + n·2^-20`` -- ``D_s`` the step's (public) level denominator,
+        ``E_s`` the smallest integer with ``P(d >= E_s) <= (points)·b_s^{E_s} <= β/m``
+        on the finest sub-lattice (every step's lattice has at most that many points)."""
         m = len(self.levels)
-        top = ((self.n_points + 1) << JITTER_BITS) - 1
-        worst = 0.0
-        for depth in range(self.depths):
-            # the worst step at this depth: the largest D among possible derived levels is
-            # bounded by SUB_DENOMINATOR; Δ = k·max(Q, D − Q) <= k·D
-            p = base_numerator(self.epsilon_step, self.contributions * SUB_DENOMINATOR)
-            e = smallest_power(top + 1, p, Fraction(beta) / m)
-            worst += e / SUB_DENOMINATOR + 1 + n * 2.0 ** -20
-            del depth
-        return worst
+        points = (self.n_points + 1) << JITTER_BITS
+        out = [0.0] * m
+        share = Fraction(beta) / m
+
+        def walk(levels: list[Fraction], pos: list[int], above: float) -> None:
+            if not levels:
+                return
+            k = (len(levels) - 1) // 2
+            q = levels[k]
+            _, qd, p = self._step(q)
+            here = above + smallest_power(points, p, share) / qd + 1 + n * 2.0 ** -20
+            out[pos[k]] = here
+            walk([r / q for r in levels[:k]], pos[:k], here)
+            walk([(r - q) / (1 - q) for r in levels[k + 1:]], pos[k + 1:], here)
+
+        walk(list(self.levels), list(range(m)), 0.0)
+        return out
 
     @classmethod
     def half_width(cls, epsilon: float, *, levels: Any = (0.25, 0.5, 0.75), n: int = 10 ** 6,

@@ -131,10 +131,10 @@ class IntervalRankPlan:
         ``n`` the row count it is stated for)."""
         if not self.multi:
             return np.asarray(self.mechanism.rank_error(beta), dtype=np.float64)
-        n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+        n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)[..., None]
         m = self.mechanism
-        fixed = m.rank_error(0, beta)
-        return fixed + n * (m.depths * 2.0 ** -20)
+        fixed = np.asarray(m.rank_errors(0, beta), dtype=np.float64)
+        return fixed + n * (m.depths * 2.0 ** -20)  # (*cells, m)
 
     def level_interval(self, n_low: Any, beta: float
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -182,12 +182,9 @@ def _levels(levels: tuple[Fraction, ...], multi: bool, error: Any, n_low: Any
             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Levels within ``error/n`` rows of each level (``n`` the count's lower end)."""
     n = np.maximum(np.asarray(n_low, dtype=np.float64), 1.0)
-    e = np.asarray(error, dtype=np.float64) / n
-    if multi:
-        e = e[..., None]
-        q = np.asarray([float(v) for v in levels])
-    else:
-        q = np.asarray(float(levels[0]))
+    err = np.asarray(error, dtype=np.float64)  # rows: scalar, or (*cells, m) for several
+    e = err / n[..., None] if multi else err / n
+    q = np.asarray([float(v) for v in levels]) if multi else np.asarray(float(levels[0]))
     return np.clip(q - e, 0.0, 1.0), np.clip(q + e, 0.0, 1.0)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ParameterError
 
-__all__ = ["MAX_LEVELS", "check_levels", "small_quantiles", "sql_levels"]
+__all__ = ["MAX_LEVELS", "check_levels", "small_quantiles", "sql_levels", "with_levels"]
 
 #: most levels in one release
 MAX_LEVELS = 64
@@ -93,3 +93,17 @@ def check_levels(level: Any) -> None:
             raise ParameterError(f"a quantile's level must be in (0, 1), got {q!r}")
     if isinstance(level, tuple) and (len(level) < 2 or list(level) != sorted(set(level))):
         raise ParameterError(f"quantile levels must be distinct and increasing, got {level!r}")
+
+
+def with_levels(q: Any, group_by: tuple[str, ...], keys: tuple[Any, ...]
+                ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The release's key columns: several levels add a last key column ``level`` (named
+    ``quantile_level`` when a GROUP BY column is already called ``level``) whose keys are
+    the levels in increasing order -- the release's values are shaped ``(*cells, m)``.
+    Keys not known yet (``()``, groups still to be selected) are left as they are."""
+    if q.stat != "quantile" or not isinstance(q.quantile, tuple):
+        return tuple(group_by), tuple(keys)
+    name = "quantile_level" if "level" in group_by else "level"
+    if len(keys) == len(group_by):
+        keys = (*keys, tuple(float(v) for v in q.quantile))
+    return (*group_by, name), tuple(keys)

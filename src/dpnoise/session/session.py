@@ -48,6 +48,7 @@ from .calibration import calibrate, count_cells
 from .execution import execute_release, prepare_release, replayed_release
 from .opening import open_engine, resolve_schema
 from .planning import ReleasePlan, plan_release
+from .quantile_query import with_levels
 from .query import Query, parse_query
 from .release import Release
 from .schema import Schema
@@ -401,7 +402,7 @@ class Session(BoundsSuggestion):
             combine_answer(q, self.schema, components_of(q, agg))
         keys: tuple[Any, ...] = (tuple(agg.labels.tolist()),) if agg.labels is not None \
             else tuple(self.schema.column(g).keys() for g in q.group_by)
-        return TrueAnswer(str(q.text), q.canonical(), q.stat, q.group_by, keys,
+        return TrueAnswer(str(q.text), q.canonical(), q.stat, *with_levels(q, q.group_by, keys),
                           np.asarray(values))
 
     def release(self, query: str | Query, *, epsilon: float | None = None,
