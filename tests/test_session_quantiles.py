@@ -92,7 +92,7 @@ def test_all_levels_within_their_bars_at_once() -> None:
         for _ in range(40):
             r = s.release("quantiles x at 0.1, 0.5, 0.9", epsilon=8.0, confidence=conf)
             lo, hi = r.interval()
-            assert np.all(hi - lo < 0.1)  # narrow enough to be wrong
+            assert np.all(hi - lo < 0.2)  # narrow enough to be wrong
             hits.append(all(_rank_ok(x, v, a, b)
                             for v, a, b in zip(r.values, lo, hi, strict=True)))
     assert np.mean(hits) >= conf - 0.1, np.mean(hits)
