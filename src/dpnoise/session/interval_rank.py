@@ -152,13 +152,15 @@ class IntervalRankPlan:
         y = self.probes()
         q, d = self._first.numerator, self._first.denominator
         rows = []
+        big = int(buckets.count.sum()) * d >= 1 << 62  # else exact in int64
         for index, count in buckets.cells():
-            cum = np.r_[0, np.cumsum(count)].astype(object)
+            cum = np.r_[0, np.cumsum(count)].astype(object if big else np.int64)
             a = cum[np.searchsorted(index, y, side="left")]
             b = cum[np.searchsorted(index, y, side="right")]
             n = cum[-1]
             rows.append(-np.maximum(np.maximum(d * a - q * n, q * n - d * b), 0))
-        return np.asarray(rows, dtype=object).reshape((*buckets.shape, y.size))
+        return np.asarray(rows, dtype=object if big else np.int64).reshape(
+            (*buckets.shape, y.size))
 
     def parameters(self) -> dict[str, Any]:
         lv = [[f.numerator, f.denominator] for f in self.levels]
