@@ -94,7 +94,7 @@ def rank_error(xs: np.ndarray, y: float, q: float) -> float:
 
 def session_median(x: np.ndarray, reps: int) -> list[float]:
     """The custodian path: ``median x`` through a Session (DuckDB), epsilon 1 in all (3/4 to
-    the rank, 1/4 to the count its error bar uses), lattice of at most 2^34 + 1 points."""
+    the rank, 1/4 to the count its error bar uses), lattice of at most 2^24 + 1 points."""
     from dpnoise import Budget, Session
 
     truth = float(np.median(x))

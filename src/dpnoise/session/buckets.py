@@ -2,7 +2,7 @@
 
 A quantile at the data's resolution is released from each cell's snapped values: the
 distinct lattice indices present in the cell and their row counts (a lattice of up to
-2^34 + 1 points is never materialised).  The engines compute exactly these groups
+2^24 + 1 points is never materialised).  The engines compute exactly these groups
 (``GROUP BY cell keys, kb``); :class:`SparseBuckets` holds them sorted by cell, then by
 index.
 """

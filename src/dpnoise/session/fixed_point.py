@@ -33,8 +33,8 @@ DEFAULT_ROW_CAP = 2**36
 VARIANCE_BITS = 25
 #: at most about this many candidate points of a quantile's public grid (2^10 + 1)
 QUANTILE_BITS = 10
-#: a quantile at the data's resolution: at most 2^34 + 1 lattice points
-FINE_QUANTILE_BITS = 34
+#: a quantile's lattice: at most 2^24 + 1 points (its error bar grows with ln(points))
+FINE_QUANTILE_BITS = 24
 
 
 # ------------------------------------------------------------------ exact sums

@@ -5,7 +5,7 @@
 The lattice.  A value enters as the exact sums' fixed-point integer ``q = floor(clamp(x) ·
 2^s)`` (:mod:`dpnoise.session.fixed_point`), then is snapped UP onto the public lattice
 ``lo_q + j·2^p`` (``j = 0..N``, ``N = (hi_q - lo_q) >> p``, the finest power of two ``2^p``
-with at most ``2^34 + 1`` points; :func:`~dpnoise.session.fixed_point.fine_quantile_grid`),
+with at most ``2^24 + 1`` points; :func:`~dpnoise.session.fixed_point.fine_quantile_grid`),
 the last point taking the rows above it: a fixed function of one row.  The engine returns
 each cell's distinct lattice indices and their row counts
 (:class:`~dpnoise.session.buckets.SparseBuckets`); no dense candidate grid is formed.
