@@ -260,7 +260,7 @@ class AggregatePlan:
     token: Token | None  # the measured column, if any
     bounding: Bounding | None
     aggregates: tuple[Aggregate, ...]
-    buckets: QuantileGrid | None = None  # quantiles: counts per (cell, candidate bucket)
+    buckets: QuantileGrid | None = None  # quantiles: rows per (cell, lattice index)
     values_only: bool = False  # only rows whose measured value is present (quantiles)
 
     @property

@@ -16,8 +16,8 @@ clamped into the declared ``[lo, hi]`` and an optional public row bound N:
   hi)`` -- post-processing, so always inside ``[lo, hi]``.  A missing value is in neither.
 * VARIANCE / STDDEV, QUANTILE, groups whose keys are not public, two-dimensional
   bounding (``max_groups`` / ``max_rows_per_group``) and the error bars every release
-  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.stats` and
-  :mod:`dpnoise.session.intervals`.
+  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.interval_rank` (quantiles),
+  :mod:`dpnoise.session.stats` and :mod:`dpnoise.session.intervals`.
 """
 
 from __future__ import annotations

@@ -336,7 +336,7 @@ class Session(BoundsSuggestion):
         """CUSTODIAN ONLY (not private, never release it): the exact true value of each
         component a release of ``query`` adds noise to, keyed by the role of its plan
         (``count``, ``sum``, ``centred_sum``, ``power1``, ``power2``; a quantile's
-        ``rank``: the utility of every candidate; ``selection``: distinct persons per
+        ``rank``: the utility at <= 1025 lattice probe points; ``selection``: distinct persons per
         group, with ``labels`` their keys), shaped like the release.  For tests and
         audits of the sensitivity; reads the data, spends nothing.
 
