@@ -180,3 +180,34 @@ def test_a_ledger_of_report_noisy_max_quantiles_still_verifies(tmp_path: Any) ->
         for conf, want in zip((0.95, 0.8), bars, strict=True):
             got = entry_interval(entries[rid], conf)
             np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=0, atol=1e-15)
+
+
+def test_sparse_buckets_merge_clamp_and_select() -> None:
+    from dpnoise.session.buckets import SparseBuckets
+
+    b = SparseBuckets.build((3,), [2, 0, 2, 0, 1], [5, 9, 5, 1, 3], [1, 2, 3, 0, 4], top=7)
+    assert b.cell.tolist() == [0, 1, 2] and b.index.tolist() == [7, 3, 5]  # 9 -> 7
+    assert b.count.tolist() == [2, 4, 4] and b.rows().tolist() == [2, 4, 4]
+    kept = b[np.array([True, False, True])]
+    assert kept.shape == (2,) and [c[0].tolist() for c in kept.cells()] == [[7], [5]]
+
+
+@pytest.mark.parametrize("query", ["median x", "quantiles x at 0.2, 0.5, 0.7"])
+def test_the_plan_draws_what_the_registry_mechanism_draws(query: str) -> None:
+    """Wiring: a cell's rows per lattice index give the very draw the registry mechanism
+    makes on the rows themselves (same words), so the verified law is the released one."""
+    from dpnoise.session.buckets import SparseBuckets
+
+    with Session(_data(10, 1), Budget(10), schema=SCHEMA) as s:
+        rank = dict(s.plans(query, 1.0))["rank"]
+    idx = np.random.default_rng(3).integers(0, rank.top + 1, 400)
+    idx[:100] = idx[0]  # ties
+    uniq, counts = np.unique(idx, return_counts=True)
+    buckets = SparseBuckets.build((1,), np.zeros(uniq.size), uniq, counts, rank.top)
+    for seed in range(3):
+        got = rank.record(rank.release(buckets, SeededRandom(seed))).ravel().tolist()
+        rows = rank.lower + idx.astype(float) * rank.step
+        m = rank.mechanism
+        want = m.release_indices(rows, SeededRandom(seed)) if rank.multi else \
+            [m.release_index(rows, SeededRandom(seed))]
+        assert got == list(want)
