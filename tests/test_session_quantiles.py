@@ -58,7 +58,8 @@ def test_one_level_releases_on_the_fine_lattice_through_the_registry() -> None:
         lo, hi = r.interval()
         assert _rank_ok(data["x"], r.value, float(lo), float(hi))
         truth = s.true_answer("median x")
-        assert abs(float(truth) - np.quantile(data["x"], 0.5, method="inverted_cdf")) < 1e-6
+        exact = np.quantile(data["x"], 0.5, method="inverted_cdf")
+        assert 0 <= float(truth) - exact < lat["step"]  # the exact median snapped up
 
 
 def test_several_levels_in_every_form_sorted_with_a_level_key() -> None:

@@ -132,9 +132,8 @@ class IntervalRankPlan:
         if not self.multi:
             return np.asarray(self.mechanism.rank_error(beta), dtype=np.float64)
         n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)[..., None]
-        m = self.mechanism
-        fixed = np.asarray(m.rank_errors(0, beta), dtype=np.float64)
-        return fixed + n * (m.depths * 2.0 ** -20)  # (*cells, m)
+        parts = np.asarray(self.mechanism.rank_error_parts(beta), dtype=np.float64)
+        return parts[:, 0] + n * parts[:, 1]  # (*cells, m): fixed + slope·n
 
     def level_interval(self, n_low: Any, beta: float
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
