@@ -22,7 +22,7 @@ from dpnoise.mechanisms.multi_quantile import MultiQuantile
 
 N, LOW, HIGH, EPS = 10 ** 6, 0.0, 250000.0, 1.0
 
-PEER = r"""
+TUMULT = r"""
 import json, sys, numpy as np
 from pyspark.sql import SparkSession
 from tmlt.analytics.session import Session
@@ -42,6 +42,49 @@ for _ in range(reps):
 print(json.dumps(out))
 """
 
+# OpenDP's exponential-mechanism quantile needs a candidate list: 1025 evenly spaced points
+# (the resolution of the earlier dpnoise grid), scale found for epsilon 1 by binary search
+OPENDP = r"""
+import json, sys, numpy as np
+import opendp.prelude as dp
+dp.enable_features("contrib")
+reps = int(sys.argv[1])
+x = np.clip(np.random.default_rng(7).lognormal(10, 1, 10 ** 6), 0, 250000)
+cands = np.linspace(0.0, 250000.0, 1025).tolist()
+space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+make = lambda s: space >> dp.m.then_private_quantile(dp.max_divergence(), cands, 0.5, s)
+m = make(dp.binary_search_param(make, d_in=1, d_out=1.0))
+data = x.tolist()
+print(json.dumps([float(m(data)) for _ in range(reps)]))
+"""
+
+PIPELINEDP = r"""
+import json, sys, numpy as np
+import pipeline_dp
+reps = int(sys.argv[1])
+x = np.clip(np.random.default_rng(7).lognormal(10, 1, 10 ** 6), 0, 250000)
+rows = [(i, float(v)) for i, v in enumerate(x)]
+out = []
+for _ in range(reps):
+    acc = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1.0, total_delta=0.0)
+    eng = pipeline_dp.DPEngine(acc, pipeline_dp.LocalBackend())
+    params = pipeline_dp.AggregateParams(
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE, metrics=[pipeline_dp.Metrics.PERCENTILE(50)],
+        max_partitions_contributed=1, max_contributions_per_partition=1,
+        min_value=0.0, max_value=250000.0)
+    ext = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0],
+                                     partition_extractor=lambda r: 0,
+                                     value_extractor=lambda r: r[1])
+    res = eng.aggregate(rows, params, ext, public_partitions=[0])
+    acc.compute_budgets()
+    (_, metrics), = list(res)
+    out.append(float(metrics.percentile_50))
+print(json.dumps(out))
+"""
+
+PEERS = {"tmlt-analytics median": TUMULT, "opendp private_quantile (1025 candidates)": OPENDP,
+         "pipeline-dp PERCENTILE(50)": PIPELINEDP}
+
 
 def rank_error(xs: np.ndarray, y: float, q: float) -> float:
     """Rows between the level's rank q·n and the ranks [#{x < y}, #{x <= y}] of y."""
@@ -49,19 +92,35 @@ def rank_error(xs: np.ndarray, y: float, q: float) -> float:
     return max(0.0, a - q * xs.size, q * xs.size - b)
 
 
+def session_median(x: np.ndarray, reps: int) -> list[float]:
+    """The custodian path: ``median x`` through a Session (DuckDB), epsilon 1 in all (3/4 to
+    the rank, 1/4 to the count its error bar uses), lattice of at most 2^24 + 1 points."""
+    from dpnoise import Budget, Session
+
+    truth = float(np.median(x))
+    schema = {"columns": {"x": {"lower": LOW, "upper": HIGH}}}
+    with Session({"x": x}, Budget(reps * EPS + 1), schema=schema) as s:
+        return [abs(float(s.release("median x", epsilon=EPS).value) - truth)
+                for _ in range(reps)]
+
+
 def median_rows(x: np.ndarray, reps: int) -> dict[str, list[float]]:
     truth = float(np.median(x))
     m = IntervalQuantile(epsilon=EPS, level=0.5, lower=LOW, upper=HIGH)
-    rows = {"dpnoise interval-quantile": [abs(m.release(x) - truth) for _ in range(reps)]}
+    rows = {"dpnoise interval-quantile": [abs(m.release(x) - truth) for _ in range(reps)],
+            "dpnoise session 'median x'": session_median(x, reps)}
     peers = os.environ.get("DPNOISE_PEERS_PYTHON")
-    if peers and os.path.exists(peers):
-        res = subprocess.run([peers, "-c", PEER, str(reps)], capture_output=True, text=True,
+    if not (peers and os.path.exists(peers)):
+        print("DPNOISE_PEERS_PYTHON unset: peers skipped")
+        return rows
+    for name, code in PEERS.items():
+        res = subprocess.run([peers, "-c", code, str(reps)], capture_output=True, text=True,
                              timeout=3600)
         if res.returncode == 0:
             vals = json.loads(res.stdout.strip().splitlines()[-1])
-            rows["tmlt-analytics median"] = [abs(v - truth) for v in vals]
+            rows[name] = [abs(v - truth) for v in vals]
         else:
-            print("tumult failed:", res.stderr[-300:])
+            print(f"{name} failed:", res.stderr[-300:])
     return rows
 
 

@@ -305,14 +305,14 @@ def test_partition_selection_coverage_over_all_groups() -> None:
 def test_interval_depends_only_on_the_output(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two data sets with different true answers; when the mechanisms happen to return
     the same outputs, the error bars are identical."""
-    from dpnoise.session import adapter, stats
+    from dpnoise.session import adapter, interval_rank
 
     monkeypatch.setattr(adapter.Plan, "release",
                         lambda self, truth, rng: np.full(np.shape(truth), 7,
                                                          dtype=np.int64 if
                                                          self.target.integer else float))
-    monkeypatch.setattr(stats.RankPlan, "release",
-                        lambda self, counts, rng: np.full(np.shape(counts)[:-1], 42.0))
+    monkeypatch.setattr(interval_rank.IntervalRankPlan, "release",
+                        lambda self, buckets, rng: np.full(buckets.shape, 42.0))
     out = []
     for seed in (1, 2):
         with Session(_data(200, seed), Budget(100, 1e-3), schema=SCHEMA) as s:

@@ -40,7 +40,8 @@ from .session.columns import Column
 TOTAL = Budget(epsilon=2.0, delta=1e-5)
 #: releases beyond counts and sums (printed with their own tables)
 EXTRA: list[tuple[str, str, float, float]] = [
-    ("median income (DP quantile)", "median income", 0.1, 0.0),
+    ("median income (DP quantile)", "median income", 0.05, 0.0),
+    ("income quartiles (one DP release)", "quantiles income at 0.25, 0.5, 0.75", 0.05, 0.0),
     ("mean age per area (keys not public)", "mean age by area", 0.1, 1e-6),
 ]
 #: the epsilon of the demo's suggested bounds (``Session.suggest_bounds``)

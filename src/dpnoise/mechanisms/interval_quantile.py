@@ -121,19 +121,48 @@ def pieces(idx: NDArray[np.int64], n_points: int, q_num: int, q_den: int
            ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """``(starts, lengths, d)``: the runs of the lattice ``0..N`` on which ``d`` is constant
     (before the first value, each distinct value, each gap after it)."""
-    n = int(idx.size)
-    v, counts = np.unique(idx, return_counts=True)
-    below = np.cumsum(counts) - counts  # A at each value
-    upto = below + counts               # B at each value
-    nxt = np.append(v[1:], n_points + 1)
-    starts = np.concatenate([[0], v, v + 1])
-    lengths = np.concatenate([[v[0] if v.size else n_points + 1], np.ones_like(v),
-                              nxt - v - 1])
-    a = np.concatenate([[0], below, upto])
-    b = np.concatenate([[0], upto, upto])
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.size > 1 and bool(np.any(idx[1:] < idx[:-1])):
+        idx = np.sort(idx)
+    # the runs of equal indices of the sorted array (no second sort, unlike np.unique)
+    first = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]]) if idx.size else idx
+    counts = np.diff(np.r_[first, idx.size])
+    return pieces_from_counts(idx[first], counts, n_points, q_num, q_den)
+
+
+def pieces_from_counts(v: NDArray[np.int64], counts: NDArray[np.int64], n_points: int,
+                       q_num: int, q_den: int
+                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`pieces` from the distinct lattice indices ``v`` (increasing, in ``[0, N]``)
+    and their row counts (``>= 1``)."""
+    v = np.asarray(v, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    u = v.size
+    upto = np.cumsum(counts)  # B at each value (A = B - count)
+    n = int(upto[-1]) if u else 0
+    # pieces: [0] before the first value, [1..u] each value, [u+1..2u] the gap after it
+    starts = np.empty(2 * u + 1, dtype=np.int64)
+    starts[0] = 0
+    starts[1:u + 1] = v
+    np.add(v, 1, out=starts[u + 1:])
+    lengths = np.ones(2 * u + 1, dtype=np.int64)
+    lengths[0] = v[0] if u else n_points + 1
+    if u:
+        np.subtract(v[1:], v[:-1] + 1, out=lengths[u + 1:2 * u])
+        lengths[2 * u] = n_points - v[-1]
+    a = np.empty(2 * u + 1, dtype=np.int64)  # rows below the piece
+    a[0] = 0
+    np.subtract(upto, counts, out=a[1:u + 1])
+    a[u + 1:] = upto
     qn = q_num * n
-    d = np.maximum(0, np.maximum(q_den * a - qn, qn - q_den * b))
-    return starts.astype(np.int64), lengths.astype(np.int64), d.astype(np.int64)
+    # d = max(0, D·A − Q·n, Q·n − D·B); B = A except on a value's own piece (B = A + count)
+    d = a * q_den
+    d -= qn
+    b_term = qn - q_den * a
+    b_term[1:u + 1] -= q_den * counts
+    np.maximum(d, b_term, out=d)
+    np.maximum(d, 0, out=d)
+    return starts, lengths, d
 
 
 class IntervalQuantile(Mechanism):
@@ -178,6 +207,15 @@ class IntervalQuantile(Mechanism):
         """The released lattice index ``j`` (the value is ``lower + j·grid``)."""
         idx = snap(values, self.lower, self.grid, self.n_points)
         s, ln, d = pieces(idx, self.n_points, self.level.numerator, self.level.denominator)
+        words = WordStream(resolve_rng(rng), block=4096)
+        return sample_pieces(words, s, ln, d, self.p, self.cutoff)
+
+    def release_counts(self, index: ArrayLike, counts: ArrayLike, rng: RngLike = None) -> int:
+        """The released lattice index for data given as distinct lattice indices ``index``
+        (increasing, in ``[0, N]``) with their row counts -- the same law as
+        :meth:`release_index` on the rows these stand for."""
+        s, ln, d = pieces_from_counts(np.asarray(index), np.asarray(counts), self.n_points,
+                                      self.level.numerator, self.level.denominator)
         words = WordStream(resolve_rng(rng), block=4096)
         return sample_pieces(words, s, ln, d, self.p, self.cutoff)
 

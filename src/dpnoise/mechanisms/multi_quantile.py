@@ -29,13 +29,23 @@ random sub-position among ``2^16`` (fresh randomness, a fixed function of one ro
 its own random word, so the guarantee holds for every draw); outputs are rounded back
 to the lattice (post-processing, which only widens the rank interval of a point).
 
-Rank error (all m at once): each of the ``m`` mechanisms is within its ``E_s/D_s`` rows
-of its subset's target with probability ``>= 1 − β/m`` (union bound); an output's full-data
-rank error is at most the sum along its recursion path of ``E_s/D_s + 1`` (the ``+1``: one
-jitter tie or rounding of a child's target rank), plus the level rounding
-``n·2^-20`` per depth.  :meth:`MultiQuantile.rank_error` bounds it from public parameters.
-GROUP BY with public keys: one release per group (parallel composition); keys that are not
-public need partition selection first (not wired here).
+Rank error (all m at once).  A step at exact level ``q`` runs the mechanism at ``q̃`` (``q``
+rounded to a denominator ``D̃ <= 2^10``) on its subset of ``n_s <= n`` rows and releases
+``v`` with ``d(v) <= E_s`` with probability ``>= 1 − β/(2m)`` (``E_s`` from the public
+lattice size, as for one quantile): then ``B(v) >= q̃ n_s − E_s/D̃`` and ``A(v) <= q̃ n_s +
+E_s/D̃``, so the left subset's size ``A(v)`` is within ``E_s/D̃ + t + n_s|q − q̃|`` of
+``q n_s``, ``t = B(v) − A(v)`` the rows tied at ``v``'s sub-position.  A child's level is
+exact relative to its parent's, and its output's full-data rank error is its own deviation
+plus its parent's scaled by a factor <= 1 (left: ``q_j/q_k``; right: ``1 − q'``), so an
+output's error is at most the sum along its recursion path of ``E_s/D̃_s + t_max + n|q_s −
+q̃_s|``.  Ties: a fine position's rows are ``Binomial(n_c, 2^-16)`` (``n_c`` the rows of its
+lattice point), so ``P(some position holds >= T rows) <= 2^16 (n 2^-16)^T / T! <= 2^16
+(e n 2^-16 / T)^T`` (``Σ_c n_c^T <= n^T``), which is ``<= β/2`` for ``T = ⌈max(e² n 2^-16,
+ln(2^17/β))⌉``: with probability ``>= 1 − β/2``, ``t_max <= T − 1 <= e² n 2^-16 +
+ln(2^17/β)`` rows.  :meth:`MultiQuantile.rank_error_parts` gives each level's bound as
+``fixed + slope·n`` from public parameters.  GROUP BY with public keys: one release per
+group (parallel composition); keys that are not public need partition selection first
+(the custodian session does both: :mod:`dpnoise.session.interval_rank`).
 """
 
 from __future__ import annotations
@@ -129,8 +139,17 @@ class MultiQuantile(Mechanism):
 
     def release_indices(self, values: ArrayLike, rng: RngLike = None) -> list[int]:
         """The released lattice indices (sorted)."""
+        return self._release_sorted(snap(values, self.lower, self.grid, self.n_points), rng)
+
+    def release_counts(self, index: ArrayLike, counts: ArrayLike, rng: RngLike = None
+                       ) -> list[int]:
+        """The released lattice indices (sorted) for data given as distinct lattice
+        indices (increasing, in ``[0, N]``) with their row counts."""
+        idx = np.repeat(np.asarray(index, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        return self._release_sorted(idx, rng)
+
+    def _release_sorted(self, idx: NDArray[np.int64], rng: RngLike) -> list[int]:
         words = WordStream(resolve_rng(rng), block=4096)
-        idx = snap(values, self.lower, self.grid, self.n_points)
         jitter = (words.take(idx.size) >> np.uint64(64 - JITTER_BITS)).astype(np.int64)
         fine = np.sort((idx << JITTER_BITS) + jitter)
         top = ((self.n_points + 1) << JITTER_BITS) - 1
@@ -157,18 +176,44 @@ class MultiQuantile(Mechanism):
 
     def rank_error(self, n: int, beta: float = 0.05) -> float:
         """Rows: with probability >= 1 − β every output's rank error is below this bound
-        (public parameters and a public or noisy row count ``n``; see the module docstring)."""
+        (public parameters and a public or noisy row count ``n``; see the module docstring):
+        the largest of :meth:`rank_errors`."""
+        return max(self.rank_errors(n, beta))
+
+    def rank_errors(self, n: int, beta: float = 0.05) -> list[float]:
+        """Rows, per level (increasing): with probability >= 1 − β, at once for all levels,
+        output ``j``'s rank error is at most ``fixed_j + slope_j·n`` (see
+        :meth:`rank_error_parts`)."""
+        return [f + sl * n for f, sl in self.rank_error_parts(beta)]
+
+    def rank_error_parts(self, beta: float = 0.05) -> list[tuple[float, float]]:
+        """``(fixed, slope)`` per level (increasing): the sum over the steps on the level's
+        recursion path of ``E_s/D̃_s + ln(2^17/β)`` (fixed) and ``e²·2^-16 + |q_s − q̃_s|``
+        (per row of the data) -- ``E_s`` the smallest integer with ``points·b_s^E <=
+        β/(2m)`` on the finest sub-lattice (every step's lattice has at most that many
+        points); see the module docstring.  Public parameters only."""
         m = len(self.levels)
-        top = ((self.n_points + 1) << JITTER_BITS) - 1
-        worst = 0.0
-        for depth in range(self.depths):
-            # the worst step at this depth: the largest D among possible derived levels is
-            # bounded by SUB_DENOMINATOR; Δ = k·max(Q, D − Q) <= k·D
-            p = base_numerator(self.epsilon_step, self.contributions * SUB_DENOMINATOR)
-            e = smallest_power(top + 1, p, Fraction(beta) / m)
-            worst += e / SUB_DENOMINATOR + 1 + n * 2.0 ** -20
-            del depth
-        return worst
+        points = (self.n_points + 1) << JITTER_BITS
+        share = Fraction(beta) / (2 * m)
+        tie_fixed = math.log(2.0 ** (JITTER_BITS + 1) / beta)
+        tie_slope = math.e ** 2 * 2.0 ** -JITTER_BITS
+        out = [(0.0, 0.0)] * m
+
+        def walk(levels: list[Fraction], pos: list[int], above: tuple[float, float]) -> None:
+            if not levels:
+                return
+            k = (len(levels) - 1) // 2
+            q = levels[k]
+            _, qd, p = self._step(q)
+            rounding = abs(q - q.limit_denominator(SUB_DENOMINATOR))
+            here = (above[0] + smallest_power(points, p, share) / qd + tie_fixed,
+                    above[1] + tie_slope + math.nextafter(float(rounding), math.inf))
+            out[pos[k]] = here
+            walk([r / q for r in levels[:k]], pos[:k], here)
+            walk([(r - q) / (1 - q) for r in levels[k + 1:]], pos[k + 1:], here)
+
+        walk(list(self.levels), list(range(m)), (0.0, 0.0))
+        return out
 
     @classmethod
     def half_width(cls, epsilon: float, *, levels: Any = (0.25, 0.5, 0.75), n: int = 10 ** 6,

@@ -239,6 +239,8 @@ def release_section(view: ReleaseView, *, anchor: str | None = None) -> str:
     rank = view.plans.get("rank")
     if isinstance(rank, dict) and "level" in rank:
         title += f" — {level_words(*(int(v) for v in rank['level']))}"
+    elif isinstance(rank, dict) and "levels" in rank:  # several levels, one release
+        title += " — " + ", ".join(level_words(int(a), int(b)) for a, b in rank["levels"])
     charge = f"ε = {view.epsilon:.6g}" + (f", δ = {view.delta:.3g}" if view.delta else "")
     when = f"{escape(view.time)} · " if view.time else ""
     ident = f' id="{escape(anchor)}"' if anchor else ""

@@ -44,13 +44,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from .buckets import SparseBuckets
 from .fixed_point import (
     ExactSum,
     PowerFixed,
     QuantileGrid,
     exact_sum,
+    fine_quantile_grid,
     power_fixed,
-    quantile_grid,
 )
 from .query import Between, BoolOp, Compare, InList, IsNull, Not, Predicate, Query
 from .schema import Schema
@@ -259,7 +260,7 @@ class AggregatePlan:
     token: Token | None  # the measured column, if any
     bounding: Bounding | None
     aggregates: tuple[Aggregate, ...]
-    buckets: QuantileGrid | None = None  # quantiles: counts per (cell, candidate bucket)
+    buckets: QuantileGrid | None = None  # quantiles: rows per (cell, lattice index)
     values_only: bool = False  # only rows whose measured value is present (quantiles)
 
     @property
@@ -320,7 +321,7 @@ def compile_query(q: Query, schema: Schema) -> AggregatePlan:
             pf = power_fixed(fixed)  # type: ignore[arg-type]
             aggs += [PowerSum(token, pf, 1, "c1"), PowerSum(token, pf, 2, "c2")]
         elif q.stat == "quantile":
-            buckets = quantile_grid(fixed)  # type: ignore[arg-type]
+            buckets = fine_quantile_grid(fixed)  # type: ignore[arg-type]
             aggs = [CountValues(token)]
     if any(k.private for k in keys) or q.stat == "distinct":  # distinct: persons per cell
         aggs.append(CountPersons())
@@ -381,7 +382,7 @@ class Aggregates:
     persons: NDArray[np.int64] | None = None  # distinct persons per cell (private keys)
     power1: NDArray[np.float64] | None = None  # Σc (variance), real units
     power2: NDArray[np.float64] | None = None  # Σc², real units
-    buckets: NDArray[np.int64] | None = None  # (cells, m) counts per quantile bucket
+    buckets: SparseBuckets | None = None  # rows per (cell, lattice index) of a quantile
     labels: NDArray[Any] | None = None  # private keys: the groups' texts (sorted)
 
 
@@ -493,12 +494,11 @@ def _scatter_buckets(plan: AggregatePlan, groups: Mapping[str, Any]) -> Aggregat
         idx = np.zeros(b.size, dtype=np.int64)
         for i, stride in enumerate(plan.strides):
             idx += np.asarray(groups[f"k{i}"], dtype=np.int64) * stride
-    counts = np.zeros((size, grid.size), dtype=np.int64)
-    np.add.at(counts, (idx, b), nv)
-    vals = counts.sum(axis=1)
+    sparse = SparseBuckets.build(shape, idx, b, nv, grid.size - 1)
+    vals = sparse.rows()
     zero = np.zeros(size)
     return Aggregates(shape, vals.copy(), vals, zero, zero, persons=persons,
-                      buckets=counts, labels=labels)
+                      buckets=sparse, labels=labels)
 
 
 def combine(stat: str, parts: Mapping[str, Any], lower: float | None = None,

@@ -16,8 +16,8 @@ clamped into the declared ``[lo, hi]`` and an optional public row bound N:
   hi)`` -- post-processing, so always inside ``[lo, hi]``.  A missing value is in neither.
 * VARIANCE / STDDEV, QUANTILE, groups whose keys are not public, two-dimensional
   bounding (``max_groups`` / ``max_rows_per_group``) and the error bars every release
-  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.stats` and
-  :mod:`dpnoise.session.intervals`.
+  carries: see docs/custodian.md §5b, :mod:`dpnoise.session.interval_rank` (quantiles),
+  :mod:`dpnoise.session.stats` and :mod:`dpnoise.session.intervals`.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ from ..errors import ParameterError
 from .adapter import Plan, Target, plan
 from .aggregation import combine
 from .engine import Aggregates, exact_sum
-from .fixed_point import quantile_grid
+from .fixed_point import fine_quantile_grid
+from .interval_rank import recorded_level_interval, true_levels
 from .intervals import component_interval, ratio_interval, variance_interval
 from .query import Query
 from .schema import Schema
-from .stats import RankPlan, level_interval, rank_error_from_parameters
+from .stats import level_interval, rank_error_from_parameters
 
 
 def components_of(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
@@ -60,18 +61,11 @@ def components_of(q: Query, agg: Aggregates) -> dict[str, NDArray[Any]]:
 
 
 def true_quantile(q: Query, schema: Schema, agg: Aggregates) -> NDArray[Any]:
-    """The exact q-quantile of the data snapped up to the public grid, per cell: the
-    first candidate with ``D·R_j >= Q·n`` (utility 0).  NOT private."""
-    from fractions import Fraction
-
-    from .stats import LEVEL_DENOMINATOR
-
-    frac = Fraction(q.quantile).limit_denominator(LEVEL_DENOMINATOR)  # type: ignore[arg-type]
-    grid = quantile_grid(exact_sum(schema.numeric(q.column), schema.max_rows))  # type: ignore[arg-type]
-    r = np.cumsum(np.asarray(agg.buckets), axis=1).astype(object)
-    n = r[:, -1:]
-    idx = np.argmax(frac.denominator * r >= frac.numerator * n, axis=1)
-    return grid.points()[idx.astype(np.int64)].reshape(agg.shape)
+    """The exact quantile(s) of the data snapped up to the public lattice, per cell: the
+    first lattice point with ``D·B(y) >= Q·n`` (utility 0).  NOT private."""
+    col = schema.numeric(q.column)  # type: ignore[arg-type]
+    grid = fine_quantile_grid(exact_sum(col, schema.max_rows))
+    return true_levels(grid, q.quantile, agg.buckets)  # type: ignore[arg-type]
 
 
 def combine_variance(parts: Mapping[str, Any], lower: float, upper: float) -> NDArray[Any]:
@@ -106,9 +100,8 @@ def recorded_components(q: Query, plans: list[tuple[str, Any]],
     if q.stat in ("count", "sum", "distinct"):  # the other row is recorded beside
         return {r: np.asarray(v) for r, v in noisy.items() if r == "other"}
     out = {role: np.asarray(v) for role, v in noisy.items() if role != "rank"}
-    if q.stat == "quantile":
-        rank = dict(plans)["rank"]
-        out["rank"] = np.searchsorted(rank.points, np.asarray(noisy["rank"])).astype(np.int64)
+    if q.stat == "quantile":  # the released lattice indices
+        out["rank"] = dict(plans)["rank"].record(noisy["rank"])
     return out
 
 
@@ -215,9 +208,11 @@ def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
         else:  # quantile: levels
             c = component_interval(pl["count"], noisy["count"], alpha / 2)
             rank = pl["rank"]
-            if isinstance(rank, RankPlan):
+            if not isinstance(rank, dict):
                 lo, hi = rank.level_interval(c[0], alpha / 2)
-            else:  # recorded parameters
+            elif rank.get("mechanism") in ("interval-quantile", "multi-quantile"):
+                lo, hi = recorded_level_interval(rank, c[0], alpha / 2)
+            else:  # recorded by report noisy max over the public grid (older releases)
                 q_num, q_den = (int(v) for v in rank["level"])
                 lo, hi = level_interval(q_num, q_den,
                                         rank_error_from_parameters(rank, alpha / 2), c[0])

@@ -16,13 +16,14 @@ from typing import Any
 from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
 from .distinct import distinct_bounds
-from .fixed_point import exact_sum, power_fixed, quantile_grid
+from .fixed_point import exact_sum, fine_quantile_grid, power_fixed
 from .gaussian_threshold import choose, gaussian_plans
+from .interval_rank import IntervalRankPlan
 from .optimal import person_selection
 from .other_row import OTHER_SHARE, other_plan, wants_other
 from .query import Query
 from .schema import Schema
-from .stats import RankPlan, SelectionPlan
+from .stats import SelectionPlan
 from .threshold import THRESHOLDED_STATS, thresholded_plans
 
 
@@ -132,11 +133,12 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         cells = bool(q.group_by)
         l1, per_cell, changed = schema.bounds(cells)
         col = schema.numeric(q.column)  # type: ignore[arg-type]
-        grid = quantile_grid(exact_sum(col, schema.max_rows))
+        grid = fine_quantile_grid(exact_sum(col, schema.max_rows))
+        levels = q.quantile if isinstance(q.quantile, tuple) else (q.quantile,)
         out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
                                   mechanism=mechanism, exact_sampler=exact)))
-        out.append(("rank", RankPlan(grid, q.quantile, 3 * epsilon / 4, cells, l1,  # type: ignore[arg-type]
-                                     per_cell, changed)))
+        out.append(("rank", IntervalRankPlan(grid, levels, 3 * epsilon / 4, cells,  # type: ignore[arg-type]
+                                             l1, per_cell, changed)))
         return out
     share = len(targets)
     out += [(role, plan(t, epsilon=epsilon / share, delta=delta / share,

@@ -35,6 +35,7 @@ from .declared import declared_rules
 from .opening import check_output
 from .other_row import other_details, select_with_other
 from .planning import release_spec
+from .quantile_query import with_levels
 from .query import Query
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
@@ -104,7 +105,7 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
                                  "method": "test inversion per component, union bound",
                                  "kind": "level" if q.stat == "quantile" else "value",
                                  "stat": q.stat, "range": column_range(session.schema, q)},
-                    "cells": public_cells(q.group_by, group_keys)},
+                    "cells": public_cells(*with_levels(q, q.group_by, group_keys))},
         guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                    "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         accounting=charge)
@@ -126,9 +127,9 @@ def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
     except (ParameterError, KeyError, TypeError, ValueError):
         pass
     q = p.q
-    return Release(str(q.text), q.canonical(), q.stat, q.group_by, p.group_keys,
-                   hit.answer, p.mech_name, hit.epsilon, hit.delta, p.guarantee,
-                   hit.id, replayed=True, ledger_head=hit.head,
+    return Release(str(q.text), q.canonical(), q.stat,
+                   *with_levels(q, q.group_by, p.group_keys), hit.answer, p.mech_name,
+                   hit.epsilon, hit.delta, p.guarantee, hit.id, replayed=True, ledger_head=hit.head,
                    confidence=p.confidence, _intervals=replayed_iv,
                    declared=declared_rules(session.schema, q))
 
@@ -157,8 +158,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
                 if q.stat == "quantile":
                     agg = replace(agg, buckets=agg.buckets[keep])  # type: ignore[index]
             if q.stat == "quantile":
-                truth["rank"] = np.asarray(agg.buckets).reshape(
-                    (*np.shape(truth["count"]), -1))
+                truth["rank"] = agg.buckets  # rows per (cell, lattice index)
             noisy = {role: released[role] if role in released else
                      c.release(truth[role], rng) for role, c in plans if role != "selection"}
             answer = combine_answer(q, session.schema, noisy)
@@ -174,6 +174,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
     except BaseException:
         session.ledger.abort(rid, "interrupted")
         raise
+    group_by, group_keys = with_levels(q, q.group_by, group_keys)
     preview = f"written to {output}" if executors else \
         np.array2string(answer.ravel()[:8], precision=6, separator=", ")
     if executors:
@@ -200,7 +201,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             details["selection"] = {"threshold": sel.threshold, "delta_exact": sel.delta_exact,
                                     "on": "count" if getattr(sel, "on_count", 0) else "persons",
                                     "suppressed_bound": sel.suppressed_bound(1 - p.confidence)}
-    release = Release(str(q.text), q.canonical(), q.stat, q.group_by, group_keys, answer,
+    release = Release(str(q.text), q.canonical(), q.stat, group_by, group_keys, answer,
                       p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
                       ledger_head=head, confidence=p.confidence, _intervals=intervals,
                       declared=declared_rules(session.schema, q))

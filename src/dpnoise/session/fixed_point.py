@@ -31,8 +31,8 @@ from .columns import Column
 DEFAULT_ROW_CAP = 2**36
 #: the centred values of a variance are kept to at most this many bits (|c| <= 2^25)
 VARIANCE_BITS = 25
-#: at most about this many candidate points of a quantile's public grid (2^10 + 1)
-QUANTILE_BITS = 10
+#: a quantile's lattice: at most 2^24 + 1 points (its error bar grows with ln(points))
+FINE_QUANTILE_BITS = 24
 
 
 # ------------------------------------------------------------------ exact sums
@@ -121,7 +121,8 @@ def power_fixed(fixed: ExactSum) -> PowerFixed:
 @dataclass(frozen=True)
 class QuantileGrid:
     """The public candidate points of a quantile: ``c_j = min(lo_q + j·2^p, hi_q)`` (in
-    units of ``2^-scale_exp``) for ``j = 0..m-1``, ``m <= 2^QUANTILE_BITS + 1``.  A row's
+    units of ``2^-scale_exp``) for ``j = 0..m-1`` (the earlier report-noisy-max quantile used
+``m <= 2^10 + 1`` candidates; the lattice quantile ``m <= 2^FINE_QUANTILE_BITS + 1``).  A row's
     *bucket* is ``b = ceil((q - lo_q) / 2^p) = (q - lo_q + 2^p - 1) >> p``, the first
     candidate at or above its value: the data snapped UP onto the grid."""
 
@@ -137,11 +138,14 @@ class QuantileGrid:
         return np.array([math.ldexp(float(v), -self.scale_exp) for v in q])
 
 
-def quantile_grid(fixed: ExactSum) -> QuantileGrid:
+def fine_quantile_grid(fixed: ExactSum) -> QuantileGrid:
+    """The lattice a quantile is released on: the exact sum's fixed-point grid
+    ``2^-scale_exp`` coarsened by the smallest power of two ``2^p`` that leaves at most
+    ``2^FINE_QUANTILE_BITS + 1`` points ``lo_q + j·2^p <= hi_q`` (``j = 0..span >> p``; a
+    row's bucket ``ceil((q - lo_q)/2^p)`` is clamped to the last of them)."""
     span = fixed.hi_q - fixed.lo_q
-    p = max(0, span.bit_length() - QUANTILE_BITS)
-    m = ((span + (1 << p) - 1) >> p) + 1
-    return QuantileGrid(p, m, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
+    p = max(0, span.bit_length() - FINE_QUANTILE_BITS)
+    return QuantileGrid(p, (span >> p) + 1, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
 
 
 def exact_sum(col: Column, max_rows: int | None = None) -> ExactSum:

@@ -41,6 +41,7 @@ Statistics combine their components' intervals by a **union bound**: a mean's co
 centred sum at ``alpha/2`` each (the true mean ``mid + S/C`` then lies in the range of
 that ratio over the box), a variance's three components at ``alpha/3``; a quantile's
 rank statement at ``alpha/2`` with its count at ``alpha/2`` (see
+:mod:`dpnoise.session.interval_rank`; releases recorded with the earlier report noisy max:
 :class:`~dpnoise.session.stats.RankPlan`).
 """
 

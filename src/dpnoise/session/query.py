@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from ..errors import ParameterError
 from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
+from .quantile_query import check_levels, small_quantiles, sql_levels
 from .schema import Schema
 
 Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile", "distinct"]
@@ -55,7 +56,7 @@ _TOKEN = re.compile(
       | (?P<str>'(?:[^']|'')*')
       | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<op><=|>=|<>|!=|==|=|<|>)
-      | (?P<punct>[(),*])
+      | (?P<punct>[(),*\[\]])
     )""",
     re.VERBOSE,
 )
@@ -249,7 +250,7 @@ class Query:
     group_by: tuple[str, ...] = ()
     text: str = ""
     source: str | None = None  # the FROM table of the SQL form
-    quantile: float | None = None  # the level q of a quantile (median: 0.5)
+    quantile: float | tuple[float, ...] | None = None  # level(s) of a quantile (median: 0.5)
 
     def canonical(self) -> str:
         s = self.stat + (f" {self.quantile!r}" if self.stat == "quantile" else "") + \
@@ -285,9 +286,7 @@ class Query:
                     "the sum of squares of 2^53 values stops being a finite double; declare "
                     "tighter bounds")
         if self.stat == "quantile":
-            q = self.quantile
-            if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:
-                raise ParameterError(f"a quantile's level must be in (0, 1), got {q!r}")
+            check_levels(self.quantile)
         private = [g for g in self.group_by if schema.column(g).private_keys]
         if private and len(self.group_by) > 1:
             raise ParameterError(
@@ -412,6 +411,9 @@ class _Parser:
 
     def small(self) -> Query:
         self.unsupported()
+        if self.tok.kind == "ident" and self.tok.value.lower() == "quantiles":
+            c, w, g, lv = small_quantiles(self)
+            return Query("quantile", c, w, g, self.text, quantile=lv)
         t = self.take()
         if t.kind != "kw" or t.value not in ("count", "sum", "mean", "avg", "histogram",
                                              "median", "quantile", "variance", "stddev"):
@@ -511,9 +513,7 @@ class _Parser:
         level: float | None = 0.5 if word == "median" else None
         if word in ("quantile", "quantile_cont"):
             self.expect_punct(",")
-            if self.tok.kind != "num":
-                self.fail("expected the level, e.g. QUANTILE_CONT(income, 0.9)")
-            level = float(self.take().value)
+            level = sql_levels(self)  # type: ignore[assignment]
         self.expect_punct(")")
         return name, column, level  # type: ignore[return-value]
 

@@ -48,6 +48,7 @@ from .calibration import calibrate, count_cells
 from .execution import execute_release, prepare_release, replayed_release
 from .opening import open_engine, resolve_schema
 from .planning import ReleasePlan, plan_release
+from .quantile_query import with_levels
 from .query import Query, parse_query
 from .release import Release
 from .schema import Schema
@@ -335,7 +336,7 @@ class Session(BoundsSuggestion):
         """CUSTODIAN ONLY (not private, never release it): the exact true value of each
         component a release of ``query`` adds noise to, keyed by the role of its plan
         (``count``, ``sum``, ``centred_sum``, ``power1``, ``power2``; a quantile's
-        ``rank``: the utility of every candidate; ``selection``: distinct persons per
+        ``rank``: the utility at <= 1025 lattice probe points; ``selection``: distinct persons per
         group, with ``labels`` their keys), shaped like the release.  For tests and
         audits of the sensitivity; reads the data, spends nothing.
 
@@ -354,8 +355,7 @@ class Session(BoundsSuggestion):
         comps = components_of(q, agg)
         if q.stat == "quantile":
             rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
-            comps["rank"] = rank.utilities(agg.buckets).reshape(  # type: ignore[arg-type]
-                (*agg.shape, rank.grid.size))
+            comps["rank"] = rank.utilities(agg.buckets)  # type: ignore[arg-type]
         if agg.labels is not None:
             comps["selection"] = agg.persons  # type: ignore[assignment]
             comps["labels"] = agg.labels
@@ -402,7 +402,7 @@ class Session(BoundsSuggestion):
             combine_answer(q, self.schema, components_of(q, agg))
         keys: tuple[Any, ...] = (tuple(agg.labels.tolist()),) if agg.labels is not None \
             else tuple(self.schema.column(g).keys() for g in q.group_by)
-        return TrueAnswer(str(q.text), q.canonical(), q.stat, q.group_by, keys,
+        return TrueAnswer(str(q.text), q.canonical(), q.stat, *with_levels(q, q.group_by, keys),
                           np.asarray(values))
 
     def release(self, query: str | Query, *, epsilon: float | None = None,

@@ -568,8 +568,8 @@ class SparkEngine:
         return plan.n_cells > self.driver_cells
 
     def noise_site(self, q: Query) -> str:
-        """``"driver-only"`` for a quantile (a noisy max over each cell's candidate
-        buckets: the bucket counts are collected) or groups whose keys are not public
+        """``"driver-only"`` for a quantile (the exponential mechanism on each cell's
+        lattice: rows per lattice index are collected) or groups whose keys are not public
         (partition selection decides which cells exist: the per-group aggregates are
         collected), else ``"either"``.  Public facts only."""
         from .spark_noise import EXECUTOR_STATS

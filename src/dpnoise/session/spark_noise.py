@@ -62,9 +62,9 @@ def block_key(driver_key: bytes, block: int) -> bytes:
                 info=int(block).to_bytes(8, "big")).derive(driver_key)
 
 
-#: statistics noised on the executors; the others -- quantiles (a noisy max over every
-#: cell's candidate buckets) and groups whose keys are not public (partition selection
-#: decides which cells exist) -- are noised on the driver from the collected aggregates
+#: statistics noised on the executors; the others -- quantiles (the exponential mechanism
+#: on each cell's rows per lattice index) and groups whose keys are not public (partition
+#: selection decides which cells exist) -- are noised on the driver from the aggregates
 EXECUTOR_STATS = ("count", "sum", "mean", "variance", "stddev")
 
 

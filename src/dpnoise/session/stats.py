@@ -6,9 +6,12 @@ The calibration and the sampling are the registry mechanisms
 the accountants see them); the plans here add what the custodian path needs: the
 utilities from bucket counts, the charge, the rank error bar and the recorded parameters.
 
-:class:`RankPlan` -- a quantile by **report noisy max with exact two-sided geometric
-noise** over a public grid of candidates.  The exponential mechanism for quantiles
-(McSherry & Talwar, "Mechanism design via differential privacy", FOCS 2007; Smith,
+:class:`RankPlan` -- the EARLIER custodian quantile (releases now go through
+:mod:`dpnoise.session.interval_rank`, at the data's resolution); it is kept because ledgers
+hold releases made with it: their recorded parameters give their error bars
+(:func:`rank_error_from_parameters`).  A quantile by **report noisy max with exact
+two-sided geometric noise** over a public grid of candidates.  The exponential mechanism for
+quantiles (McSherry & Talwar, "Mechanism design via differential privacy", FOCS 2007; Smith,
 "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011)
 scores candidate ``c_j`` with ``u_j = -max(0, D·L_j - Q·n, Q·n - D·R_j)`` where
 ``L_j``/``R_j`` count the (bounded, non-missing) values whose bucket is ``< j`` /

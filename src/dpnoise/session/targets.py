@@ -260,7 +260,9 @@ def expected_half_width(session: Any, q: Any, epsilon: float, delta: float, *,
     for truth in _stand_ins(session, q, plans, group_size):
         rng = SeededRandom(_SEED)
         noisy = {role: p.release(np.full(draws, truth[role]), rng) for role, p in noised}
-        lo, hi = interval_function(q.stat, col_range, plans, noisy, (draws,))(confidence)
+        levels = q.quantile if isinstance(q.quantile, tuple) else ()  # a key column each
+        shape = (draws, len(levels)) if levels else (draws,)
+        lo, hi = interval_function(q.stat, col_range, plans, noisy, shape)(confidence)
         half = (np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64)) / 2
         worst = max(worst, float(np.percentile(half, PERCENTILE)))
     name = ", ".join(f"{r}={p.name}" for r, p in plans) if len(plans) > 1 else plans[0][1].name
