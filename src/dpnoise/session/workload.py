@@ -77,7 +77,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..params import check_delta, check_epsilon
-from .targets import AccuracyTarget
+from .accuracy_target import AccuracyTarget
 
 #: a query's name: a file name on every platform
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
