@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ParameterError
+from .query_clauses import where_and_by
 
 __all__ = ["MAX_LEVELS", "check_levels", "small_quantiles", "sql_levels", "with_levels"]
 
@@ -72,16 +73,7 @@ def small_quantiles(parser: Any) -> tuple[str, Any, tuple[str, ...], float | tup
     while _is(parser, ","):
         parser.i += 1
         values.append(_number(parser, example))
-    where, group = None, ()
-    while parser.tok.kind != "end":
-        if parser.is_kw("where") and where is None:
-            parser.i += 1
-            where = parser.predicate()
-        elif parser.is_kw("by") and not group:
-            parser.i += 1
-            group = parser.ident_list()
-        else:
-            parser.fail("expected WHERE or BY")
+    where, group = where_and_by(parser)
     return column, where, group, _levels(values)
 
 

@@ -44,6 +44,7 @@ from typing import Any, Literal
 from ..errors import ParameterError
 from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
 from .quantile_query import check_levels, small_quantiles, sql_levels
+from .query_clauses import where_and_by
 from .schema import Schema
 
 Stat = Literal["count", "sum", "mean", "variance", "stddev", "quantile", "distinct"]
@@ -436,16 +437,7 @@ class _Parser:
                 column = self.ident()
             elif self.tok.kind == "punct" and self.tok.value == "*":
                 self.i += 1
-        where = None
-        while self.tok.kind != "end":
-            if self.is_kw("where") and where is None:
-                self.i += 1
-                where = self.predicate()
-            elif self.is_kw("by") and not group:
-                self.i += 1
-                group = self.ident_list()
-            else:
-                self.fail("expected WHERE or BY")
+        where, group = where_and_by(self, group)
         return Query(stat, column, where, group, self.text, quantile=level)
 
     def ident_list(self) -> tuple[str, ...]:
