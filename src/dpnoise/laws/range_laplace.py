@@ -239,7 +239,7 @@ def sigma_std(pieces: Pieces, sensitivity: float, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------ metric
-def _side_masses(pieces: Pieces, mu: float, s: float) -> tuple[float, float]:
+def side_masses(pieces: Pieces, mu: float, s: float) -> tuple[float, float]:
     """Feasible Laplace mass left and right of mu (FL, FR; Z = FL + FR)."""
     fl = fr = 0.0
     for lo, hi in pieces:
@@ -258,7 +258,7 @@ def eps_metric(pieces: Pieces, sensitivity: float, s: float) -> float:
     for lo, hi in pieces:
         for t in (lo, hi):
             if math.isfinite(t):
-                fl, fr = _side_masses(pieces, t, s)
+                fl, fr = side_masses(pieces, t, s)
                 z = fl + fr
                 best = max(best, d * 2 * fl / (s * z), d * 2 * fr / (s * z))
     for (_, r), (l_next, _) in itertools.pairwise(pieces):

@@ -22,6 +22,7 @@ from ...laws.range_laplace import (
     log_mass,
     log_piece_mass,
     paper_boundary_scale,
+    side_masses,
     sigma_metric,
     sigma_std,
 )
@@ -51,17 +52,6 @@ def constraint_sums(constraints: Pieces, mu: float, s: float) -> tuple[float, fl
             right += math.exp(-dl / s) / 2 if math.isinf(b) else \
                 (math.exp(-dl / s) - math.exp(-dr / s)) / 2
     return left, right
-
-
-def feasible_side_masses(pieces: Pieces, mu: float, s: float) -> tuple[float, float]:
-    """The feasible Laplace(mu, s) mass left and right of mu, from the library's masses."""
-    fl = fr = 0.0
-    for lo, hi in pieces:
-        if lo < mu:
-            fl += math.exp(float(log_piece_mass(lo, min(hi, mu), np.array(mu), s)))
-        if hi > mu:
-            fr += math.exp(float(log_piece_mass(max(lo, mu), hi, np.array(mu), s)))
-    return fl, fr
 
 
 def log_density(pieces: Pieces, x: np.ndarray, mu: float, s: float) -> np.ndarray:
@@ -128,7 +118,7 @@ def f4_f5(number: int, quick: bool) -> Outcome:
                 if not any(lo <= mu <= hi for lo, hi in pieces):
                     continue
                 left, right = constraint_sums(cons, mu, s)
-                fl, fr = feasible_side_masses(pieces, mu, s)
+                fl, fr = side_masses(pieces, mu, s)
                 rows.append((f"μ={mu:g}, σ={s}", left if number == 4 else right,
                              0.5 - fl if number == 4 else 0.5 - fr))
     return agreement(rows, 1e-12)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ...laws.range_laplace import log_mass, paper_boundary_scale, sigma_metric
+from ...laws.range_laplace import log_mass, paper_boundary_scale, side_masses, sigma_metric
 from . import Outcome
 from .range_laplace_formulas import (
     F2,
@@ -19,7 +19,6 @@ from .range_laplace_formulas import (
     INF,
     Pieces,
     agreement,
-    feasible_side_masses,
     formula,
     lemma1_bounds,
     log_density,
@@ -110,7 +109,7 @@ def _rate(pieces: Pieces, s: float, reflected: bool) -> float:
     for lo, hi in pieces:
         for t in (lo, hi):
             if math.isfinite(t):
-                fl, fr = feasible_side_masses(pieces, t, s)
+                fl, fr = side_masses(pieces, t, s)
                 best = max(best, 2 * fl / (s * (fl + fr)), 2 * fr / (s * (fl + fr)))
     for (_, r), (nxt, _) in itertools.pairwise(pieces):
         w = nxt - r
