@@ -37,7 +37,7 @@ from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
 from .integers import IntegerLaw
-from .thresholded import SUPPRESSED, _check_count
+from .thresholded import SUPPRESSED, _check_count, joint_log_law
 
 _NOT_ZCDP = ("a Gaussian threshold releases a group of one person's own with probability "
              "> 0 (an atom at +infinity of its privacy-loss distribution): it has no zCDP "
@@ -119,13 +119,7 @@ class GaussianThresholdCount(Mechanism):
     def _log_law(self, u: tuple[int, ...]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released vector | counts u), the vector encoded as one integer."""
         top = self.threshold + 2 * self.rows + math.ceil(12 * math.sqrt(float(self.sigma2)))
-        base = top + 2
-        outs, lps = np.array([0], dtype=np.int64), np.array([0.0])
-        for c in u:
-            o, lp = self._group_law(int(c), top)
-            outs = (outs[:, None] * base + (o + 1)[None, :]).reshape(-1)
-            lps = (lps[:, None] + lp[None, :]).reshape(-1)
-        return outs, lps
+        return joint_log_law(self._group_law, u, top)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         y = np.asarray(outputs)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,21 @@ def _check_count(name: str, value: Any) -> int:
 
 #: the boundary keep-probability is a dyadic rational b / 2^BOUNDARY_BITS
 BOUNDARY_BITS = 64
+
+
+def joint_log_law(group_law: Callable[[int, int], tuple[NDArray[np.int64], NDArray[np.float64]]],
+                  counts: tuple[int, ...], top: int
+                  ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """ln P(released vector | counts) for groups released independently, each output
+    ``o`` of a group (``SUPPRESSED`` = -1 .. ``top``) a digit ``o + 1`` of one integer in
+    base ``top + 2``; ``group_law(count, top)`` gives one group's outputs and log-probabilities."""
+    base = top + 2
+    outs, lps = np.array([0], dtype=np.int64), np.array([0.0])
+    for c in counts:
+        o, lp = group_law(int(c), top)
+        outs = (outs[:, None] * base + (o + 1)[None, :]).reshape(-1)
+        lps = (lps[:, None] + lp[None, :]).reshape(-1)
+    return outs, lps
 
 
 @dataclass(frozen=True)
@@ -193,13 +209,7 @@ class ThresholdedCount(Mechanism):
     def _log_law(self, u: tuple[int, ...]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released vector | counts u), the vector encoded as one integer."""
         top = self.threshold + 2 * self.l1 + math.ceil(80 / (self.s / self.t))
-        base = top + 2
-        outs, lps = np.array([0], dtype=np.int64), np.array([0.0])
-        for c in u:
-            o, lp = self._group_law(int(c), top)
-            outs = (outs[:, None] * base + (o + 1)[None, :]).reshape(-1)
-            lps = (lps[:, None] + lp[None, :]).reshape(-1)
-        return outs, lps
+        return joint_log_law(self._group_law, u, top)
 
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         y = np.asarray(outputs)
