@@ -51,18 +51,21 @@ static inline double dsel(int c, double a, double b) {
 
 /* x < y ? a : b and x <= y ? a : b for doubles, the mask made by an SSE comparison (no jump,
  * no move through the integer registers). */
+#if defined(__SSE2__)
+static inline double mask_sel(__m128d m, double a, double b) {
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+}
+#endif
 static inline double lt_sel(double x, double y, double a, double b) {
 #if defined(__SSE2__)
-    __m128d m = _mm_cmplt_sd(_mm_set_sd(x), _mm_set_sd(y));
-    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+    return mask_sel(_mm_cmplt_sd(_mm_set_sd(x), _mm_set_sd(y)), a, b);
 #else
     return dsel(x < y, a, b);
 #endif
 }
 static inline double le_sel(double x, double y, double a, double b) {
 #if defined(__SSE2__)
-    __m128d m = _mm_cmple_sd(_mm_set_sd(x), _mm_set_sd(y));
-    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+    return mask_sel(_mm_cmple_sd(_mm_set_sd(x), _mm_set_sd(y)), a, b);
 #else
     return dsel(x <= y, a, b);
 #endif
