@@ -131,3 +131,20 @@ def test_cli_prints_a_snippet_and_charges_the_ledger(tmp_path: Path,
     assert main(["report", str(led), "--out", str(tmp_path / "r.html")]) == 0
     with Session(str(csv), None, led, schema={"columns": {"age": {"lower": 0, "upper": 1}}}) as s:
         assert s.spent.epsilon == pytest.approx(0.4)
+
+
+def test_a_failure_after_the_reservation_keeps_the_charge_and_withholds_the_cause(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpnoise.session.suggest as suggest
+
+    def broken(*_a: object) -> None:
+        raise ValueError("secret value 41234.5")
+
+    monkeypatch.setattr(suggest, "bounded_values", broken)
+    with Session(_data(500), Budget(1.0), tmp_path / "l.sqlite", schema=SCHEMA,
+                 create_ledger=True) as s:
+        with pytest.raises(dp.DpnoiseError) as err:
+            s.suggest_bounds("age", epsilon=0.25)
+        assert "41234" not in str(err.value) and "release_failed" in str(err.value)
+        assert err.value.__cause__ is None and err.value.__suppress_context__
+        assert s.spent.epsilon == pytest.approx(0.25)  # the charge is kept

@@ -162,18 +162,8 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             noisy = {role: released[role] if role in released else
                      c.release(truth[role], rng) for role, c in plans if role != "selection"}
             answer = combine_answer(q, session.schema, noisy)
-    except Exception:
-        # a fixed reason code and a fixed message: the exception's text could
-        # depend on the data, so it is neither stored nor shown (nor chained)
-        session.ledger.abort(rid, "release_failed")
-        raise DpnoiseError(
-            f"release failed after its budget was reserved (ledger row {rid}, reason "
-            "release_failed); the charge is kept and the cause is withheld because it "
-            "could depend on the data"
-        ) from None
-    except BaseException:
-        session.ledger.abort(rid, "interrupted")
-        raise
+    except BaseException as exc:
+        raise failure_after_reserve(session.ledger, rid, exc) from None
     group_by, group_keys = with_levels(q, q.group_by, group_keys)
     preview = f"written to {output}" if executors else \
         np.array2string(answer.ravel()[:8], precision=6, separator=", ")
@@ -216,6 +206,23 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
             ) from None
         release.details["output"] = str(output)
     return release
+
+
+def failure_after_reserve(ledger: Any, rid: int, exc: BaseException,
+                          what: str = "release") -> BaseException:
+    """Abort reservation ``rid`` after ``exc`` and return what to raise: for an error, a
+    :class:`DpnoiseError` with the fixed reason ``release_failed`` and a fixed message (the
+    exception's text could depend on the data, so it is neither stored nor shown nor
+    chained); for an interruption (KeyboardInterrupt, SystemExit), ``exc`` itself after the
+    reason ``interrupted``.  The charge is kept either way."""
+    if not isinstance(exc, Exception):
+        ledger.abort(rid, "interrupted")
+        return exc
+    ledger.abort(rid, "release_failed")
+    return DpnoiseError(
+        f"{what} failed after its budget was reserved (ledger row {rid}, reason "
+        "release_failed); the charge is kept and the cause is withheld because it "
+        "could depend on the data")
 
 
 def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float, float]:

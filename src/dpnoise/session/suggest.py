@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DpnoiseError, ParameterError
+from ..errors import ParameterError
 from ..params import check_epsilon
 from .columns import MAX_BOUND, Column, quote_identifier
-from .execution import release_key, snap_to_remaining
+from .execution import failure_after_reserve, release_key, snap_to_remaining
 from .schema import Schema
 
 #: the ledger's mechanism name and the parameters' key of a suggested-bounds release
@@ -234,10 +234,10 @@ class BoundsSuggestion:
         from ..ledger import encode_record
 
         confidence = check_level(confidence)
-        mech = bounds_mechanism(self.schema, column, epsilon, levels)  # every check first
+        epsilon = check_epsilon(epsilon)
         if self.ledger.accountant == "basic":  # the exact remainder, not one ulp over it
-            snapped, _ = snap_to_remaining(self.ledger, mech.epsilon, 0.0)
-            mech = bounds_mechanism(self.schema, column, snapped, levels)
+            epsilon, _ = snap_to_remaining(self.ledger, epsilon, 0.0)
+        mech = bounds_mechanism(self.schema, column, epsilon, levels)
         if self.engine is None:
             raise ParameterError("this session has no data (data=None: planning only)")
         if getattr(self.engine, "name", None) != "duckdb":
@@ -274,15 +274,8 @@ class BoundsSuggestion:
             accounting=charge)
         try:
             low, high = mech.release(bounded_values(self.engine, self.schema, column), rng=rng)
-        except Exception:
-            self.ledger.abort(rid, "release_failed")
-            raise DpnoiseError(
-                f"suggested bounds failed after the budget was reserved (ledger row {rid}, "
-                "reason release_failed); the charge is kept and the cause is withheld "
-                "because it could depend on the data") from None
-        except BaseException:
-            self.ledger.abort(rid, "interrupted")
-            raise
+        except BaseException as exc:
+            raise failure_after_reserve(self.ledger, rid, exc, "suggested bounds") from None
         answer = np.array([low, high])
         head = self.ledger.complete(rid, answer, f"[{low!r}, {high!r}]",
                                     record=encode_record({"bounds": answer}, None, 2))
