@@ -65,8 +65,9 @@ def spark():  # type: ignore[no-untyped-def]
         builder = builder.config("spark.plugins",
                                  "org.apache.spark.sql.connect.SparkConnectPlugin") \
             .config("spark.connect.grpc.binding.address", "127.0.0.1") \
-            .config("spark.connect.grpc.binding.port", str(port))
-        CONNECT["url"] = f"sc://127.0.0.1:{port}"
+            .config("spark.connect.grpc.binding.port", str(port)) \
+            .config("spark.connect.grpc.port.maxRetries", "64")
+        CONNECT["url"] = ""  # the port actually bound is read from the JVM below
     except ImportError:
         CONNECT.pop("url", None)
     session = (builder.master("local[2]").appName("dpnoise-tests")
@@ -78,6 +79,13 @@ def spark():  # type: ignore[no-untyped-def]
                .config("spark.driver.memory", "1g")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
+    if "url" in CONNECT:
+        # The free port can be taken between probing it and the JVM binding it (by
+        # the JVM's own driver or block-manager ports, or another test worker's JVM):
+        # the server retries upward, and the port it really bound is asked of it.
+        service = getattr(session._jvm.org.apache.spark.sql.connect.service,
+                          "SparkConnectService$").__getattr__("MODULE$")
+        CONNECT["url"] = f"sc://127.0.0.1:{int(service.localPort())}"
     yield session
     if "url" in CONNECT:  # the Connect client first, while its server still runs
         from pyspark.sql.connect.session import SparkSession as ConnectSession
