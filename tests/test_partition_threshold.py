@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from dpnoise import Budget, ParameterError, SeededRandom, Session
 from dpnoise.mechanisms.optimal_selection import OptimalSelection, exp_below
 from dpnoise.mechanisms.statistics import geometric_tail
-from dpnoise.mechanisms.thresholded import SUPPRESSED, ThresholdedCount
+from dpnoise.mechanisms.thresholded import SUPPRESSED, NewGroupRelease, ThresholdedCount
 from dpnoise.session.intervals import component_interval
 from dpnoise.verify import verify
 
@@ -107,6 +107,27 @@ def test_the_whole_budget_goes_to_one_thresholded_count() -> None:
         assert (sel.s, sel.t) == (roles["count"].mechanism.s, roles["count"].mechanism.t)
         with pytest.raises(ParameterError, match="delta > 0"):
             s.plans("count by city", 1.0)
+
+
+@settings(max_examples=6, deadline=None)
+@given(eps=st.sampled_from([0.5, 1.0, 2.0]), delta=st.sampled_from([1e-6, 1e-7, 3e-6]),
+       groups=st.integers(1, 8), rows=st.integers(1, 3))
+def test_the_charged_delta_is_never_above_the_asked_one(eps: float, delta: float,
+                                                          groups: int, rows: int) -> None:
+    """The rule's delta and the charged mechanism's stated delta are one number, at most
+    the asked delta (a one-ulp excess once made a release of the exact remaining budget
+    fail the ledger's strict check under the pld accountant)."""
+    m = ThresholdedCount(epsilon=eps, delta=delta, groups=groups, rows=rows)
+    assert m.delta <= delta
+    assert NewGroupRelease(rule=m.rule, groups=groups, rows=rows).delta == m.delta
+
+
+@pytest.mark.parametrize("accountant", ["basic", "pld"])
+def test_a_thresholded_count_may_spend_exactly_what_remains(accountant: str) -> None:
+    with Session(_one_row_each([30, 2]), Budget(1, 1e-6, accountant=accountant),
+                 schema=SCHEMA, rng=SeededRandom(1)) as s:
+        s.release("count by city", epsilon=1.0, delta=1e-6)
+        assert s.ledger.remaining().epsilon <= 1e-9
 
 
 def test_groups_of_25_persons_appear_in_90_percent_of_releases() -> None:

@@ -152,7 +152,9 @@ def claimed_profile(epsilon: float, delta: float, *, note: str = "",
     e, d = float(epsilon), float(delta)
     if d > 0:
         return PrivacyProfile(True, e, d, note, rho=None,
-                              not_zcdp="(eps, delta)-DP with delta > 0: no zCDP guarantee",
+                              not_zcdp=("an (eps, delta) guarantee with delta > 0 bounds no "
+                                        "Renyi divergence: no zCDP guarantee; use the "
+                                        "'pld' or 'basic' accountant"),
                               **facts)
     return PrivacyProfile(True, e, 0.0, note, renyi=pure_renyi(e), rho=e * e / 2, **facts)
 

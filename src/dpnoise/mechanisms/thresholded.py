@@ -116,11 +116,25 @@ class KeepRule:
         return (y >= self.threshold) | ((y == self.threshold - 1) & coin)
 
 
+def keep_delta(s: int, t: int, k: int, boundary: int, groups: int) -> float:
+    """``G·(P(Z >= k) + b/2^64 · P(Z = k − 1))`` for the geometric law of decay ``s/t``, in
+    50-digit arithmetic, rounded up to a float: the delta of a keep rule whose threshold is
+    ``k`` above a group of one person's rows.  One function for the rule's calibration and
+    the stated guarantee, so the two never differ by a rounding."""
+    with mpmath.workdps(50):
+        r = mpmath.exp(-mpmath.mpf(s) / t)
+        tail = r ** k / (1 + r) if k >= 0 else 1 - r ** (1 - k) / (1 + r)
+        pm = (1 - r) / (1 + r) * r ** abs(k - 1)
+        exact = groups * (tail + pm * mpmath.mpf(boundary) / (1 << BOUNDARY_BITS))
+        return min(1.0, math.nextafter(float(exact), math.inf))
+
+
 def rule_for(s: int, t: int, delta: float, groups: int, rows: int) -> tuple[KeepRule, float]:
     """The keep rule for ``δ``: ``τ`` the smallest threshold with ``G·P(Z >= τ − R) <= δ``,
     then the largest dyadic ``b`` with ``G·(P(Z >= τ − R) + b·P(Z = τ − 1 − R)) <= δ`` (the
     Neyman-Pearson test of "a group of R rows exists" against the rest, randomised at its
-    boundary so that the whole δ is used), in 50-digit arithmetic; and that δ, rounded up."""
+    boundary so that the whole δ is used), in 50-digit arithmetic; and that δ, rounded up
+    (:func:`keep_delta`), which is at most the asked ``δ``."""
     m = tail_index(s, t, delta / groups)
     scale = 1 << BOUNDARY_BITS
     with mpmath.workdps(50):
@@ -129,14 +143,9 @@ def rule_for(s: int, t: int, delta: float, groups: int, rows: int) -> tuple[Keep
         pm = (1 - r) / (1 + r) * r ** abs(m - 1)
         room = mpmath.mpf(delta) / groups - tail
         b = max(0, min(scale - 1, int(mpmath.floor(room / pm * scale))))
-
-        def exact(b: int) -> float:
-            return math.nextafter(float(groups * (tail + pm * b / scale)), math.inf)
-
-        while b > 0 and exact(b) > delta:
-            b -= 1
-        total = min(1.0, exact(b))
-    return KeepRule(s, t, m + rows, b), total
+    while b > 0 and keep_delta(s, t, m, b, groups) > delta:
+        b -= 1
+    return KeepRule(s, t, m + rows, b), keep_delta(s, t, m, b, groups)
 
 
 class ThresholdedCount(Mechanism):
@@ -262,8 +271,8 @@ class NewGroupRelease(Mechanism):
         self.rows = _check_count("rows", rows)
         self.epsilon = 0.0
         self.sensitivity = float(self.rows)
-        one = rule.keep_probability(self.rows)
-        self.delta = min(1.0, math.nextafter(self.groups * one, math.inf))
+        self.delta = keep_delta(rule.s, rule.t, self.threshold - self.rows, rule.boundary,
+                                self.groups)
         self._freeze()
 
     @property
