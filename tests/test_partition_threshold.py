@@ -12,6 +12,7 @@ per person (OptimalSelection).
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -128,6 +129,21 @@ def test_a_thresholded_count_may_spend_exactly_what_remains(accountant: str) -> 
                  schema=SCHEMA, rng=SeededRandom(1)) as s:
         s.release("count by city", epsilon=1.0, delta=1e-6)
         assert s.ledger.remaining().epsilon <= 1e-9
+
+
+def test_a_release_over_keys_that_are_not_public_is_replayed_with_its_groups(
+        tmp_path: Path) -> None:
+    ledger = str(tmp_path / "l.db")
+    data = _one_row_each([30, 40, 1])
+    with Session(data, Budget(3, 1e-5), ledger=ledger, create_ledger=True, schema=SCHEMA,
+                 replay=True) as s:
+        first = s.release("count by city", epsilon=1.0, delta=1e-6)
+        left = s.ledger.remaining()
+    with Session(data, Budget(3, 1e-5), ledger=ledger, schema=SCHEMA, replay=True) as s:
+        again = s.release("count by city", epsilon=1.0, delta=1e-6)
+        assert again.replayed and s.ledger.remaining() == left  # nothing spent twice
+        assert again.group_keys == first.group_keys and again.group_by == ("city",)
+        np.testing.assert_array_equal(again.values, first.values)
 
 
 def test_groups_of_25_persons_appear_in_90_percent_of_releases() -> None:

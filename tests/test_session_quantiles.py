@@ -122,6 +122,12 @@ def test_keys_that_are_not_public_select_groups_first() -> None:
         assert set(r.group_keys[0]) <= {"a", "b"} and r.group_keys[1] == (0.25, 0.75)
         assert r.values.shape == (len(r.group_keys[0]), 2)
         assert np.all(r.values[:, 0] <= r.values[:, 1])
+        left = s.ledger.remaining()
+        again = s.release("quantiles x at 0.25, 0.75 by city", epsilon=2.0, delta=1e-6,
+                          replay=True)  # served with its selected groups and levels
+        assert again.replayed and s.ledger.remaining() == left
+        assert again.group_by == r.group_by and again.group_keys == r.group_keys
+        np.testing.assert_array_equal(again.values, r.values)
 
 
 @pytest.mark.parametrize("query,match", [

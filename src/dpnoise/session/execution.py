@@ -119,6 +119,11 @@ def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
         hit = session.ledger.find(p.legacy_key)
     if hit is None or hit.answer is None:
         return None
+    group_keys = p.group_keys
+    if p.private:  # the groups DP selection released, as recorded (text keys)
+        if hit.released_keys is None or not hit.released_keys:
+            return None  # recorded without its keys: it cannot be served again
+        group_keys = (tuple(hit.released_keys[0]),)
     # error bars from the recorded answer and components, when recorded
     replayed_iv: Any = None
     try:
@@ -128,7 +133,7 @@ def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
         pass
     q = p.q
     return Release(str(q.text), q.canonical(), q.stat,
-                   *with_levels(q, q.group_by, p.group_keys), hit.answer, p.mech_name,
+                   *with_levels(q, q.group_by, group_keys), hit.answer, p.mech_name,
                    hit.epsilon, hit.delta, p.guarantee, hit.id, replayed=True, ledger_head=hit.head,
                    confidence=p.confidence, _intervals=replayed_iv,
                    declared=declared_rules(session.schema, q))

@@ -547,7 +547,7 @@ class Session(BoundsSuggestion):
                  replay: bool | None, with_rows: bool, output: str | None = None,
                  confidence: float = 0.95) -> Release:
         p = prepare_release(self, q, epsilon, delta, mechanism, with_rows, output, confidence)
-        if (self.replay if replay is None else bool(replay)) and not p.private:
+        if self.replay if replay is None else bool(replay):
             hit = replayed_release(self, p)
             if hit is not None:
                 return hit

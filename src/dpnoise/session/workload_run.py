@@ -173,7 +173,7 @@ def _prepared(session: Any, wl: Workload, paths: dict[str, str], replay: bool | 
     use_replay = session.replay if replay is None else bool(replay)
     todo = []
     for q, p in zip(wl.queries, pending, strict=True):
-        hit = replayed_release(session, p) if use_replay and not p.private else None
+        hit = replayed_release(session, p) if use_replay else None
         if hit is not None:
             result.releases[q.name] = hit
         else:
