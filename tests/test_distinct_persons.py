@@ -286,4 +286,8 @@ def test_the_other_row_is_its_own_noisy_count_in_one_reservation(tmp_path: Path)
         r = s.release("count by city with other", epsilon=2.0, delta=1e-6)
         assert s.history()[0].components["other"] == r.details["other_row"]["value"]
         assert s.spent.epsilon == 2.0
+        again = s.release("count by city with other", epsilon=2.0, delta=1e-6, replay=True)
+        assert again.replayed and s.spent.epsilon == 2.0  # groups and other row, no spend
+        assert again.group_keys == r.group_keys
+        assert again.details["other_row"] == r.details["other_row"]
     assert verify_ledger(led).ok

@@ -132,10 +132,11 @@ def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
     except (ParameterError, KeyError, TypeError, ValueError):
         pass
     q = p.q
+    details = other_details(p.plans, dict(hit.components or {}), p.confidence)
     return Release(str(q.text), q.canonical(), q.stat,
                    *with_levels(q, q.group_by, group_keys), hit.answer, p.mech_name,
                    hit.epsilon, hit.delta, p.guarantee, hit.id, replayed=True, ledger_head=hit.head,
-                   confidence=p.confidence, _intervals=replayed_iv,
+                   details=details, confidence=p.confidence, _intervals=replayed_iv,
                    declared=declared_rules(session.schema, q))
 
 def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any) -> Release:
