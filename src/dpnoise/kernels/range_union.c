@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "range_union.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -145,29 +147,27 @@ static inline void side(double n, double M, double inv_m, const double *lo_r_tab
     *high = (1.0 - 2.0 * lo_r) * (1.0 - e);
 }
 
-/* pieces: a[P], b[P], tot_p[P], thr_p[P], m_p[P] (consecutive); t_p[P]; lo_r[M] =
- * 1 - 2^(-t/M), then p2[M] = 2^(-r/M); scratch: 3 (P - 1) doubles. */
-int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const uint64_t *w,
-                          const double *qz, const double *pieces, const int64_t *t_p,
-                          const double *lo_r, int64_t Mi, double inv_m, const uint64_t *cum_u,
-                          int64_t guided, int64_t gshift, uint64_t gmask, const int64_t *g,
-                          const uint64_t *gthr, const uint64_t *B, int64_t nB,
-                          double half_grid, double *scratch, double *out) {
-    const double *a = pieces, *b = pieces + P, *tot_p = pieces + 2 * P;
-    const double *thr_p = pieces + 3 * P, *m_p = pieces + 4 * P;
-    const int64_t nd = P - 1;
-    const double M = (double)Mi;
-    const double *p2 = lo_r + Mi;
-    const uint64_t *wd = w, *wc = w + nd * cnt, *wr = w + (nd + 1) * cnt;
-    const uint64_t *wq = w + (nd + 2) * cnt;
+/* Rows [from, to) of the job, one value at a time (the fallback on every CPU, and the
+ * remainder of the vector rows); scratch: 3 (P - 1) doubles. */
+static int64_t union_rows_scalar(const dpk_union_job *J, int64_t from, int64_t to,
+                                 double *scratch) {
+    const int64_t cnt = J->cnt, P = J->P, nd = J->nd;
+    const double *a = J->a, *b = J->b, *tot_p = J->tot_p, *thr_p = J->thr_p, *m_p = J->m_p;
+    const int64_t *t_p = J->t_p, *g = J->g;
+    const double M = J->M, inv_m = J->inv_m, half_grid = J->half_grid;
+    const double *lo_r = J->lo_r, *p2 = J->p2, *cf_arr = J->cf, *qz = J->qz;
+    const uint64_t *wd = J->wd, *wc = J->wc, *wr = J->wr, *wq = J->wq, *cum_u = J->cum_u;
+    const uint64_t *gthr = J->gthr, *B = J->B, gmask = J->gmask;
+    const int64_t guided = J->guided, gshift = J->gshift, nB = J->nB;
+    double *out = J->out;
     double *cn = scratch, *cx = scratch + nd, *cflip = scratch + 2 * nd;
     const double lim = 9007199254740992.0; /* 2^53 */
     int64_t bad = 0;
     enum { BLK = 64 }; /* pass 1 (parameters, chain) then pass 2 (steps 2-4) per block */
     double sq[BLK], sslot[BLK], smL[BLK], stL[BLK], smR[BLK], stR[BLK], sT1[BLK], sT2[BLK],
         sT3[BLK];
-    for (int64_t e0 = 0; e0 < cnt; e0 += BLK) {
-    const int64_t e1 = e0 + BLK < cnt ? e0 + BLK : cnt;
+    for (int64_t e0 = from; e0 < to; e0 += BLK) {
+    const int64_t e1 = e0 + BLK < to ? e0 + BLK : to;
     for (int64_t e = e0; e < e1; e++) {
         const double cf = cf_arr[e];
         /* ---- parameters (UnionSampler._params) */
@@ -263,4 +263,73 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
     }
     }
     return bad;
+}
+
+/* The vector width the dispatcher uses on this CPU: 8 (AVX-512F and DQ) or 1 (scalar),
+ * decided once (a benign race: every thread computes the same value). */
+static int64_t union_lanes(void) {
+    static int64_t lanes = 0;
+    int64_t l = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
+    if (l == 0) {
+        l = 1;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) l = 8;
+#endif
+        __atomic_store_n(&lanes, l, __ATOMIC_RELAXED);
+    }
+    return l;
+}
+
+int64_t dpk_union_simd_lanes(void) { return union_lanes(); }
+
+/* pieces: a[P], b[P], tot_p[P], thr_p[P], m_p[P] (consecutive); t_p[P]; lo_r[M] =
+ * 1 - 2^(-t/M), then p2[M] = 2^(-r/M); scratch: 3 (P - 1) doubles.  ``lanes`` 1 forces the
+ * scalar rows; otherwise the widest the CPU has. */
+static int64_t union_release(int64_t lanes, int64_t cnt, int64_t P, const double *cf_arr,
+                             const uint64_t *w, const double *qz, const double *pieces,
+                             const int64_t *t_p, const double *lo_r, int64_t Mi, double inv_m,
+                             const uint64_t *cum_u, int64_t guided, int64_t gshift,
+                             uint64_t gmask, const int64_t *g, const uint64_t *gthr,
+                             const uint64_t *B, int64_t nB, double half_grid, double *scratch,
+                             double *out) {
+    const int64_t nd = P - 1;
+    dpk_union_job J = {
+        .cnt = cnt, .P = P, .nd = nd, .Mi = Mi, .M = (double)Mi, .inv_m = inv_m,
+        .half_grid = half_grid, .cf = cf_arr, .qz = qz,
+        .wd = w, .wc = w + nd * cnt, .wr = w + (nd + 1) * cnt, .wq = w + (nd + 2) * cnt,
+        .a = pieces, .b = pieces + P, .tot_p = pieces + 2 * P, .thr_p = pieces + 3 * P,
+        .m_p = pieces + 4 * P, .t_p = t_p, .lo_r = lo_r, .p2 = lo_r + Mi, .cum_u = cum_u,
+        .guided = guided, .gshift = gshift, .nB = nB, .gmask = gmask, .g = g, .gthr = gthr,
+        .B = B, .out = out};
+    int64_t bad = 0, done = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (lanes == 8 && union_lanes() == 8) done = dpk_union_rows_avx512(&J, 0, cnt, &bad);
+#else
+    (void)lanes;
+#endif
+    return bad | union_rows_scalar(&J, done, cnt, scratch);
+}
+
+/* The chunk with the widest rows this CPU has (the same bits as the scalar rows). */
+int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const uint64_t *w,
+                          const double *qz, const double *pieces, const int64_t *t_p,
+                          const double *lo_r, int64_t Mi, double inv_m, const uint64_t *cum_u,
+                          int64_t guided, int64_t gshift, uint64_t gmask, const int64_t *g,
+                          const uint64_t *gthr, const uint64_t *B, int64_t nB,
+                          double half_grid, double *scratch, double *out) {
+    return union_release(8, cnt, P, cf_arr, w, qz, pieces, t_p, lo_r, Mi, inv_m, cum_u, guided,
+                         gshift, gmask, g, gthr, B, nB, half_grid, scratch, out);
+}
+
+/* The same chunk with the scalar rows only (tests compare both paths bit for bit). */
+int64_t dpk_union_release_scalar(int64_t cnt, int64_t P, const double *cf_arr,
+                                 const uint64_t *w, const double *qz, const double *pieces,
+                                 const int64_t *t_p, const double *lo_r, int64_t Mi,
+                                 double inv_m, const uint64_t *cum_u, int64_t guided,
+                                 int64_t gshift, uint64_t gmask, const int64_t *g,
+                                 const uint64_t *gthr, const uint64_t *B, int64_t nB,
+                                 double half_grid, double *scratch, double *out) {
+    return union_release(1, cnt, P, cf_arr, w, qz, pieces, t_p, lo_r, Mi, inv_m, cum_u, guided,
+                         gshift, gmask, g, gthr, B, nB, half_grid, scratch, out);
 }
