@@ -76,8 +76,9 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,18 +114,34 @@ def union_distortion_bound(M: int, pieces: int) -> float:
     return chain + cat + 1.01 / float(bw.w_min) + 2 * bw.rho_w + 1e-12
 
 
+class UnionKernel(NamedTuple):
+    """The compiled entry points of ``kernels/range_union.c`` (ctypes functions)."""
+
+    qz: Any       # dpk_union_qz: Q' of the decision words, positions of the extensions
+    ext: Any      # dpk_union_qz_ext: 12 + trailing zeros of the extension words
+    release: Any  # dpk_union_release: the chunk, the widest rows the CPU has
+    scalar: Any   # dpk_union_release_scalar: the same chunk, scalar rows only (same bits)
+
+
 @lru_cache(maxsize=1)
-def _union_kernel() -> Any:
-    """The compiled :meth:`UnionSampler._draw` (``kernels/range_union.c``): a pair
-    (``dpk_union_qz``, ``dpk_union_release``), or None when the kernels are off."""
+def _union_kernel() -> UnionKernel | None:
+    """The compiled :meth:`UnionSampler._draw` (``kernels/range_union.c``), or None when the
+    kernels are off.  ``DPNOISE_SIMD=0`` makes ``release`` the scalar rows (the vector rows,
+    AVX-512 where the CPU has it, give the same bits; tests compare both)."""
     from .. import kernels
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
     qz = kernels.function("dpk_union_qz", [vp, i64, vp, vp], i64)
-    rel = kernels.function("dpk_union_release",
-                           [i64, i64, vp, vp, vp, vp, vp, vp, i64, f64, vp, i64, i64,
-                            ctypes.c_uint64, vp, vp, vp, i64, f64, vp, vp], i64)
-    return None if qz is None or rel is None else (qz, rel)
+    ext = kernels.function("dpk_union_qz_ext", [vp, vp, i64, vp], i64)
+    sig = [i64, i64, vp, vp, vp, vp, vp, vp, i64, f64, vp, i64, i64, ctypes.c_uint64, vp, vp,
+           vp, i64, f64, vp, vp]
+    rel = kernels.function("dpk_union_release", sig, i64)
+    scalar = kernels.function("dpk_union_release_scalar", sig, i64)
+    if qz is None or ext is None or rel is None or scalar is None:
+        return None
+    if os.environ.get("DPNOISE_SIMD", "") == "0":
+        rel = scalar
+    return UnionKernel(qz, ext, rel, scalar)
 
 
 def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
@@ -175,6 +192,16 @@ class _Centre:
         return self.sampler.logpmf(j, self.c)
 
 
+class _KernelWork:
+    """Buffers of one :meth:`UnionSampler.sample_values` call for its chunks: the decisions'
+    Q' (``nd`` rows of the chunk length), the extension positions and the scratch."""
+
+    def __init__(self, nd: int, size: int) -> None:
+        self.qz = np.empty(nd * size, dtype=np.float64)
+        self.ext = np.empty(nd * size, dtype=np.int64)
+        self.scratch = np.empty(3 * nd, dtype=np.float64)
+
+
 class UnionSampler:
     """Exact per-element sampler for a union of P >= 2 pieces (see the module docstring)."""
 
@@ -202,6 +229,7 @@ class UnionSampler:
         # release never uses this memo (it computes every element's parameters afresh)
         self._law_params = lru_cache(maxsize=4096)(self._scalar_params)
         self._ktables = self._build_kernel_tables()  # for the compiled draw (kernels/)
+        self._ktuple = self._kernel_tables()
         self.scalar = UnionScalar(self)  # the one-value path: same words, same floats
 
     # ------------------------------------------------------------ per-element parameters
@@ -267,36 +295,37 @@ class UnionSampler:
     def words_per_draw(self) -> int:
         return self.P + 2
 
-    def sample_values(self, rng: RandomSource, c: NDArray[np.int64], grid: float
+    def sample_values(self, rng: RandomSource, c: NDArray[Any], grid: float
                       ) -> NDArray[np.float64]:
-        """One release (2j + 1)·grid/2 per centre in ``c`` (float64, exact)."""
-        c = np.asarray(c).reshape(-1)
-        out = np.empty(c.size, dtype=np.float64)
-        for s in range(0, c.size, _CHUNK):
-            cc = c[s:s + _CHUNK]
-            out[s:s + cc.size] = self._draw(rng, cc.astype(np.float64), grid)
+        """One release (2j + 1)·grid/2 per centre in ``c`` (integers, as int64 or float64)."""
+        cf = np.ascontiguousarray(np.asarray(c).reshape(-1), dtype=np.float64)  # exact
+        out = np.empty(cf.size, dtype=np.float64)
+        kern = _union_kernel() if cf.size >= 16 else None
+        work = _KernelWork(self.P - 1, min(cf.size, _CHUNK)) if kern is not None else None
+        for s in range(0, cf.size, _CHUNK):
+            cc = cf[s:s + _CHUNK]
+            out[s:s + cc.size] = self._draw(rng, cc, grid, kern, work, out[s:s + cc.size])
         return out
 
-    def _draw(self, rng: RandomSource, cf: NDArray[np.float64], grid: float
+    def _draw(self, rng: RandomSource, cf: NDArray[np.float64], grid: float,
+              kern: UnionKernel | None, work: _KernelWork | None, out: NDArray[np.float64]
               ) -> NDArray[np.float64]:
         """One chunk: P + 2 words per centre, then the compiled kernel (arrays of 16 or more;
-        the choice depends on the length only) or the numpy reference, bit for bit alike."""
+        the choice depends on the length only) writing into ``out``, or the numpy
+        reference, bit for bit alike."""
         P, cnt = self.P, cf.size
         nd = P - 1
         w = rng.words((P + 2) * cnt)
-        kern = _union_kernel() if cnt >= 16 else None
-        if kern is None:
+        if kern is None or work is None or cnt < 16:
             return self._draw_reference(rng, cf, w, self._qz(rng, w[: nd * cnt]), grid)
-        qz = np.empty(nd * cnt, dtype=np.float64)
-        ext = np.empty(nd * cnt, dtype=np.int64)
-        ne = kern[0](w.ctypes.data, nd * cnt, qz.ctypes.data, ext.ctypes.data)
+        qz, ext = work.qz[: nd * cnt], work.ext
+        ne = kern.qz(w.ctypes.data, nd * cnt, qz.ctypes.data, ext.ctypes.data)
         if ne:  # probability 2^-12 per decision, whatever the centre
-            qz[ext[:ne]] = 12.0 + sample_geometric(rng, rng.words(ne))
-        cf = np.ascontiguousarray(cf)
-        out = np.empty(cnt, dtype=np.float64)
-        scratch = np.empty(3 * nd, dtype=np.float64)
-        if kern[1](cnt, P, cf.ctypes.data, w.ctypes.data, qz.ctypes.data,
-                   *self._kernel_tables(), grid / 2, scratch.ctypes.data, out.ctypes.data) == 0:
+            wx = rng.words(ne)
+            if kern.ext(qz.ctypes.data, ext.ctypes.data, ne, wx.ctypes.data):  # p = 2^-64
+                qz[ext[:ne]] = 12.0 + sample_geometric(rng, wx)
+        if kern.release(cnt, P, cf.ctypes.data, w.ctypes.data, qz.ctypes.data, *self._ktuple,
+                        grid / 2, work.scratch.ctypes.data, out.ctypes.data) == 0:
             return out
         # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
         return self._draw_reference(rng, cf, w, qz, grid)

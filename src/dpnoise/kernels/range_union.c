@@ -132,6 +132,17 @@ int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
     return ne;
 }
 
+/* The extensions: qz[ext[i]] = 12 + trailing zeros of words[i] for i < ne (the reference's
+ * 12 + sample_geometric).  Returns 1 and writes nothing if some word is 0 (p = 2^-64: the
+ * reference continues that count on fresh words). */
+int64_t dpk_union_qz_ext(double *qz, const int64_t *ext, int64_t ne, const uint64_t *words) {
+    uint64_t any_zero = 0;
+    for (int64_t i = 0; i < ne; i++) any_zero |= (words[i] == 0);
+    if (any_zero) return 1;
+    for (int64_t i = 0; i < ne; i++) qz[ext[i]] = 12.0 + (double)__builtin_ctzll(words[i]);
+    return 0;
+}
+
 /* _side: (m, t, low, high) for n cells on one side (n may be inf: m = inf, t = 0). */
 static inline void side(double n, double M, double inv_m, const double *lo_r_tab, double *m,
                         double *t, double *low, double *high) {
