@@ -121,6 +121,7 @@ class UnionKernel(NamedTuple):
     ext: Any      # dpk_union_qz_ext: 12 + trailing zeros of the extension words
     release: Any  # dpk_union_release: the chunk, the widest rows the CPU has
     scalar: Any   # dpk_union_release_scalar: the same chunk, scalar rows only (same bits)
+    centres: Any  # dpk_union_centres: grid centres of true values with the domain check
 
 
 @lru_cache(maxsize=1)
@@ -137,11 +138,12 @@ def _union_kernel() -> UnionKernel | None:
            vp, i64, f64, vp, vp]
     rel = kernels.function("dpk_union_release", sig, i64)
     scalar = kernels.function("dpk_union_release_scalar", sig, i64)
-    if qz is None or ext is None or rel is None or scalar is None:
+    centres = kernels.function("dpk_union_centres", [vp, i64, vp, vp, i64, f64, vp], i64)
+    if qz is None or ext is None or rel is None or scalar is None or centres is None:
         return None
     if os.environ.get("DPNOISE_SIMD", "") == "0":
         rel = scalar
-    return UnionKernel(qz, ext, rel, scalar)
+    return UnionKernel(qz, ext, rel, scalar, centres)
 
 
 def _unit(w: NDArray[np.uint64]) -> NDArray[np.float64]:
@@ -193,13 +195,18 @@ class _Centre:
 
 
 class _KernelWork:
-    """Buffers of one :meth:`UnionSampler.sample_values` call for its chunks: the decisions'
-    Q' (``nd`` rows of the chunk length), the extension positions and the scratch."""
+    """Buffers of one :meth:`UnionSampler.sample_values` call for its chunks (the decisions'
+    Q', ``nd`` rows of the chunk length; the extension positions; the scratch) and the
+    addresses the kernel reads (the release's centres ``cf`` and output ``out`` included)."""
 
-    def __init__(self, nd: int, size: int) -> None:
+    def __init__(self, nd: int, size: int, cf: NDArray[np.float64], out: NDArray[np.float64]
+                 ) -> None:
         self.qz = np.empty(nd * size, dtype=np.float64)
         self.ext = np.empty(nd * size, dtype=np.int64)
         self.scratch = np.empty(3 * nd, dtype=np.float64)
+        self.qz_at, self.ext_at = self.qz.ctypes.data, self.ext.ctypes.data
+        self.scratch_at, self.cf_at, self.out_at = (self.scratch.ctypes.data, cf.ctypes.data,
+                                                    out.ctypes.data)
 
 
 class UnionSampler:
@@ -295,40 +302,61 @@ class UnionSampler:
     def words_per_draw(self) -> int:
         return self.P + 2
 
+    @staticmethod
+    def centres(x: NDArray[np.float64], ends: NDArray[np.float64], grid: float
+                ) -> NDArray[np.float64] | None:
+        """Grid centres round_half_up(x / grid) of the true values ``x`` (float64, as
+        :func:`~dpnoise.grid.round_half_up` computes them) in one compiled pass that also
+        checks the domain: None when the kernels are off or some value is not finite or in
+        no piece [lo_p, hi_p] (``ends`` = lo_0..lo_{P−1}, hi_0..hi_{P−1}: the caller's domain
+        check then raises); PrecisionError when some |x / grid| >= 2^50."""
+        kern = _union_kernel()
+        if kern is None:
+            return None
+        x = np.ascontiguousarray(x.reshape(-1), dtype=np.float64)
+        cf = np.empty(x.size, dtype=np.float64)
+        P = ends.size // 2
+        addr = ends.ctypes.data
+        status = kern.centres(x.ctypes.data, x.size, addr, addr + 8 * P, P, grid,
+                              cf.ctypes.data)
+        if status == 2:
+            raise PrecisionError("true value too large for the grid step; pass a coarser grid")
+        return cf if status == 0 else None
+
     def sample_values(self, rng: RandomSource, c: NDArray[Any], grid: float
                       ) -> NDArray[np.float64]:
         """One release (2j + 1)·grid/2 per centre in ``c`` (integers, as int64 or float64)."""
         cf = np.ascontiguousarray(np.asarray(c).reshape(-1), dtype=np.float64)  # exact
         out = np.empty(cf.size, dtype=np.float64)
         kern = _union_kernel() if cf.size >= 16 else None
-        work = _KernelWork(self.P - 1, min(cf.size, _CHUNK)) if kern is not None else None
+        work = _KernelWork(self.P - 1, min(cf.size, _CHUNK), cf, out) if kern else None
         for s in range(0, cf.size, _CHUNK):
             cc = cf[s:s + _CHUNK]
-            out[s:s + cc.size] = self._draw(rng, cc, grid, kern, work, out[s:s + cc.size])
+            out[s:s + cc.size] = self._draw(rng, cc, grid, kern, work, s, out[s:s + cc.size])
         return out
 
     def _draw(self, rng: RandomSource, cf: NDArray[np.float64], grid: float,
-              kern: UnionKernel | None, work: _KernelWork | None, out: NDArray[np.float64]
-              ) -> NDArray[np.float64]:
-        """One chunk: P + 2 words per centre, then the compiled kernel (arrays of 16 or more;
-        the choice depends on the length only) writing into ``out``, or the numpy
-        reference, bit for bit alike."""
+              kern: UnionKernel | None, work: _KernelWork | None, at: int,
+              out: NDArray[np.float64]) -> NDArray[np.float64]:
+        """One chunk (``cf``, from position ``at`` of the release): P + 2 words per centre,
+        then the compiled kernel (arrays of 16 or more; the choice depends on the length
+        only) writing into ``out``, or the numpy reference, bit for bit alike."""
         P, cnt = self.P, cf.size
         nd = P - 1
         w = rng.words((P + 2) * cnt)
         if kern is None or work is None or cnt < 16:
             return self._draw_reference(rng, cf, w, self._qz(rng, w[: nd * cnt]), grid)
-        qz, ext = work.qz[: nd * cnt], work.ext
-        ne = kern.qz(w.ctypes.data, nd * cnt, qz.ctypes.data, ext.ctypes.data)
+        wa = w.ctypes.data
+        ne = kern.qz(wa, nd * cnt, work.qz_at, work.ext_at)
         if ne:  # probability 2^-12 per decision, whatever the centre
             wx = rng.words(ne)
-            if kern.ext(qz.ctypes.data, ext.ctypes.data, ne, wx.ctypes.data):  # p = 2^-64
-                qz[ext[:ne]] = 12.0 + sample_geometric(rng, wx)
-        if kern.release(cnt, P, cf.ctypes.data, w.ctypes.data, qz.ctypes.data, *self._ktuple,
-                        grid / 2, work.scratch.ctypes.data, out.ctypes.data) == 0:
+            if kern.ext(work.qz_at, work.ext_at, ne, wx.ctypes.data):  # p = 2^-64
+                work.qz[work.ext[:ne]] = 12.0 + sample_geometric(rng, wx)
+        if kern.release(cnt, P, work.cf_at + 8 * at, wa, work.qz_at, *self._ktuple, grid / 2,
+                        work.scratch_at, work.out_at + 8 * at) == 0:
             return out
         # a zero geometric word (p = 2^-64) or an out-of-range release: the reference
-        return self._draw_reference(rng, cf, w, qz, grid)
+        return self._draw_reference(rng, cf, w, work.qz[: nd * cnt], grid)
 
     @staticmethod
     def _qz(rng: RandomSource, wd: NDArray[np.uint64]) -> NDArray[np.float64]:

@@ -143,6 +143,33 @@ int64_t dpk_union_qz_ext(double *qz, const int64_t *ext, int64_t ne, const uint6
     return 0;
 }
 
+/* Grid centres of n true values, as RangeLaplace's numpy path computes them: q = x / grid
+ * (correctly rounded), cf = floor(q) + ((q - floor(q)) >= 1/2) (round half up; the floor
+ * exact: truncation corrected by one, or q itself from 2^52 on).  Returns 1 if some x is not
+ * finite or lies in no closed piece [lo_p, hi_p] (the caller's domain check then raises),
+ * else 2 if some |q| >= 2^50 (too large for the grid), else 0. */
+static int64_t union_centres_rows(const double *x, int64_t from, int64_t to, const double *lo,
+                                  const double *hi, int64_t P, double grid, double *cf,
+                                  int64_t status) {
+    int64_t outside = 0, big = 0;
+    for (int64_t i = from; i < to; i++) {
+        double v = x[i];
+        int in = 0;
+        for (int64_t p = 0; p < P; p++) in |= (v >= lo[p]) & (v <= hi[p]);
+        outside |= !(in & (v - v == 0.0)); /* v - v is NaN for an infinity or a NaN */
+        double q = v / grid;
+        double aq = lt_sel(q, 0.0, -q, q);
+        big |= !(aq < 0x1p50);
+        int small = aq < TWO52;
+        double t = (double)(int64_t)dsel(small, q, 0.0);
+        t = t - lt_sel(q, t, 1.0, 0.0);
+        double fl = dsel(small, t, q);
+        cf[i] = fl + le_sel(0.5, q - fl, 1.0, 0.0);
+    }
+    if (outside || status == 1) return 1;
+    return (big || status == 2) ? 2 : 0;
+}
+
 /* _side: (m, t, low, high) for n cells on one side (n may be inf: m = inf, t = 0). */
 static inline void side(double n, double M, double inv_m, const double *lo_r_tab, double *m,
                         double *t, double *low, double *high) {
@@ -320,6 +347,16 @@ static int64_t union_release(int64_t lanes, int64_t cnt, int64_t P, const double
     (void)lanes;
 #endif
     return bad | union_rows_scalar(&J, done, cnt, scratch);
+}
+
+/* Centres of n values (union_centres_rows), AVX-512 rows where the CPU has them. */
+int64_t dpk_union_centres(const double *x, int64_t n, const double *lo, const double *hi,
+                          int64_t P, double grid, double *cf) {
+    int64_t status = 0, done = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (union_lanes() == 8) done = dpk_union_centres_avx512(x, n, lo, hi, P, grid, cf, &status);
+#endif
+    return union_centres_rows(x, done, n, lo, hi, P, grid, cf, status);
 }
 
 /* The chunk with the widest rows this CPU has (the same bits as the scalar rows). */

@@ -26,4 +26,10 @@ typedef struct {
  * the rest with the scalar rows).  Returns the rows processed; *bad |= 1 as the scalar rows
  * would set it.  Only called when the CPU has both extensions. */
 int64_t dpk_union_rows_avx512(const dpk_union_job *job, int64_t from, int64_t to, int64_t *bad);
+
+/* Centres of x[0, 8 n) with AVX-512F/DQ (range_union.c: union_centres_rows); *status is set
+ * to 1 (some value outside the pieces or not finite) or 2 (some |x / grid| >= 2^50) as the
+ * scalar rows would return it.  Returns the values processed. */
+int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo, const double *hi,
+                                 int64_t P, double grid, double *cf, int64_t *status);
 #endif

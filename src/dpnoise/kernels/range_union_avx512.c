@@ -43,6 +43,16 @@ SI vi to_i(vd x) { return _mm512_cvttpd_epi64(x); }     /* (int64_t)x */
 SI vd to_d(vi x) { return _mm512_cvtepi64_pd(x); }      /* (double)x */
 SI vd gat(vi idx, const double *t) { return _mm512_i64gather_pd(idx, t, 8); }
 SI vi gati(vi idx, const void *t) { return _mm512_i64gather_epi64(idx, t, 8); }
+/* t[idx] for a per-piece table: a permutation of the table in one register for P <= 8 */
+SI vd ptab(const dpk_union_job *J, vi idx, const double *t) {
+    if (J->P <= 8) return _mm512_permutexvar_pd(idx, _mm512_maskz_loadu_pd((vm)((1u << J->P) - 1), t));
+    return gat(idx, t);
+}
+SI vi ptabi(const dpk_union_job *J, vi idx, const int64_t *t) {
+    if (J->P <= 8)
+        return _mm512_permutexvar_epi64(idx, _mm512_maskz_loadu_epi64((vm)((1u << J->P) - 1), t));
+    return gati(idx, t);
+}
 SI vd one_if(vm c) { return _mm512_maskz_mov_pd(c, d1(1.0)); } /* (double)c */
 
 /* The scalar helpers of range_union.c, lane by lane. */
@@ -142,8 +152,8 @@ SI chain8 params_and_chain(const dpk_union_job *J, vd cf, int64_t e) {
     for (int64_t p = 1; p < J->P; p++)
         q = _mm512_mask_add_epi64(q, le(d1(J->a[p]), cf), q, i1(1));
     vd lowL, highL, lowR, highR;
-    side(sub(cf, gat(q, J->a)), M, inv_m, J->lo_r, &c.mL, &c.tL, &lowL, &highL);
-    side(sub(add(gat(q, J->b), d1(1.0)), cf), M, inv_m, J->lo_r, &c.mR, &c.tR, &lowR, &highR);
+    side(sub(cf, ptab(J, q, J->a)), M, inv_m, J->lo_r, &c.mL, &c.tL, &lowL, &highL);
+    side(sub(add(ptab(J, q, J->b), d1(1.0)), cf), M, inv_m, J->lo_r, &c.mR, &c.tR, &lowR, &highR);
     vd c1 = add(lowL, highL);
     vd c2 = add(c1, lowR);
     vd tot = add(c2, highR);
@@ -199,12 +209,12 @@ SI vm draw8(const dpk_union_job *J, vd cf, const chain8 *c, int64_t e) {
     vm r_far = _mm512_cmp_epi64_mask(f, q, _MM_CMPINT_NLE);
     vm right = (vm)((own & r_own) | (~own & r_far));
     vm h_own = _mm512_test_epi64_mask(cat, i1(1));
-    vm h_far = ge(uc, gat(f, J->thr_p));
+    vm h_far = ge(uc, ptab(J, f, J->thr_p));
     vm high = (vm)((own & h_own) | (~own & h_far));
-    vd m = sel(own, sel(right, c->mR, c->mL), gat(f, J->m_p));
-    vi t = isel(own, to_i(sel(right, c->tR, c->tL)), gati(f, J->t_p));
+    vd m = sel(own, sel(right, c->mR, c->mL), ptab(J, f, J->m_p));
+    vi t = isel(own, to_i(sel(right, c->tR, c->tL)), ptabi(J, f, J->t_p));
     vd base = sel(own, add(sub(cf, d1(1.0)), one_if(right)),
-                  sel(right, gat(f, J->a), gat(f, J->b)));
+                  sel(right, ptab(J, f, J->a), ptab(J, f, J->b)));
     /* 3. r within the category */
     vi ct = gati(t, J->cum_u);
     vi zero = _mm512_setzero_si512();
@@ -244,7 +254,32 @@ V512 int64_t dpk_union_rows_avx512(const dpk_union_job *J, int64_t from, int64_t
     *bad |= (b != 0);
     return e - from;
 }
+V512 int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo,
+                                      const double *hi, int64_t P, double grid, double *cf,
+                                      int64_t *status) {
+    vm outside = 0, big = 0;
+    const vd g = d1(grid);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        vd v = _mm512_loadu_pd(x + i);
+        vm in = 0;
+        for (int64_t p = 0; p < P; p++) in |= (vm)(ge(v, d1(lo[p])) & le(v, d1(hi[p])));
+        outside |= (vm)~(in & _mm512_cmp_pd_mask(sub(v, v), d1(0.0), _CMP_EQ_OQ));
+        vd q = dv(v, g);
+        vd aq = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(q), i1(INT64_MAX)));
+        big |= (vm)~lt(aq, d1(0x1p50));
+        vd fl = _mm512_roundscale_pd(q, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        _mm512_storeu_pd(cf + i, add(fl, one_if(le(d1(0.5), sub(q, fl)))));
+    }
+    *status = outside ? 1 : (big ? 2 : 0);
+    return i;
+}
 #else
+int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo, const double *hi,
+                                 int64_t P, double grid, double *cf, int64_t *status) {
+    (void)x, (void)n, (void)lo, (void)hi, (void)P, (void)grid, (void)cf, (void)status;
+    return 0;
+}
 int64_t dpk_union_rows_avx512(const dpk_union_job *job, int64_t from, int64_t to,
                               int64_t *bad) {
     (void)job, (void)from, (void)to, (void)bad;

@@ -79,6 +79,7 @@ from ..params import (
     LN2,
     SENSITIVITY_RANGE,
     Interval,
+    as_real_array,
     check_true_scalar,
     supported,
 )
@@ -225,6 +226,7 @@ class RangeLaplace(Mechanism):
         else:  # unions: one per-element sampler, built now from public parameters
             self._union = UnionSampler(self._gd, self.block)
             self._pieces = tuple((float(lo), float(hi)) for lo, hi in pieces)
+            self._ends = np.array([lo for lo, _ in self._pieces] + [hi for _, hi in self._pieces])
 
     @property
     def scale(self) -> float:
@@ -283,6 +285,13 @@ class RangeLaplace(Mechanism):
             if inside and -_MAX_Q < q < _MAX_Q:
                 i = math.floor(q)
                 return union.scalar.sample_one(resolve_rng(rng), i + (q - i >= 0.5), self.grid)
+        if union is not None and self.block is not None:  # many values on a union
+            arr = as_real_array("true_value", true_value)
+            # centres and domain check in one compiled pass (None: check_values below raises)
+            cf = union.centres(arr, self._ends, self.grid) if arr.size else None
+            if cf is not None:
+                out = union.sample_values(resolve_rng(rng), cf, self.grid)
+                return as_output(out.reshape(arr.shape), true_value)
         values = self.domain.check_values(true_value)
         flat = values.reshape(-1)
         if self.block is None:
