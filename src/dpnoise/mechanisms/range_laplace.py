@@ -66,7 +66,7 @@ from ..domain import Domain, as_domain
 from ..errors import ParameterError, PrecisionError
 from ..exact.range_convex import ConvexSampler
 from ..exact.range_lattice import GridDomain, window_cells
-from ..exact.range_union import UnionSampler
+from ..exact.range_union import PieceEnds, UnionSampler
 from ..grid import check_grid, grid_sensitivity, power_of_two_at_most, round_half_up
 from ..laws.range_laplace import (
     lattice_block,
@@ -226,7 +226,7 @@ class RangeLaplace(Mechanism):
         else:  # unions: one per-element sampler, built now from public parameters
             self._union = UnionSampler(self._gd, self.block)
             self._pieces = tuple((float(lo), float(hi)) for lo, hi in pieces)
-            self._ends = np.array([lo for lo, _ in self._pieces] + [hi for _, hi in self._pieces])
+            self._ends = PieceEnds(self._pieces)  # for the compiled domain check
 
     @property
     def scale(self) -> float:
