@@ -359,6 +359,12 @@ int64_t dpk_union_centres(const double *x, int64_t n, const double *lo, const do
     return union_centres_rows(x, done, n, lo, hi, P, grid, cf, status);
 }
 
+/* The same with the scalar rows only (tests compare both paths). */
+int64_t dpk_union_centres_scalar(const double *x, int64_t n, const double *lo,
+                                 const double *hi, int64_t P, double grid, double *cf) {
+    return union_centres_rows(x, 0, n, lo, hi, P, grid, cf, 0);
+}
+
 /* The chunk with the widest rows this CPU has (the same bits as the scalar rows). */
 int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const uint64_t *w,
                           const double *qz, const double *pieces, const int64_t *t_p,
