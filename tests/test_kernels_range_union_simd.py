@@ -162,3 +162,19 @@ def test_compiled_centres_equal_numpy(entry: str) -> None:
     y = x.copy()
     y[[3, 9]] = [2.0**47, 4.0]  # outside wins over too large
     assert run(y)[0] == 1
+
+
+def test_decision_zero_counts_equal_numpy() -> None:
+    """dpk_union_qz (vector rows, then a scalar tail): Q' = trailing zeros of the low 12 bits
+    (12 when all are zero) and the positions of the 12s in increasing order, as numpy."""
+    kern = ru._union_kernel()
+    g = np.random.default_rng(6)
+    w = _words(g, 1003)
+    w[[0, 7, 8, 1001, 1002]] &= np.uint64(2**64 - 4096)
+    qz, ext = np.full(w.size, np.nan), np.full(w.size, -1, dtype=np.int64)
+    ne = kern.qz(w.ctypes.data, w.size, qz.ctypes.data, ext.ctypes.data)
+    low = w & np.uint64(4095)
+    want = np.bitwise_count((low & (np.uint64(0) - low)) - np.uint64(1)).astype(np.float64)
+    want = np.minimum(want, 12.0)  # low == 0: 64 ones -> 12
+    np.testing.assert_array_equal(qz, want)
+    np.testing.assert_array_equal(ext[:ne], np.flatnonzero(low == 0))

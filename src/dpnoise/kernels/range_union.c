@@ -117,12 +117,31 @@ static inline double unit52(uint64_t w) {
     return d - 1.0;
 }
 
+/* The vector width the dispatcher uses on this CPU: 8 (AVX-512F and DQ) or 1 (scalar),
+ * decided once (a benign race: every thread computes the same value). */
+static int64_t union_lanes(void) {
+    static int64_t lanes = 0;
+    int64_t l = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
+    if (l == 0) {
+        l = 1;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) l = 8;
+#endif
+        __atomic_store_n(&lanes, l, __ATOMIC_RELAXED);
+    }
+    return l;
+}
+
 /* Trailing zeros of the low 12 bits of each of n words (12 when all are zero; the caller
  * replaces those by 12 + a fresh geometric); the positions of the 12s go to ext in
  * increasing order.  Returns their number. */
 int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
-    int64_t ne = 0;
-    for (int64_t i = 0; i < n; i++) {
+    int64_t ne = 0, i = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (union_lanes() == 8) i = dpk_union_qz_avx512(wd, n, qz, ext, &ne);
+#endif
+    for (; i < n; i++) {
         uint64_t low = wd[i] & 4095u;
         int z = __builtin_ctzll(low | 4096u);
         qz[i] = (double)z;
@@ -301,22 +320,6 @@ static int64_t union_rows_scalar(const dpk_union_job *J, int64_t from, int64_t t
     }
     }
     return bad;
-}
-
-/* The vector width the dispatcher uses on this CPU: 8 (AVX-512F and DQ) or 1 (scalar),
- * decided once (a benign race: every thread computes the same value). */
-static int64_t union_lanes(void) {
-    static int64_t lanes = 0;
-    int64_t l = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
-    if (l == 0) {
-        l = 1;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) l = 8;
-#endif
-        __atomic_store_n(&lanes, l, __ATOMIC_RELAXED);
-    }
-    return l;
 }
 
 int64_t dpk_union_simd_lanes(void) { return union_lanes(); }

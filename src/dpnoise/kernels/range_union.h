@@ -32,4 +32,9 @@ int64_t dpk_union_rows_avx512(const dpk_union_job *job, int64_t from, int64_t to
  * scalar rows would return it.  Returns the values processed. */
 int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo, const double *hi,
                                  int64_t P, double grid, double *cf, int64_t *status);
+
+/* dpk_union_qz (range_union.c) on words [0, 8 n) with AVX-512F/DQ: the same qz and the same
+ * extension positions, in increasing order, counted in *ne.  Returns the words processed. */
+int64_t dpk_union_qz_avx512(const uint64_t *wd, int64_t n, double *qz, int64_t *ext,
+                            int64_t *ne);
 #endif

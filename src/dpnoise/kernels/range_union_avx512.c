@@ -246,6 +246,15 @@ V512 int64_t dpk_union_rows_avx512(const dpk_union_job *J, int64_t from, int64_t
                                    int64_t *bad) {
     vm b = 0;
     int64_t e = from;
+    enum { U = 4 }; /* four independent groups in flight: the gathers' and divisions'
+                     * latencies overlap (about 1.3x faster than one group at a time) */
+    for (; e + 8 * U <= to; e += 8 * U) {
+        chain8 c[U];
+        for (int u = 0; u < U; u++)
+            c[u] = params_and_chain(J, _mm512_loadu_pd(J->cf + e + 8 * u), e + 8 * u);
+        for (int u = 0; u < U; u++)
+            b |= draw8(J, _mm512_loadu_pd(J->cf + e + 8 * u), &c[u], e + 8 * u);
+    }
     for (; e + 8 <= to; e += 8) {
         vd cf = _mm512_loadu_pd(J->cf + e);
         chain8 c = params_and_chain(J, cf, e);
@@ -254,6 +263,21 @@ V512 int64_t dpk_union_rows_avx512(const dpk_union_job *J, int64_t from, int64_t
     *bad |= (b != 0);
     return e - from;
 }
+V512 int64_t dpk_union_qz_avx512(const uint64_t *wd, int64_t n, double *qz, int64_t *ext,
+                                 int64_t *ne) {
+    int64_t i = 0, k = *ne;
+    const vi lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (; i + 8 <= n; i += 8) {
+        vi low = _mm512_and_si512(_mm512_loadu_si512((const void *)(wd + i)), i1(4095));
+        _mm512_storeu_pd(qz + i, ctz_d(_mm512_or_si512(low, i1(4096))));
+        vm z = _mm512_cmp_epi64_mask(low, _mm512_setzero_si512(), _MM_CMPINT_EQ);
+        _mm512_mask_compressstoreu_epi64(ext + k, z, _mm512_add_epi64(lane, i1(i)));
+        k += __builtin_popcount((unsigned)z);
+    }
+    *ne = k;
+    return i;
+}
+
 V512 int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo,
                                       const double *hi, int64_t P, double grid, double *cf,
                                       int64_t *status) {
@@ -275,6 +299,11 @@ V512 int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *
     return i;
 }
 #else
+int64_t dpk_union_qz_avx512(const uint64_t *wd, int64_t n, double *qz, int64_t *ext,
+                            int64_t *ne) {
+    (void)wd, (void)n, (void)qz, (void)ext, (void)ne;
+    return 0;
+}
 int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo, const double *hi,
                                  int64_t P, double grid, double *cf, int64_t *status) {
     (void)x, (void)n, (void)lo, (void)hi, (void)P, (void)grid, (void)cf, (void)status;
