@@ -14,6 +14,20 @@
  * raises): the caller then runs the reference on the same words and parameters.
  * Every element runs the same instructions (selections are conditional moves or 0/1
  * arithmetic; the loops run over all P pieces); table addresses depend on the value.
+ *
+ * Rows and dispatch.  The per-value work is written twice: the scalar rows below (every
+ * CPU) and the AVX-512F/DQ rows of range_union_avx512.c (eight values per vector, four
+ * vectors in flight), which run, lane by lane, the same IEEE operations in the same order
+ * (no FMA, -ffp-contract=off; the same truncating and rounding conversions; comparisons
+ * with the same NaN outcome; the same table entries, read by gathers or in-register
+ * permutations) and so give the same bits: tests/test_kernels_range_union_simd.py compares
+ * both entries (dpk_union_release, dpk_union_release_scalar) on random unions and centres
+ * at and around every piece end, outside the hull and of huge magnitude, with the rare
+ * words planted.  dpk_union_release chooses once per process (__builtin_cpu_supports) and
+ * runs the scalar rows on CPUs without AVX-512 and for the last cnt mod 8 values: the choice
+ * depends on the CPU and the chunk's length, never on a value.  The grid centres and the
+ * domain check before any word is drawn (dpk_union_centres) and the decisions' zero counts
+ * (dpk_union_qz) have vector rows too, with the same rule.
  */
 #include <math.h>
 #include <stdint.h>
