@@ -1,5 +1,6 @@
-"""The union kernel's vector rows (AVX-512, kernels/range_union_avx512.c) give the same bits
-as its scalar rows (kernels/range_union.c), value for value, from the same words: on random
+"""The union kernel's vector rows (AVX-512 and AVX2: kernels/range_union_avx512.c,
+range_union_avx2.c) give the same bits as its scalar rows (kernels/range_union.c), value for
+value, from the same words: on random
 unions and centres -- at and next to every piece's ends, in the gaps, outside the hull, of
 huge and tiny magnitude -- and on random words with the rare events (12 zero low bits, a
 zero geometric word) planted; and the compiled grid centres equal numpy's round half up."""
@@ -25,8 +26,23 @@ pytestmark = pytest.mark.skipif(ru._union_kernel() is None, reason="kernels off"
 HUGE = [2.0**52, 2.0**50, 2.0**50 - 1, 1e15, 2.0**40, 3.0, 1.0, 0.0]
 
 
+VP, I64 = ctypes.c_void_p, ctypes.c_int64
+RELEASE_SIG = [I64, I64, VP, VP, VP, VP, VP, VP, I64, ctypes.c_double, VP, I64, I64,
+               ctypes.c_uint64, VP, VP, VP, I64, ctypes.c_double, VP, VP]
+
+
 def _lanes() -> int:
-    return int(kernels.function("dpk_union_simd_lanes", [], ctypes.c_int64)())
+    """The widest rows this CPU runs (8: AVX-512, 4: AVX2, 1: scalar only)."""
+    return int(kernels.function("dpk_union_simd_lanes", [], I64)())
+
+
+def _entry(name: str, sig: list, lanes: int):  # type: ignore[no-untyped-def]
+    """The kernel ``name``_lanes with its rows capped at ``lanes`` values."""
+    fn = kernels.function(f"dpk_union_{name}_lanes", [I64, *sig], I64)
+    return lambda *args: fn(lanes, *args)
+
+
+WIDTHS = [w for w in (8, 4) if ru._union_kernel() is not None and w <= _lanes()]
 
 
 @st.composite
@@ -75,8 +91,7 @@ def _run(fn, sampler, cf, w, qz, grid: float, guided: bool):  # type: ignore[no-
     return bad, out.view(np.uint64)
 
 
-@pytest.mark.skipif(ru._union_kernel() is None or _lanes() == 1,
-                    reason="no vector rows on this CPU")
+@pytest.mark.skipif(not WIDTHS, reason="no vector rows on this CPU")
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dom=_unions(), epsilon=st.sampled_from([0.3, 1.0, 4.0]), seed=st.integers(0, 2**32 - 1),
        n=st.integers(300, 700))
@@ -84,9 +99,10 @@ def _run(fn, sampler, cf, w, qz, grid: float, guided: bool):  # type: ignore[no-
 @example(dom=[(-math.inf, 0.0), (2.0, math.inf)], epsilon=0.3, seed=2, n=301)
 def test_vector_rows_equal_scalar_rows(dom, epsilon: float, seed: int, n: int
                                        ) -> None:  # type: ignore[no-untyped-def]
-    """Whole chunks (any length: the last n mod 8 values take the scalar rows) through the
-    dispatched entry and the forced-scalar entry: identical bits and the same bad flag, with
-    the guide table and with the binary search; without the huge centres the flag is 0."""
+    """Whole chunks (any length: the last n mod 8 or 4 values take the scalar rows) through
+    the AVX-512 rows, the AVX2 rows and the scalar rows: identical bits and the same bad
+    flag, with the guide table and with the binary search; without the huge centres the
+    flag is 0."""
     try:
         m = dpnoise.RangeLaplace(epsilon=epsilon, sensitivity=1.0, domain=dom, grid=0.25)
     except dpnoise.ParameterError:  # too wide for the noise scale: nothing to sample
@@ -102,17 +118,22 @@ def test_vector_rows_equal_scalar_rows(dom, epsilon: float, seed: int, n: int
     ne = kern.qz(w.ctypes.data, nd, qz.ctypes.data, ext.ctypes.data)
     qz[ext[:ne]] = 12.0 + g.integers(0, 6, ne)
     inside = np.ascontiguousarray(np.clip(cf, min(cells) - 40, max(cells) + 40))
+    vectors = [_entry("release", RELEASE_SIG, lanes) for lanes in WIDTHS]
     for c in (cf, inside):
         for guided in (True, False):
-            fast = _run(kern.release, sampler, c, w, qz, m.grid, guided)
             slow = _run(kern.scalar, sampler, c, w, qz, m.grid, guided)
-            assert fast[0] == slow[0] == 1
-            np.testing.assert_array_equal(fast[1], slow[1])
+            assert slow[0] == 1
+            for fn in vectors:
+                fast = _run(fn, sampler, c, w, qz, m.grid, guided)
+                assert fast[0] == 1
+                np.testing.assert_array_equal(fast[1], slow[1])
     w[(sampler.P + 1) * n:] |= np.uint64(1)  # no zero geometric word: in range, not bad
-    fast = _run(kern.release, sampler, inside, w, qz, m.grid, True)
     slow = _run(kern.scalar, sampler, inside, w, qz, m.grid, True)
-    assert fast[0] == slow[0] == 0
-    np.testing.assert_array_equal(fast[1], slow[1])
+    assert slow[0] == 0
+    for fn in vectors:
+        fast = _run(fn, sampler, inside, w, qz, m.grid, True)
+        assert fast[0] == 0
+        np.testing.assert_array_equal(fast[1], slow[1])
 
 
 def test_forced_scalar_release_equals_dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,13 +149,12 @@ def test_forced_scalar_release_equals_dispatched(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_array_equal(fast.view(np.uint64), slow.view(np.uint64))
 
 
-@pytest.mark.parametrize("entry", ["dpk_union_centres", "dpk_union_centres_scalar"])
-def test_compiled_centres_equal_numpy(entry: str) -> None:
-    """Both entries of the grid-centre pass give numpy's round_half_up(x / grid), bit for
-    bit (halves, negative halves, -0.0, huge and tiny values), and its status: 1 for a value
-    outside every piece or not finite, else 2 for |x / grid| >= 2^50, else 0."""
-    vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    fn = kernels.function(entry, [vp, i64, vp, vp, i64, ctypes.c_double, vp], i64)
+@pytest.mark.parametrize("lanes", [8, 4, 1])
+def test_compiled_centres_equal_numpy(lanes: int) -> None:
+    """The grid-centre pass, in rows of each width, gives numpy's round_half_up(x / grid), bit
+    for bit (halves, negative halves, -0.0, huge and tiny values), and its status: 1 for a
+    value outside every piece or not finite, else 2 for |x / grid| >= 2^50, else 0."""
+    fn = _entry("centres", [VP, I64, VP, VP, I64, ctypes.c_double, VP], lanes)
     grid = 2.0**-3
     lo = np.array([-math.inf, -4.0, 7.5])
     hi = np.array([-5.0, 3.0, math.inf])
@@ -164,15 +184,17 @@ def test_compiled_centres_equal_numpy(entry: str) -> None:
     assert run(y)[0] == 1
 
 
-def test_decision_zero_counts_equal_numpy() -> None:
-    """dpk_union_qz (vector rows, then a scalar tail): Q' = trailing zeros of the low 12 bits
-    (12 when all are zero) and the positions of the 12s in increasing order, as numpy."""
-    kern = ru._union_kernel()
+@pytest.mark.parametrize("lanes", [8, 4, 1])
+def test_decision_zero_counts_equal_numpy(lanes: int) -> None:
+    """dpk_union_qz in rows of each width (then a scalar tail): Q' = trailing zeros of the low
+    12 bits (12 when all are zero) and the positions of the 12s in increasing order, as
+    numpy."""
+    qz_rows = _entry("qz", [VP, I64, VP, VP], lanes)
     g = np.random.default_rng(6)
     w = _words(g, 1003)
     w[[0, 7, 8, 1001, 1002]] &= np.uint64(2**64 - 4096)
     qz, ext = np.full(w.size, np.nan), np.full(w.size, -1, dtype=np.int64)
-    ne = kern.qz(w.ctypes.data, w.size, qz.ctypes.data, ext.ctypes.data)
+    ne = qz_rows(w.ctypes.data, w.size, qz.ctypes.data, ext.ctypes.data)
     low = w & np.uint64(4095)
     want = np.bitwise_count((low & (np.uint64(0) - low)) - np.uint64(1)).astype(np.float64)
     want = np.minimum(want, 12.0)  # low == 0: 64 ones -> 12

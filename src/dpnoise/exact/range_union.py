@@ -77,7 +77,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -127,22 +127,31 @@ class UnionKernel(NamedTuple):
 @lru_cache(maxsize=1)
 def _union_kernel() -> UnionKernel | None:
     """The compiled :meth:`UnionSampler._draw` (``kernels/range_union.c``), or None when the
-    kernels are off.  ``DPNOISE_SIMD=0`` makes ``release`` the scalar rows (the vector rows,
-    AVX-512 where the CPU has it, give the same bits; tests compare both)."""
+    kernels are off.  Every entry runs the widest vector rows the CPU has (AVX-512: 8 values,
+    AVX2: 4) and the scalar rows for the rest, all with the same bits; ``DPNOISE_SIMD=4``
+    caps them at AVX2 and ``DPNOISE_SIMD=0`` (or 1) at the scalar rows."""
     from .. import kernels
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
-    qz = kernels.function("dpk_union_qz", [vp, i64, vp, vp], i64)
-    ext = kernels.function("dpk_union_qz_ext", [vp, vp, i64, vp], i64)
     sig = [i64, i64, vp, vp, vp, vp, vp, vp, i64, f64, vp, i64, i64, ctypes.c_uint64, vp, vp,
            vp, i64, f64, vp, vp]
-    rel = kernels.function("dpk_union_release", sig, i64)
+    qz_sig, centres_sig = [vp, i64, vp, vp], [vp, i64, vp, vp, i64, f64, vp]
+    ext = kernels.function("dpk_union_qz_ext", [vp, vp, i64, vp], i64)
     scalar = kernels.function("dpk_union_release_scalar", sig, i64)
-    centres = kernels.function("dpk_union_centres", [vp, i64, vp, vp, i64, f64, vp], i64)
-    if qz is None or ext is None or rel is None or scalar is None or centres is None:
+    cap = os.environ.get("DPNOISE_SIMD", "")
+    if cap in ("0", "1", "4"):  # narrower rows (benchmarks and checks): the same bits
+        lanes = max(1, int(cap))
+        entries = [kernels.function(f"dpk_union_{name}_lanes", [i64, *args], i64)
+                   for name, args in (("qz", qz_sig), ("release", sig),
+                                      ("centres", centres_sig))]
+        qz, rel, centres = (None if f is None else partial(f, lanes)
+                            for f in entries)
+    else:
+        qz = kernels.function("dpk_union_qz", qz_sig, i64)
+        rel = kernels.function("dpk_union_release", sig, i64)
+        centres = kernels.function("dpk_union_centres", centres_sig, i64)
+    if None in (qz, ext, rel, scalar, centres):
         return None
-    if os.environ.get("DPNOISE_SIMD", "") == "0":
-        rel = scalar
     return UnionKernel(qz, ext, rel, scalar, centres)
 
 

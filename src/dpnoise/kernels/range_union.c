@@ -131,30 +131,42 @@ static inline double unit52(uint64_t w) {
     return d - 1.0;
 }
 
-/* The vector width the dispatcher uses on this CPU: 8 (AVX-512F and DQ) or 1 (scalar),
- * decided once (a benign race: every thread computes the same value). */
-static int64_t union_lanes(void) {
-    static int64_t lanes = 0;
-    int64_t l = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
-    if (l == 0) {
-        l = 1;
+/* Which rows this CPU can run, decided once (a benign race: every thread computes the same
+ * value): 1 (scalar, always) | 4 (AVX2) | 8 (AVX-512F and DQ). */
+static int64_t union_cpu_rows(void) {
+    static int64_t rows = 0;
+    int64_t r = __atomic_load_n(&rows, __ATOMIC_RELAXED);
+    if (r == 0) {
+        r = 1;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) l = 8;
+        if (__builtin_cpu_supports("avx2")) r |= 4;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) r |= 8;
 #endif
-        __atomic_store_n(&lanes, l, __ATOMIC_RELAXED);
+        __atomic_store_n(&rows, r, __ATOMIC_RELAXED);
     }
-    return l;
+    return r;
 }
+
+/* The widest rows of at most ``want`` lanes that this CPU runs: 8, 4 or 1. */
+static int64_t union_rows_for(int64_t want) {
+    int64_t r = union_cpu_rows();
+    if (want >= 8 && (r & 8)) return 8;
+    if (want >= 4 && (r & 4)) return 4;
+    return 1;
+}
+
+int64_t dpk_union_simd_lanes(void) { return union_rows_for(8); }
 
 /* Trailing zeros of the low 12 bits of each of n words (12 when all are zero; the caller
  * replaces those by 12 + a fresh geometric); the positions of the 12s go to ext in
- * increasing order.  Returns their number. */
-int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
+ * increasing order.  Returns their number.  Rows of at most ``lanes`` values. */
+int64_t dpk_union_qz_lanes(int64_t lanes, const uint64_t *wd, int64_t n, double *qz,
+                           int64_t *ext) {
     int64_t ne = 0, i = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (union_lanes() == 8) i = dpk_union_qz_avx512(wd, n, qz, ext, &ne);
-#endif
+    const int64_t rows = union_rows_for(lanes);
+    if (rows == 8) i = dpk_union_qz_avx512(wd, n, qz, ext, &ne);
+    if (rows == 4) i = dpk_union_qz_avx2(wd, n, qz, ext, &ne);
     for (; i < n; i++) {
         uint64_t low = wd[i] & 4095u;
         int z = __builtin_ctzll(low | 4096u);
@@ -163,6 +175,10 @@ int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
         ne += (z == 12);
     }
     return ne;
+}
+
+int64_t dpk_union_qz(const uint64_t *wd, int64_t n, double *qz, int64_t *ext) {
+    return dpk_union_qz_lanes(8, wd, n, qz, ext);
 }
 
 /* The extensions: qz[ext[i]] = 12 + trailing zeros of words[i] for i < ne (the reference's
@@ -336,11 +352,9 @@ static int64_t union_rows_scalar(const dpk_union_job *J, int64_t from, int64_t t
     return bad;
 }
 
-int64_t dpk_union_simd_lanes(void) { return union_lanes(); }
-
 /* pieces: a[P], b[P], tot_p[P], thr_p[P], m_p[P] (consecutive); t_p[P]; lo_r[M] =
- * 1 - 2^(-t/M), then p2[M] = 2^(-r/M); scratch: 3 (P - 1) doubles.  ``lanes`` 1 forces the
- * scalar rows; otherwise the widest the CPU has. */
+ * 1 - 2^(-t/M), then p2[M] = 2^(-r/M); scratch: 3 (P - 1) doubles.  Vector rows of at most
+ * ``lanes`` values (1: the scalar rows only), the rest scalar. */
 static int64_t union_release(int64_t lanes, int64_t cnt, int64_t P, const double *cf_arr,
                              const uint64_t *w, const double *qz, const double *pieces,
                              const int64_t *t_p, const double *lo_r, int64_t Mi, double inv_m,
@@ -358,28 +372,25 @@ static int64_t union_release(int64_t lanes, int64_t cnt, int64_t P, const double
         .guided = guided, .gshift = gshift, .nB = nB, .gmask = gmask, .g = g, .gthr = gthr,
         .B = B, .out = out};
     int64_t bad = 0, done = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (lanes == 8 && union_lanes() == 8) done = dpk_union_rows_avx512(&J, 0, cnt, &bad);
-#else
-    (void)lanes;
-#endif
+    const int64_t rows = union_rows_for(lanes);
+    if (rows == 8) done = dpk_union_rows_avx512(&J, 0, cnt, &bad);
+    if (rows == 4) done = dpk_union_rows_avx2(&J, 0, cnt, &bad);
     return bad | union_rows_scalar(&J, done, cnt, scratch);
 }
 
-/* Centres of n values (union_centres_rows), AVX-512 rows where the CPU has them. */
-int64_t dpk_union_centres(const double *x, int64_t n, const double *lo, const double *hi,
-                          int64_t P, double grid, double *cf) {
+/* Centres of n values (union_centres_rows), rows of at most ``lanes`` values. */
+int64_t dpk_union_centres_lanes(int64_t lanes, const double *x, int64_t n, const double *lo,
+                                const double *hi, int64_t P, double grid, double *cf) {
     int64_t status = 0, done = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (union_lanes() == 8) done = dpk_union_centres_avx512(x, n, lo, hi, P, grid, cf, &status);
-#endif
+    const int64_t rows = union_rows_for(lanes);
+    if (rows == 8) done = dpk_union_centres_avx512(x, n, lo, hi, P, grid, cf, &status);
+    if (rows == 4) done = dpk_union_centres_avx2(x, n, lo, hi, P, grid, cf, &status);
     return union_centres_rows(x, done, n, lo, hi, P, grid, cf, status);
 }
 
-/* The same with the scalar rows only (tests compare both paths). */
-int64_t dpk_union_centres_scalar(const double *x, int64_t n, const double *lo,
-                                 const double *hi, int64_t P, double grid, double *cf) {
-    return union_centres_rows(x, 0, n, lo, hi, P, grid, cf, 0);
+int64_t dpk_union_centres(const double *x, int64_t n, const double *lo, const double *hi,
+                          int64_t P, double grid, double *cf) {
+    return dpk_union_centres_lanes(8, x, n, lo, hi, P, grid, cf);
 }
 
 /* The chunk with the widest rows this CPU has (the same bits as the scalar rows). */
@@ -393,7 +404,20 @@ int64_t dpk_union_release(int64_t cnt, int64_t P, const double *cf_arr, const ui
                          gshift, gmask, g, gthr, B, nB, half_grid, scratch, out);
 }
 
-/* The same chunk with the scalar rows only (tests compare both paths bit for bit). */
+/* The same chunk with vector rows of at most ``lanes`` values (1: scalar only; tests
+ * compare every width bit for bit). */
+int64_t dpk_union_release_lanes(int64_t lanes, int64_t cnt, int64_t P, const double *cf_arr,
+                                const uint64_t *w, const double *qz, const double *pieces,
+                                const int64_t *t_p, const double *lo_r, int64_t Mi,
+                                double inv_m, const uint64_t *cum_u, int64_t guided,
+                                int64_t gshift, uint64_t gmask, const int64_t *g,
+                                const uint64_t *gthr, const uint64_t *B, int64_t nB,
+                                double half_grid, double *scratch, double *out) {
+    return union_release(lanes, cnt, P, cf_arr, w, qz, pieces, t_p, lo_r, Mi, inv_m, cum_u,
+                         guided, gshift, gmask, g, gthr, B, nB, half_grid, scratch, out);
+}
+
+/* The same chunk with the scalar rows only (the DPNOISE_SIMD=0 choice). */
 int64_t dpk_union_release_scalar(int64_t cnt, int64_t P, const double *cf_arr,
                                  const uint64_t *w, const double *qz, const double *pieces,
                                  const int64_t *t_p, const double *lo_r, int64_t Mi,

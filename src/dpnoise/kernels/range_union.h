@@ -37,4 +37,11 @@ int64_t dpk_union_centres_avx512(const double *x, int64_t n, const double *lo, c
  * extension positions, in increasing order, counted in *ne.  Returns the words processed. */
 int64_t dpk_union_qz_avx512(const uint64_t *wd, int64_t n, double *qz, int64_t *ext,
                             int64_t *ne);
+
+/* The same three with AVX2, four values per vector (range_union_avx2.c). */
+int64_t dpk_union_rows_avx2(const dpk_union_job *job, int64_t from, int64_t to, int64_t *bad);
+int64_t dpk_union_qz_avx2(const uint64_t *wd, int64_t n, double *qz, int64_t *ext,
+                          int64_t *ne);
+int64_t dpk_union_centres_avx2(const double *x, int64_t n, const double *lo, const double *hi,
+                               int64_t P, double grid, double *cf, int64_t *status);
 #endif
