@@ -15,19 +15,19 @@
  * Every element runs the same instructions (selections are conditional moves or 0/1
  * arithmetic; the loops run over all P pieces); table addresses depend on the value.
  *
- * Rows and dispatch.  The per-value work is written twice: the scalar rows below (every
- * CPU) and the AVX-512F/DQ rows of range_union_avx512.c (eight values per vector, four
- * vectors in flight), which run, lane by lane, the same IEEE operations in the same order
- * (no FMA, -ffp-contract=off; the same truncating and rounding conversions; comparisons
- * with the same NaN outcome; the same table entries, read by gathers or in-register
- * permutations) and so give the same bits: tests/test_kernels_range_union_simd.py compares
- * both entries (dpk_union_release, dpk_union_release_scalar) on random unions and centres
+ * Rows and dispatch.  The per-value work is written three times: the scalar rows below
+ * (every CPU), the AVX-512F/DQ rows of range_union_avx512.c (eight values per vector, four
+ * vectors in flight) and the AVX2 rows of range_union_avx2.c (four values per vector).  The
+ * vector rows run, lane by lane, the same IEEE operations in the same order (no FMA,
+ * -ffp-contract=off; the same truncating and rounding conversions, built from exact pieces
+ * where AVX2 lacks them; comparisons with the same NaN outcome; the same table entries, read
+ * by gathers, blends or in-register permutations) and so give the same bits:
+ * tests/test_kernels_range_union_simd.py compares every width on random unions and centres
  * at and around every piece end, outside the hull and of huge magnitude, with the rare
- * words planted.  dpk_union_release chooses once per process (__builtin_cpu_supports) and
- * runs the scalar rows on CPUs without AVX-512 and for the last cnt mod 8 values: the choice
- * depends on the CPU and the chunk's length, never on a value.  The grid centres and the
- * domain check before any word is drawn (dpk_union_centres) and the decisions' zero counts
- * (dpk_union_qz) have vector rows too, with the same rule.
+ * words planted.  Each entry (dpk_union_release, dpk_union_centres, dpk_union_qz) checks the
+ * CPU once per process (__builtin_cpu_supports) and runs the widest rows it has, the scalar
+ * rows for the last cnt mod 8 (or 4) values; the *_lanes entries cap the width (tests,
+ * DPNOISE_SIMD).  The choice depends on the CPU and the chunk's length, never on a value.
  */
 #include <math.h>
 #include <stdint.h>
