@@ -200,3 +200,21 @@ def test_decision_zero_counts_equal_numpy(lanes: int) -> None:
     want = np.minimum(want, 12.0)  # low == 0: 64 ones -> 12
     np.testing.assert_array_equal(qz, want)
     np.testing.assert_array_equal(ext[:ne], np.flatnonzero(low == 0))
+
+
+def test_a_copy_reads_its_own_tables() -> None:
+    """The kernel addresses a union sampler keeps are rebuilt in a deep copy (never the
+    original's arrays): the copy releases the same values after the original is gone."""
+    import copy
+    import gc
+
+    m = dpnoise.RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0, 10), (20, 30)])
+    xs = np.linspace(0.0, 30.0, 2001)
+    xs = xs[m.domain.contains(xs)]
+    want = m.release(xs, rng=SeededRandom(3))
+    twin = copy.deepcopy(m)
+    assert twin._union._ktuple == twin._union._kernel_tables() != m._union._ktuple
+    assert (twin._ends.lo_at, twin._ends.hi_at) != (m._ends.lo_at, m._ends.hi_at)
+    del m
+    gc.collect()
+    np.testing.assert_array_equal(twin.release(xs, rng=SeededRandom(3)), want)

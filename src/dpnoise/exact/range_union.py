@@ -220,8 +220,18 @@ class PieceEnds:
         self.P = len(pieces)
         self.ends = np.array([lo for lo, _ in pieces] + [hi for _, hi in pieces],
                              dtype=np.float64)
+        self._addresses()
+
+    def _addresses(self) -> None:
         self.lo_at = self.ends.ctypes.data
         self.hi_at = self.lo_at + 8 * self.P
+
+    def __getstate__(self) -> dict[str, Any]:  # a copy holds its own arrays: new addresses
+        return {"P": self.P, "ends": self.ends}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._addresses()
 
 
 class _KernelWork:
@@ -268,8 +278,17 @@ class UnionSampler:
         # release never uses this memo (it computes every element's parameters afresh)
         self._law_params = lru_cache(maxsize=4096)(self._scalar_params)
         self._ktables = self._build_kernel_tables()  # for the compiled draw (kernels/)
-        self._ktuple = self._kernel_tables()
+        self._ktuple = self._kernel_tables()  # their addresses (rebuilt in a copy)
         self.scalar = UnionScalar(self)  # the one-value path: same words, same floats
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_ktuple"]  # addresses of this object's arrays, not of a copy's
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._ktuple = self._kernel_tables()
 
     # ------------------------------------------------------------ per-element parameters
     def _side(self, n: NDArray[np.float64]):  # type: ignore[no-untyped-def]
