@@ -39,6 +39,8 @@ from .errors import ParameterError
 BLOCK_BYTES = 1 << 18  # 256 KiB per cipher call: stays in L2 cache
 _ZEROS = np.zeros(BLOCK_BYTES, dtype=np.uint8)  # read-only plaintext shared by every stream
 _ZEROS.flags.writeable = False
+#: address of the BLOCK_BYTES zero bytes (the plaintext), for compiled callers of c_handle()
+zeros_address: int = _ZEROS.ctypes.data
 
 # RFC 8439, Section 2.4.2: key 00 01 .. 1f, nonce 00 00 00 00 00 00 00 4a 00 00 00 00,
 # initial counter 1; the first 16 bytes of the keystream (plaintext "Ladies and ..."
@@ -160,6 +162,7 @@ class _LibcryptoCipher:
         if lib.EVP_EncryptInit_ex(ctx, lib.EVP_chacha20(), None, key, iv) != 1:
             raise RuntimeError("EVP_EncryptInit_ex(chacha20) failed")
         self._ctx, self._update = ctx, lib.EVP_EncryptUpdate
+        self._update_address = ctypes.cast(lib.EVP_EncryptUpdate, ctypes.c_void_p).value
         self._outl = ctypes.c_int(0)
         self._outl_ref = ctypes.byref(self._outl)
         self._zeros = _ZEROS.ctypes.data
@@ -176,6 +179,12 @@ class _LibcryptoCipher:
         buf = np.empty(m, dtype=np.uint8)
         self.into(buf, m)
         return buf.tobytes()
+
+    def c_handle(self) -> tuple[int, int]:
+        """(address of ``EVP_EncryptUpdate``, this cipher's context): compiled code that holds
+        both draws the next keystream bytes itself, exactly as :meth:`into` would (encrypting
+        :data:`zeros_address`), with no Python in between (:mod:`dpnoise.parallel`)."""
+        return self._update_address, self._ctx
 
 
 def libcrypto() -> Any:

@@ -132,6 +132,21 @@ class _ChaCha20Stream:
         """Words this stream can still take from its cipher before the counter limit."""
         return REKEY_WORDS - self.taken
 
+    def direct(self) -> tuple[int, int] | None:
+        """(address of ``EVP_EncryptUpdate``, cipher context) for compiled code that draws
+        this stream's next words itself; None unless the cipher is libcrypto's and no word
+        is buffered for the one-value path.  Such code checks :meth:`room` first and
+        reports the words it drew with :meth:`advance`."""
+        handle = getattr(self._cipher, "c_handle", None)
+        if handle is None or self._ipos < len(self._ints):
+            return None
+        return handle()
+
+    def advance(self, words: int) -> None:
+        """Count ``words`` drawn from the cipher by compiled code (see :meth:`direct`);
+        refuses, as any draw does, to pass the counter's end."""
+        self._count(words)
+
     def _drain(self, out: NDArray[np.uint64], n: int) -> int:
         """Move up to n buffered words into out[:m]; returns m."""
         if self._ipos >= len(self._ints):  # nothing buffered (the array-only case)
@@ -450,6 +465,14 @@ def resolve_rng(rng: RngLike) -> RandomSource:
         "rng must be None (OS-keyed CSPRNG), a dpnoise RandomSource "
         f"or a numpy.random.Generator, got {type(rng).__name__}"
     )
+
+
+def direct_stream(source: RandomSource) -> _ChaCha20Stream | None:
+    """The ChaCha20 stream of a keyed or seeded source (compiled code may draw from it
+    directly, see :meth:`_ChaCha20Stream.direct`), else None."""
+    if type(source) in (KeyedRandom, SeededRandom):
+        return source._stream  # type: ignore[union-attr]
+    return None
 
 
 def word_ints(source: RandomSource, k: int) -> list[int]:

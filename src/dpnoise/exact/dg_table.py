@@ -26,7 +26,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..kernels import MIN_VALUES
-from ..randomness import RandomSource, fill_words
+from ..parallel import kernel_args, keyed_runner, reference_chunks
+from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights
 
 #: largest table (entries); σ up to ~2^13
@@ -113,17 +114,17 @@ class DGTable:
         kern = _alias_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
             kern = None  # the reference writes through numpy
+        run = step = None
         if kern is not None:  # the compiled chunk body: same word, same table entry
             args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
             p_words, p_out = words.ctypes.data, out.ctypes.data
-            for start in range(0, n, chunk):
-                c = min(chunk, n - start)
-                fill_words(rng, words, c)
+            run = keyed_runner(rng, words, 1, chunk, "dpk_keyed_alias", kernel_args(*args, p_out))
+
+            def step(start: int, c: int) -> bool:
                 kern(p_words, c, *args, p_out + 8 * start)
-            return
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            fill_words(rng, words, c)
+                return True
+
+        for start, c in reference_chunks(rng, words, n, chunk, 1, step, run):
             w, tt, cl, a = words[:c], tmp[:c], col[:c], ab[:c]
             np.right_shift(w, col_shift, out=tt)
             np.bitwise_and(tt, even_mask, out=tt)

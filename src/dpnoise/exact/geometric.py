@@ -28,8 +28,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
+from ..parallel import kernel_args, keyed_runner, reference_chunks
 from ..params import LN2
-from ..randomness import RandomSource, fill_words
+from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 
 _LOW63 = np.uint64((1 << 63) - 1)
@@ -163,6 +164,7 @@ class BlockGeometric:
         thr_mask = np.uint64(table.mass - 1)
         two_m = np.int64(2 * self.M)
         kern = _block_kernel() if n >= MIN_VALUES else None  # module-level: picklable self
+        run = step = None
         if kern is not None and release and not exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
         if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
@@ -172,15 +174,17 @@ class BlockGeometric:
                 centre = np.ascontiguousarray(centre, dtype=np.float64)
             p_centre = centre.ctypes.data if release else None
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            fill_words(rng, words, 2 * c)
-            if kern is not None and kern(
-                    p_words, c, p_thr, p_out2, int(col_shift), int(thr_mask), int(two_m),
-                    p_centre + 8 * start if release else None, inv, half,
-                    p_out + 8 * start if release else None,
-                    None if release else p_out + 8 * start) == 0:
-                continue  # else (Q = 63 somewhere, p = 2^-63 per value): the reference below
+            run = keyed_runner(rng, words, 2, chunk, "dpk_keyed_block", kernel_args(
+                p_thr, p_out2, int(col_shift), int(thr_mask), int(two_m), p_centre, inv, half,
+                p_out))
+
+            def step(start: int, c: int) -> bool:  # False: Q = 63 somewhere (p = 2^-63 a value)
+                return kern(p_words, c, p_thr, p_out2, int(col_shift), int(thr_mask),
+                            int(two_m), p_centre + 8 * start if release else None, inv, half,
+                            p_out + 8 * start if release else None,
+                            None if release else p_out + 8 * start) == 0
+
+        for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             a, b = words[:c], words[c : 2 * c]
             lo, t, cl, ab, K, R, S = (
                 lowest[:c], tmp[:c], col2[:c], above[:c], k_arr[:c], r_arr[:c], sgn[:c]

@@ -44,8 +44,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..kernels import MIN_VALUES
+from ..parallel import kernel_args, keyed_runner, reference_chunks
 from ..params import LN2
-from ..randomness import RandomSource, fill_words
+from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 
 _LOW63 = np.uint64((1 << 63) - 1)
@@ -153,16 +154,18 @@ class IntegerBlockLaplace:
         kern = _intblock_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
             kern = None  # the reference writes through numpy
+        run = step = None
         if kern is not None:  # the compiled chunk body (same words, same values)
             p_words, p_out = words.ctypes.data, out.ctypes.data
             p_thr, p_mag, p_qm = thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data
             shift, mask = int(col_shift), int(thr_mask)
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            fill_words(rng, words, 2 * c)
-            if kern is not None and kern(p_words, c, p_thr, p_mag, p_qm, shift, mask,
-                                         p_out + 8 * start) == 0:
-                continue  # else (C = 63 somewhere, p = 2^-63 per value): the reference
+            run = keyed_runner(rng, words, 2, chunk, "dpk_keyed_intblock",
+                               kernel_args(p_thr, p_mag, p_qm, shift, mask, p_out))
+
+            def step(start: int, c: int) -> bool:  # False: C = 63 somewhere (p = 2^-63 a value)
+                return kern(p_words, c, p_thr, p_mag, p_qm, shift, mask, p_out + 8 * start) == 0
+
+        for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             a, b = words[:c], words[c : 2 * c]
             lo, t, cl, ab, K, NZ, S = (lo_b[:c], tmp_b[:c], col_b[:c], ab_b[:c], k_b[:c],
                                        nz_b[:c], s_b[:c])

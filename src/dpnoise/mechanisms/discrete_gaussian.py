@@ -233,6 +233,11 @@ class DiscreteGaussian(ClampedIntegerMechanism):
             return self._split_draws(self.table, n, rng)
         return discrete_gaussian(WordStream(resolve_rng(rng)), self.params, int(n))
 
+    @property
+    def _table_sampler(self) -> Any:
+        """The alias table of bulk releases (None: the CKS rejection sampler)."""
+        return self.table
+
     @cached_property
     def _scalar_kernel(self) -> OneWordKernel | None:
         t = self.table

@@ -264,6 +264,11 @@ class Geometric(ClampedIntegerMechanism):
             return self._split_draws(self.block, n, rng)
         return discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, int(n))
 
+    @property
+    def _table_sampler(self) -> Any:
+        """The block sampler of bulk releases (None: the exact discrete Laplace sampler)."""
+        return self.block
+
     @cached_property
     def _scalar_kernel(self) -> IntegerBlockKernel | None:
         return IntegerBlockKernel(self.block) if self.block is not None else None

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..laws.base import TableLaw
 from ..params import real_array
-from ..randomness import RngLike, resolve_rng
+from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import INT_SCALARS, Mechanism, as_output
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
@@ -188,6 +188,32 @@ def clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
     return as_output(out.reshape(counts.shape), true_value)
 
 
+def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
+                          boundary: str, sampler: Any, rng: RngLike) -> Any:
+    """:func:`clamped_release` for a table sampler (``sample_into``): the same words and
+    values, but each chunk's job (:func:`dpnoise.parallel.run_split`) writes its noise
+    straight into its slice of the output and adds the counts and clamps there, so no
+    per-value pass runs outside the (possibly threaded) chunks."""
+    from ..parallel import run_split
+
+    counts = check_counts(true_value, lower, upper)
+    flat = counts.reshape(-1)
+    out = np.empty(flat.size, dtype=np.int64)
+    lo, hi = (lower, upper) if boundary == "clamp" else (None, None)
+
+    def work(src: RandomSource, s: int, e: int) -> None:
+        part = out[s:e]
+        sampler.sample_into(src, part)
+        np.add(part, flat[s:e], out=part)
+        if lo is not None:
+            np.maximum(part, lo, out=part)
+        if hi is not None:
+            np.minimum(part, hi, out=part)
+
+    run_split(resolve_rng(rng), flat.size, work)
+    return as_output(out.reshape(counts.shape), true_value)
+
+
 class ClampedIntegerMechanism(Mechanism):
     """Base of the integer mechanisms whose output is ``n + Z`` for a count ``n`` in the
     declared domain ``[lower, upper]``, clamped there when ``boundary="clamp"``
@@ -216,6 +242,12 @@ class ClampedIntegerMechanism(Mechanism):
         """The one-value kernel (the same words and law as the arrays), or None."""
         return None
 
+    @property
+    def _table_sampler(self) -> Any:
+        """The table sampler (``sample_into``) behind :meth:`sample_noise`, or None: a bulk
+        release then runs through :func:`split_clamped_release`."""
+        return None
+
     def _one_noise(self, rng: RngLike) -> int | None:
         """One draw of Z by the scalar kernel, or None when there is none."""
         kernel = self._scalar_kernel
@@ -242,6 +274,10 @@ class ClampedIntegerMechanism(Mechanism):
             z = self._one_noise(rng)
             if z is not None:
                 return clamp_one(n + z, self.lower, self.upper, self.boundary)
+        sampler = self._table_sampler
+        if sampler is not None:
+            return split_clamped_release(true_value, self.lower, self.upper, self.boundary,
+                                         sampler, rng)
         return clamped_release(true_value, self.lower, self.upper, self.boundary,
                                self.sample_noise, rng)
 

@@ -1,0 +1,105 @@
+/* Keystream and kernel in one call: a whole chunk of a split release without the GIL.
+ *
+ * dpk_keyed_run draws a chunk's ChaCha20 keystream itself -- through the caller's
+ * EVP_EncryptUpdate (the system libcrypto, passed as a function pointer with its cipher
+ * context, so this library needs no OpenSSL headers and links nothing) -- and runs a
+ * sampler's compiled chunk body on it, chunk after chunk of `sub` values, exactly as the
+ * Python loop it replaces: per chunk of c values, per_value * c words into `words`, then
+ * the kernel on those words.  One ctypes call (one GIL release) per call instead of two per
+ * 2^14 values, and the same words in the same order, so the same outputs.
+ *
+ * A kernel here has one shape, `int64_t kernel(words, start, c, args)`: it computes values
+ * [start, start + c) of the call from words[0 .. per_value * c) and returns non-zero when the
+ * numpy reference must recompute them (a sampler's probability-2^-63 event that draws extra
+ * words).  dpk_keyed_run then stops *before* the next chunk and returns `start`: its words
+ * are still in `words`, the cipher stands right after them, and the caller runs the
+ * reference on them and goes on.  The adapters below unpack `args` (int64 slots; doubles
+ * stored bit for bit) and call the samplers' own kernels, so each kernel stays in its file.
+ */
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*dpk_cipher_update)(void *ctx, unsigned char *out, int *outl,
+                                 const unsigned char *in, int inl);
+typedef int64_t (*dpk_chunk_kernel)(const uint64_t *words, int64_t start, int64_t c,
+                                    const int64_t *args);
+
+/* `bytes` keystream bytes into out, at most `block` bytes per cipher call (the plaintext is
+ * `zeros`, block bytes of 0): 0 on success, -1 if the cipher refused or wrote short. */
+static int keystream(dpk_cipher_update update, void *ctx, const unsigned char *zeros,
+                     int64_t block, unsigned char *out, int64_t bytes) {
+    while (bytes > 0) {
+        int m = (int)(bytes < block ? bytes : block), got = 0;
+        if (update(ctx, out, &got, zeros, m) != 1 || got != m) return -1;
+        out += m;
+        bytes -= m;
+    }
+    return 0;
+}
+
+/* Values [start, n) in chunks of `sub` (start a multiple of sub): returns n when all are
+ * done, the start of the chunk the reference must redo (its words in `words`), or -1 when
+ * the cipher failed. */
+int64_t dpk_keyed_run(void *update, void *ctx, const void *zeros, int64_t block,
+                      uint64_t *words, int64_t start, int64_t n, int64_t sub,
+                      int64_t per_value, void *kernel, const int64_t *args) {
+    dpk_chunk_kernel kern = (dpk_chunk_kernel)kernel;
+    for (int64_t s = start; s < n; s += sub) {
+        int64_t c = n - s < sub ? n - s : sub;
+        if (keystream((dpk_cipher_update)update, ctx, (const unsigned char *)zeros, block,
+                      (unsigned char *)words, 8 * per_value * c))
+            return -1;
+        if (kern(words, s, c, args)) return s;
+    }
+    return n;
+}
+
+static double as_double(int64_t bits) {
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* ---- adapters: the samplers' kernels (block.c, integer_block.c, alias_one_word.c) ---- */
+
+int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *thr2,
+                             const int64_t *outcome2, int64_t col_shift, uint64_t thr_mask,
+                             int64_t two_m, const double *centre, double inv_grid,
+                             double half_grid, double *out_f, int64_t *out_i);
+
+/* args: thr2, outcome2, col_shift, thr_mask, two_m, centre (0: none), inv_grid, half_grid
+ * (double bits), out (float64 with a centre, else int64). */
+int64_t dpk_keyed_block(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    const double *centre = (const double *)(intptr_t)a[5];
+    if (centre)
+        return dpk_block_signed_odd(words, c, (const uint64_t *)(intptr_t)a[0],
+                                    (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3], a[4],
+                                    centre + start, as_double(a[6]), as_double(a[7]),
+                                    (double *)(intptr_t)a[8] + start, 0);
+    return dpk_block_signed_odd(words, c, (const uint64_t *)(intptr_t)a[0],
+                                (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3], a[4], 0,
+                                1.0, 0.0, 0, (int64_t *)(intptr_t)a[8] + start);
+}
+
+int64_t dpk_intblock_sample(const uint64_t *words, int64_t c, const uint64_t *thr2,
+                            const int64_t *mag2, const int64_t *qm, int64_t col_shift,
+                            uint64_t thr_mask, int64_t *out);
+
+/* args: thr2, mag2, qm, col_shift, thr_mask, out (int64). */
+int64_t dpk_keyed_intblock(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    return dpk_intblock_sample(words, c, (const uint64_t *)(intptr_t)a[0],
+                               (const int64_t *)(intptr_t)a[1], (const int64_t *)(intptr_t)a[2],
+                               a[3], (uint64_t)a[4], (int64_t *)(intptr_t)a[5] + start);
+}
+
+void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
+                        const int64_t *out2, int64_t col_shift, uint64_t thr_mask,
+                        int64_t *out);
+
+/* args: thr2, out2, col_shift, thr_mask, out (int64).  Never asks for the reference. */
+int64_t dpk_keyed_alias(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    dpk_alias_one_word(words, c, (const uint64_t *)(intptr_t)a[0],
+                       (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3],
+                       (int64_t *)(intptr_t)a[4] + start);
+    return 0;
+}
