@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +40,7 @@ SPLIT_MIN = 1 << 19
 SPLIT_CHUNK = 1 << 18
 
 Work = Callable[[RandomSource, int, int], None]
+T = TypeVar("T")
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_PID = -1
@@ -64,25 +65,10 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL
 
 
-def run_split(source: RandomSource, n: int, work: Work) -> None:
-    """Run ``work(chunk_source, start, stop)`` over [0, n).
-
-    Below :data:`SPLIT_MIN`: one call with ``source`` itself.  Otherwise: one key from
-    ``source``, chunk i of SPLIT_CHUNK values on ``KeyedRandom(key, stream=i)``, chunks
-    computed by up to :func:`threads` threads -- the calling thread and pool workers, each
-    taking the next chunk index in turn (results identical for any thread count).
-    """
-    if n < SPLIT_MIN:
-        work(source, 0, n)
-        return
-    key = source.words(4).tobytes()
-    count = -(-n // SPLIT_CHUNK)
-    which = keystream.gil_free()  # libcrypto when loaded: same words, drawn without the GIL
-
-    def job(i: int) -> None:
-        s = i * SPLIT_CHUNK
-        work(KeyedRandom(key, stream=i, backend=which), s, min(s + SPLIT_CHUNK, n))
-
+def _each(count: int, job: Callable[[int], None]) -> None:
+    """job(0), ..., job(count - 1) on up to :func:`threads` threads: the calling thread and
+    pool workers each take the next index in turn (dynamic, so a late or slow thread just
+    takes fewer); a worker's exception is raised here after all jobs have ended."""
     workers = min(threads(), count)
     if workers <= 1:
         for i in range(count):
@@ -95,9 +81,62 @@ def run_split(source: RandomSource, n: int, work: Work) -> None:
             job(i)
 
     helpers = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
-    drain()  # the calling thread works too
+    try:
+        drain()  # the calling thread works too
+    finally:
+        for h in helpers:
+            h.exception()  # wait: no job may still run when this returns
     for h in helpers:
         h.result()  # re-raises a worker's exception
+
+
+def chunk_map(n: int, fn: Callable[[int, int], T]) -> list[T]:
+    """``[fn(start, stop)]`` over the split's chunks of [0, n) (one call below
+    :data:`SPLIT_MIN` or on one thread), computed on up to :func:`threads` threads, in
+    chunk order: e.g. the checks of a large release's inputs, which must end before its
+    first random word is drawn."""
+    if n < SPLIT_MIN or threads() <= 1:
+        return [fn(0, n)]
+    count = -(-n // SPLIT_CHUNK)
+    results: list[Any] = [None] * count
+
+    def job(i: int) -> None:
+        s = i * SPLIT_CHUNK
+        results[i] = fn(s, min(s + SPLIT_CHUNK, n))
+
+    _each(count, job)
+    return results
+
+
+def extremes(values: NDArray[Any]) -> tuple[Any, Any]:
+    """(min, max) of a non-empty array as numpy scalars (NaN propagates), by chunks on the
+    split's threads when it is large and contiguous."""
+    flat = values.reshape(-1) if values.flags.c_contiguous else None
+    if flat is None or flat.size < SPLIT_MIN or threads() <= 1:
+        return values.min(), values.max()
+    parts = np.array(chunk_map(flat.size, lambda s, e: (flat[s:e].min(), flat[s:e].max())))
+    return parts[:, 0].min(), parts[:, 1].max()
+
+
+def run_split(source: RandomSource, n: int, work: Work) -> None:
+    """Run ``work(chunk_source, start, stop)`` over [0, n).
+
+    Below :data:`SPLIT_MIN`: one call with ``source`` itself.  Otherwise: one key from
+    ``source``, chunk i of SPLIT_CHUNK values on ``KeyedRandom(key, stream=i)``, chunks
+    computed by up to :func:`threads` threads (:func:`_each`; results identical for any
+    thread count).
+    """
+    if n < SPLIT_MIN:
+        work(source, 0, n)
+        return
+    key = source.words(4).tobytes()
+    which = keystream.gil_free()  # libcrypto when loaded: same words, drawn without the GIL
+
+    def job(i: int) -> None:
+        s = i * SPLIT_CHUNK
+        work(KeyedRandom(key, stream=i, backend=which), s, min(s + SPLIT_CHUNK, n))
+
+    _each(-(-n // SPLIT_CHUNK), job)
 
 
 @lru_cache(maxsize=1)

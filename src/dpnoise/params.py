@@ -210,7 +210,9 @@ def check_values(
     """True answers as a float64 array: all finite and inside [lower, upper]."""
     arr = as_real_array(name, values)
     if arr.size:
-        lo, hi = float(arr.min()), float(arr.max())  # NaN propagates through min/max
+        from .parallel import extremes  # by chunks on the release's threads when large
+
+        lo, hi = map(float, extremes(arr))  # NaN propagates through min/max
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ParameterError(f"{name} must be finite (no NaN or infinity)")
         if lo < lower or hi > upper:

@@ -68,6 +68,18 @@ def check_integer_sensitivity(v: Any) -> int:
     return int(v)
 
 
+def _extremes(flat: NDArray[np.int64]) -> tuple[int, int]:
+    """(min, max) of a non-empty 1-D array in one cache-friendly read: min and max of each
+    2^15 block while it is in cache."""
+    step = 1 << 15
+    lo_v, hi_v = int(flat[0]), int(flat[0])
+    for i in range(0, flat.size, step):
+        blk = flat[i : i + step]
+        lo_v = min(lo_v, int(blk.min()))
+        hi_v = max(hi_v, int(blk.max()))
+    return lo_v, hi_v
+
+
 def check_counts(values: ArrayLike, lower: int | None, upper: int | None
                  ) -> NDArray[np.int64]:
     """True counts as int64: integers (integer-valued floats accepted), inside [lower, upper]."""
@@ -81,14 +93,11 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
         raise ParameterError("true_value must be < 2^53")
     out = arr.astype(np.int64, copy=False)
     if out.size:
-        # one cache-friendly read: min and max of each 2^15 block while it is in cache
+        from ..parallel import chunk_map
+
         flat = out.reshape(-1)
-        step = 1 << 15
-        lo_v, hi_v = int(flat[0]), int(flat[0])
-        for i in range(0, flat.size, step):
-            blk = flat[i : i + step]
-            lo_v = min(lo_v, int(blk.min()))
-            hi_v = max(hi_v, int(blk.max()))
+        parts = chunk_map(flat.size, lambda s, e: _extremes(flat[s:e]))  # threads when large
+        lo_v, hi_v = min(p[0] for p in parts), max(p[1] for p in parts)
         if max(-lo_v, hi_v) >= MAX_COUNT:
             raise ParameterError("true_value must satisfy |value| < 2^53")
         if (lower is not None and lo_v < lower) or (upper is not None and hi_v > upper):
