@@ -23,18 +23,16 @@ source directly.
 
 from __future__ import annotations
 
-import ctypes
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import keystream
-from .randomness import KeyedRandom, RandomSource, direct_stream, fill_words
+from .randomness import KeyedRandom, RandomSource
 
 SPLIT_MIN = 1 << 19
 SPLIT_CHUNK = 1 << 18
@@ -137,102 +135,3 @@ def run_split(source: RandomSource, n: int, work: Work) -> None:
         work(KeyedRandom(key, stream=i, backend=which), s, min(s + SPLIT_CHUNK, n))
 
     _each(-(-n // SPLIT_CHUNK), job)
-
-
-@lru_cache(maxsize=1)
-def _driver() -> Any:
-    """``dpk_keyed_run`` (kernels/keyed.c) with its ctypes signature, or None (kernels off)."""
-    from . import kernels
-
-    vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    return kernels.function("dpk_keyed_run", [vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp],
-                            i64)
-
-
-@lru_cache(maxsize=8)
-def _kernel_address(name: str) -> int | None:
-    from . import kernels
-
-    lib = kernels.library()
-    fn = getattr(lib, name, None) if lib is not None else None
-    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
-
-
-def kernel_args(*values: int | float | None) -> NDArray[np.int64]:
-    """The ``args`` slots of a keyed kernel: ints (pointers, shifts, masks) modulo 2^64,
-    floats bit for bit, None as 0 (a null pointer)."""
-    out = np.zeros(len(values), dtype=np.uint64)
-    for i, v in enumerate(values):
-        if isinstance(v, float):
-            out[i : i + 1].view(np.float64)[0] = v
-        elif v is not None:
-            out[i] = int(v) % (1 << 64)
-    return out.view(np.int64)
-
-
-def keyed_runner(source: RandomSource, words: NDArray[np.uint64], per_value: int, sub: int,
-                 kernel: str, args: NDArray[np.int64]) -> Callable[[int, int], int] | None:
-    """Keystream and compiled kernel in one GIL-free call (``dpk_keyed_run``), or None.
-
-    The returned ``run(start, n)`` does, without the GIL, what a sampler's Python loop
-    does for values [start, n) in chunks of ``sub`` (``start`` a multiple of it): per chunk
-    of c values, ``per_value * c`` words of ``source``'s keystream into ``words``, then the
-    adapter ``kernel`` (kernels/keyed.c) with ``args`` on them.  It returns n, or the start
-    of the chunk whose values the caller must compute with its numpy reference -- that
-    chunk's words are in ``words`` and the stream stands right after them (the sampler's
-    probability-2^-63 event).  The same words in the same order as the Python loop, so the
-    same values; None when ``source`` is not a keyed or seeded ChaCha20 stream on libcrypto
-    with nothing buffered, or the kernels are off (the caller then runs its Python loop).
-    """
-    stream = direct_stream(source)
-    driver, address = _driver(), _kernel_address(kernel)
-    if stream is None or driver is None or address is None:
-        return None
-    handle = stream.direct()
-    if handle is None:
-        return None
-    update, ctx = handle
-    p_words, p_args = words.ctypes.data, args.ctypes.data
-    zeros, block = keystream.zeros_address, keystream.BLOCK_BYTES
-
-    def run(start: int, n: int, keep: tuple[Any, ...] = (words, args)) -> int:
-        # ``keep``: the closure must hold the arrays whose raw addresses C uses
-        most = per_value * (n - start)
-        if stream.room() < most:  # never let compiled code pass the 32-bit block counter
-            stream.advance(most)  # raises ParameterError
-        stop = driver(update, ctx, zeros, block, p_words, start, n, sub, per_value, address,
-                      p_args)
-        if stop < 0:
-            raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
-        stream.advance(per_value * (stop - start + (min(sub, n - stop) if stop < n else 0)))
-        return stop
-
-    return run
-
-
-def reference_chunks(source: RandomSource, words: NDArray[np.uint64], n: int, sub: int,
-                     per_value: int, kernel: Callable[[int, int], bool] | None = None,
-                     run: Callable[[int, int], int] | None = None) -> Iterator[tuple[int, int]]:
-    """The chunk loop of a sampler with a compiled kernel: yields the (start, c) of the
-    chunks of ``sub`` values its numpy reference must compute, their words in ``words``.
-
-    With ``run`` (from :func:`keyed_runner`): the keystream and the kernel run in C until a
-    chunk needs the reference.  Else, per chunk: ``per_value * c`` words of ``source``,
-    then ``kernel(start, c)`` (True: done).  Without either, every chunk is yielded.  The
-    words drawn, and their order, are the same every way.
-    """
-    start = 0
-    while start < n:
-        if run is not None:
-            start = run(start, n)
-            if start >= n:
-                return
-            c = min(sub, n - start)
-        else:
-            c = min(sub, n - start)
-            fill_words(source, words, per_value * c)
-            if kernel is not None and kernel(start, c):
-                start += c
-                continue
-        yield start, c
-        start += c

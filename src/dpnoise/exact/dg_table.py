@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..kernels import MIN_VALUES
-from ..parallel import kernel_args, keyed_runner, reference_chunks
+from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights
 
@@ -118,7 +118,7 @@ class DGTable:
         if kern is not None:  # the compiled chunk body: same word, same table entry
             args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
             p_words, p_out = words.ctypes.data, out.ctypes.data
-            run = keyed_runner(rng, words, 1, chunk, "dpk_keyed_alias", kernel_args(*args, p_out))
+            run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias", kernel_args(*args, p_out))
 
             def step(start: int, c: int) -> bool:
                 kern(p_words, c, *args, p_out + 8 * start)

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
-from ..parallel import kernel_args, keyed_runner, reference_chunks
+from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -174,7 +174,7 @@ class BlockGeometric:
                 centre = np.ascontiguousarray(centre, dtype=np.float64)
             p_centre = centre.ctypes.data if release else None
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
-            run = keyed_runner(rng, words, 2, chunk, "dpk_keyed_block", kernel_args(
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block", kernel_args(
                 p_thr, p_out2, int(col_shift), int(thr_mask), int(two_m), p_centre, inv, half,
                 p_out))
 

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..kernels import MIN_VALUES
-from ..parallel import kernel_args, keyed_runner, reference_chunks
+from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -159,7 +159,7 @@ class IntegerBlockLaplace:
             p_words, p_out = words.ctypes.data, out.ctypes.data
             p_thr, p_mag, p_qm = thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data
             shift, mask = int(col_shift), int(thr_mask)
-            run = keyed_runner(rng, words, 2, chunk, "dpk_keyed_intblock",
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock",
                                kernel_args(p_thr, p_mag, p_qm, shift, mask, p_out))
 
             def step(start: int, c: int) -> bool:  # False: C = 63 somewhere (p = 2^-63 a value)

@@ -14,7 +14,9 @@
  * words).  dpk_keyed_run then stops *before* the next chunk and returns `start`: its words
  * are still in `words`, the cipher stands right after them, and the caller runs the
  * reference on them and goes on.  The adapters below unpack `args` (int64 slots; doubles
- * stored bit for bit) and call the samplers' own kernels, so each kernel stays in its file.
+ * stored bit for bit) and call the samplers' own kernels, so each kernel stays in its file
+ * (declared weak: an adapter whose kernel is missing from the build sends every chunk to
+ * the reference instead of failing to load the library).
  */
 #include <stdint.h>
 #include <string.h>
@@ -62,7 +64,7 @@ static double as_double(int64_t bits) {
 
 /* ---- adapters: the samplers' kernels (block.c, integer_block.c, alias_one_word.c) ---- */
 
-int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *thr2,
+__attribute__((weak)) int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *thr2,
                              const int64_t *outcome2, int64_t col_shift, uint64_t thr_mask,
                              int64_t two_m, const double *centre, double inv_grid,
                              double half_grid, double *out_f, int64_t *out_i);
@@ -70,6 +72,7 @@ int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *t
 /* args: thr2, outcome2, col_shift, thr_mask, two_m, centre (0: none), inv_grid, half_grid
  * (double bits), out (float64 with a centre, else int64). */
 int64_t dpk_keyed_block(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    if (!dpk_block_signed_odd) return 1;  /* kernel not in this build: the reference */
     const double *centre = (const double *)(intptr_t)a[5];
     if (centre)
         return dpk_block_signed_odd(words, c, (const uint64_t *)(intptr_t)a[0],
@@ -81,25 +84,36 @@ int64_t dpk_keyed_block(const uint64_t *words, int64_t start, int64_t c, const i
                                 1.0, 0.0, 0, (int64_t *)(intptr_t)a[8] + start);
 }
 
-int64_t dpk_intblock_sample(const uint64_t *words, int64_t c, const uint64_t *thr2,
+__attribute__((weak)) int64_t dpk_intblock_sample(const uint64_t *words, int64_t c, const uint64_t *thr2,
                             const int64_t *mag2, const int64_t *qm, int64_t col_shift,
                             uint64_t thr_mask, int64_t *out);
 
 /* args: thr2, mag2, qm, col_shift, thr_mask, out (int64). */
 int64_t dpk_keyed_intblock(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    if (!dpk_intblock_sample) return 1;
     return dpk_intblock_sample(words, c, (const uint64_t *)(intptr_t)a[0],
                                (const int64_t *)(intptr_t)a[1], (const int64_t *)(intptr_t)a[2],
                                a[3], (uint64_t)a[4], (int64_t *)(intptr_t)a[5] + start);
 }
 
-void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
+__attribute__((weak)) void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
                         const int64_t *out2, int64_t col_shift, uint64_t thr_mask,
                         int64_t *out);
 
 /* args: thr2, out2, col_shift, thr_mask, out (int64).  Never asks for the reference. */
 int64_t dpk_keyed_alias(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    if (!dpk_alias_one_word) return 1;
     dpk_alias_one_word(words, c, (const uint64_t *)(intptr_t)a[0],
                        (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3],
                        (int64_t *)(intptr_t)a[4] + start);
+    return 0;
+}
+
+/* args: out (uint64), per_value, stop.  Copies each chunk's words to out + per_value * start
+ * and asks for the reference at the chunk starting at `stop` (-1: never): the words the
+ * driver draws, and its stop, as the tests see them. */
+int64_t dpk_keyed_words(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
+    if (start == a[2]) return 1;
+    memcpy((uint64_t *)(intptr_t)a[0] + a[1] * start, words, (size_t)(8 * a[1] * c));
     return 0;
 }

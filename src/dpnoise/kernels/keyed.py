@@ -1,0 +1,129 @@
+"""The Python side of ``kernels/keyed.c``: a sampler's keystream and kernel in one call.
+
+A sampler with a compiled chunk kernel loops, per chunk of 2^14-2^15 values, over "draw the
+chunk's words, run the kernel on them" -- two foreign calls, and the GIL taken back between
+them.  :class:`KeyedRun` hands the whole loop to ``dpk_keyed_run``, which draws the
+ChaCha20 keystream itself through the system libcrypto's ``EVP_EncryptUpdate`` (its address
+and the stream's cipher context, :meth:`dpnoise.randomness._ChaCha20Stream.direct`) and
+calls the kernel through an adapter of one shape: one GIL release per call, so the chunks
+of a split release (:mod:`dpnoise.parallel`) run on several cores without waiting for each
+other.  The words, their order and so every value are those of the Python loop, which
+stays the path for every other source (and :func:`reference_chunks` serves both).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import keystream
+from ..randomness import RandomSource, _ChaCha20Stream, direct_stream, fill_words
+from . import function, library
+
+
+@lru_cache(maxsize=1)
+def _driver() -> Any:
+    """``dpk_keyed_run`` with its ctypes signature, or None (kernels off)."""
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    return function("dpk_keyed_run", [vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp], i64)
+
+
+@lru_cache(maxsize=8)
+def _address(name: str) -> int | None:
+    """The address of the adapter ``name`` in the kernel library, or None."""
+    lib = library()
+    fn = getattr(lib, name, None) if lib is not None else None
+    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def kernel_args(*values: int | float | None) -> NDArray[np.int64]:
+    """The ``args`` slots of an adapter: ints (pointers, shifts, masks) modulo 2^64,
+    floats bit for bit, None as 0 (a null pointer)."""
+    out = np.zeros(len(values), dtype=np.uint64)
+    for i, v in enumerate(values):
+        if isinstance(v, float):
+            out[i : i + 1].view(np.float64)[0] = v
+        elif v is not None:
+            out[i] = int(v) % (1 << 64)
+    return out.view(np.int64)
+
+
+class KeyedRun:
+    """``run(start, n)``: values [start, n) of a sampler in one GIL-free call.
+
+    Per chunk of c = ``sub`` values (``start`` a multiple of ``sub``): ``per_value * c``
+    words of the stream's keystream into ``words``, then the adapter (``kernels/keyed.c``)
+    with ``args``.  Returns n, or the start of the chunk whose values the caller must
+    compute with its numpy reference: that chunk's words are in ``words`` and the stream
+    stands right after them (a sampler's probability-2^-63 event).  Holds the arrays whose
+    raw addresses the C code uses.
+    """
+
+    def __init__(self, stream: _ChaCha20Stream, handle: tuple[int, int],
+                 words: NDArray[np.uint64], per_value: int, sub: int, adapter: int,
+                 args: NDArray[np.int64]) -> None:
+        self.stream, self.words, self.args = stream, words, args
+        self.per_value, self.sub = per_value, sub
+        update, ctx = handle
+        self._call = (update, ctx, keystream.zeros_address, keystream.BLOCK_BYTES,
+                      words.ctypes.data)
+        self._tail = (sub, per_value, adapter, args.ctypes.data)
+
+    def __call__(self, start: int, n: int) -> int:
+        most = self.per_value * (n - start)
+        if self.stream.room() < most:  # never let compiled code pass the 32-bit block counter
+            self.stream.advance(most)  # raises ParameterError
+        stop = _driver()(*self._call, start, n, *self._tail)
+        if stop < 0:
+            raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
+        drawn = stop - start + (min(self.sub, n - stop) if stop < n else 0)
+        self.stream.advance(self.per_value * drawn)
+        return int(stop)
+
+
+def keyed_run(source: RandomSource, words: NDArray[np.uint64], per_value: int, sub: int,
+              adapter: str, args: NDArray[np.int64]) -> KeyedRun | None:
+    """A :class:`KeyedRun` of the adapter named ``adapter`` on ``source``, or None when
+    ``source`` is not a keyed or seeded ChaCha20 stream on libcrypto with nothing
+    buffered, or the kernels are off (the caller then runs its Python loop)."""
+    stream = direct_stream(source)
+    address = _address(adapter)
+    if stream is None or address is None or _driver() is None:
+        return None
+    handle = stream.direct()
+    if handle is None:
+        return None
+    return KeyedRun(stream, handle, words, per_value, sub, address, args)
+
+
+def reference_chunks(source: RandomSource, words: NDArray[np.uint64], n: int, sub: int,
+                     per_value: int, kernel: Any = None,
+                     run: KeyedRun | None = None) -> Iterator[tuple[int, int]]:
+    """The chunk loop of a sampler with a compiled kernel: yields the (start, c) of the
+    chunks of ``sub`` values its numpy reference must compute, their words in ``words``.
+
+    With ``run``: keystream and kernel run in C until a chunk needs the reference.  Else,
+    per chunk: ``per_value * c`` words of ``source``, then ``kernel(start, c)`` (True:
+    done).  Without either, every chunk is yielded.  The words drawn, and their order, are
+    the same every way.
+    """
+    start = 0
+    while start < n:
+        if run is not None:
+            start = run(start, n)
+            if start >= n:
+                return
+            c = min(sub, n - start)
+        else:
+            c = min(sub, n - start)
+            fill_words(source, words, per_value * c)
+            if kernel is not None and kernel(start, c):
+                start += c
+                continue
+        yield start, c
+        start += c

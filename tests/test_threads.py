@@ -1,0 +1,143 @@
+"""Split releases give the same values on 1, 2 and 3 threads, with or without the one-call
+keystream-and-kernel path (kernels/keyed.c), and the same values as before that path existed
+(seeded hashes); the input checks run on the threads and still refuse before any word."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import dpnoise
+from dpnoise import ParameterError, SeededRandom
+from dpnoise import kernels
+from dpnoise import keystream as ks
+from dpnoise.kernels import keyed
+from dpnoise.parallel import SPLIT_CHUNK, SPLIT_MIN, chunk_map, extremes
+from dpnoise.randomness import KeyedRandom
+
+N = SPLIT_MIN + SPLIT_CHUNK // 3  # three chunks, the last one partial
+
+needs_fused = pytest.mark.skipif(
+    not kernels.available() or ks.libcrypto() is None or keyed._driver() is None,
+    reason="no compiled kernels or no system libcrypto: the Python chunk loop runs")
+
+
+def _cases() -> list[tuple[str, object, np.ndarray]]:
+    x = np.linspace(-50, 1000, N)
+    xi = np.arange(N) % 5000
+    return [
+        ("lap", dpnoise.Laplace(epsilon=1.0, sensitivity=1.0), x),
+        ("geo", dpnoise.Geometric(epsilon=1.0, upper=None), xi),
+        ("geoc", dpnoise.Geometric(epsilon=0.5, lower=0, upper=5000), xi),
+        ("dg", dpnoise.DiscreteGaussian(epsilon=1.0, delta=1e-6, upper=None), xi),
+        ("dgc", dpnoise.DiscreteGaussian(epsilon=1.0, delta=1e-6, lower=0, upper=5000), xi),
+    ]
+
+
+def _hash(a: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
+
+
+#: sha256 prefixes of release(x, rng=SeededRandom(N)) computed before the threads were
+#: reworked (the chunk loop in Python, two foreign calls per 2^14 values): the seeded
+#: outputs must not change.
+BEFORE = {"lap": "7775e2275aaba18e", "geo": "ce494bfbcc909540", "geoc": "197e4a9f00f1d87e",
+          "dg": "fe95c5ecfa50524d", "dgc": "d44a0f5039b45729"}
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_split_releases_equal_the_earlier_seeded_outputs(threads: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPNOISE_THREADS", threads)
+    got = {name: _hash(m.release(x, rng=SeededRandom(N))) for name, m, x in _cases()}
+    assert got == BEFORE
+
+
+@needs_fused
+def test_one_call_path_equals_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same values when every chunk goes through the Python loop (no KeyedRun)."""
+    monkeypatch.setenv("DPNOISE_THREADS", "2")
+    fused = [m.release(x, rng=SeededRandom(5)) for _, m, x in _cases()]
+    for mod in ("geometric", "integer_block", "dg_table"):
+        monkeypatch.setattr(f"dpnoise.exact.{mod}.keyed_run", lambda *a, **k: None)
+    loop = [m.release(x, rng=SeededRandom(5)) for _, m, x in _cases()]
+    for a, b in zip(fused, loop):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_fused
+def test_keyed_run_draws_the_stream_and_stops_where_asked() -> None:
+    """dpk_keyed_run's words are the stream's, chunk after chunk; a chunk sent to the
+    reference keeps its words in the buffer and the next call goes on after them."""
+    key, sub, per_value, n = bytes(range(32)), 1000, 2, 5500
+    want = KeyedRandom(key, stream=4).words(per_value * n)
+    out = np.zeros(per_value * n, dtype=np.uint64)
+    words = np.empty(per_value * sub + 8, dtype=np.uint64)
+    source = KeyedRandom(key, stream=4, backend="libcrypto")
+    run = keyed.keyed_run(source, words, per_value, sub, "dpk_keyed_words",
+                          keyed.kernel_args(out.ctypes.data, per_value, 3000))
+    assert run is not None
+    assert run(0, n) == 3000  # stopped: chunk [3000, 4000) is for the reference
+    np.testing.assert_array_equal(out[: per_value * 3000], want[: per_value * 3000])
+    np.testing.assert_array_equal(words[: per_value * sub], want[6000:8000])
+    assert run(4000, n) == n  # goes on right after the stopped chunk's words
+    np.testing.assert_array_equal(out[8000:], want[8000:])
+    assert source._stream.taken == per_value * n
+    np.testing.assert_array_equal(source.words(3), KeyedRandom(key, 4).words(2 * n + 3)[-3:])
+
+
+@needs_fused
+def test_a_chunk_sent_to_the_reference_gives_the_same_values(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """The probability-2^-63 path: KeyedRun stops at a chunk (its words drawn), the numpy
+    reference computes it from those words, the C loop goes on -- same values."""
+    real = keyed.KeyedRun.__call__
+    stops = []
+
+    def stop_once(self: keyed.KeyedRun, start: int, n: int) -> int:
+        at = start + 2 * self.sub  # the third chunk of this call
+        if stops or at >= n:
+            return real(self, start, n)
+        stops.append(at)
+        if real(self, start, at) != at:
+            raise AssertionError("unexpected stop")
+        self.stream.fill(self.words, self.per_value * min(self.sub, n - at))  # as C would
+        return at
+
+    for name, m, x in _cases()[:4]:
+        want = m.release(x[:70_000], rng=KeyedRandom(bytes(32), backend="libcrypto"))
+        stops.clear()
+        monkeypatch.setattr(keyed.KeyedRun, "__call__", stop_once)
+        got = m.release(x[:70_000], rng=KeyedRandom(bytes(32), backend="libcrypto"))
+        monkeypatch.setattr(keyed.KeyedRun, "__call__", real)
+        assert stops, name
+        np.testing.assert_array_equal(got, want)
+
+
+def test_checks_on_threads_refuse_before_any_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN or an out-of-domain count in the last chunk is refused, on 2 threads, and the
+    source has given no word."""
+    monkeypatch.setenv("DPNOISE_THREADS", "2")
+    x = np.linspace(0, 1, N)
+    x[-1] = np.nan
+    rng = SeededRandom(3)
+    with pytest.raises(ParameterError, match="finite"):
+        dpnoise.Laplace(epsilon=1.0, sensitivity=1.0).release(x, rng=rng)
+    xi = np.arange(N)
+    with pytest.raises(ParameterError, match="domain"):
+        dpnoise.Geometric(epsilon=1.0, upper=N - 2).release(xi, rng=rng)
+    np.testing.assert_array_equal(rng.words(4), SeededRandom(3).words(4))
+
+
+def test_chunk_map_and_extremes_on_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    v = np.random.default_rng(2).normal(size=N)
+    for t in ("1", "3"):
+        monkeypatch.setenv("DPNOISE_THREADS", t)
+        assert extremes(v) == (v.min(), v.max())
+        spans = chunk_map(N, lambda s, e: (s, e))
+        assert spans[0][0] == 0 and spans[-1][1] == N
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    v[-5] = np.nan
+    assert all(np.isnan(extremes(v)))
