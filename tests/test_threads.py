@@ -5,13 +5,13 @@ keystream-and-kernel path (kernels/keyed.c), and the same values as before that 
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise import ParameterError, SeededRandom
-from dpnoise import kernels
+from dpnoise import ParameterError, SeededRandom, kernels
 from dpnoise import keystream as ks
 from dpnoise.kernels import keyed
 from dpnoise.parallel import SPLIT_CHUNK, SPLIT_MIN, chunk_map, extremes
@@ -63,7 +63,7 @@ def test_one_call_path_equals_the_python_loop(monkeypatch: pytest.MonkeyPatch) -
     for mod in ("geometric", "integer_block", "dg_table"):
         monkeypatch.setattr(f"dpnoise.exact.{mod}.keyed_run", lambda *a, **k: None)
     loop = [m.release(x, rng=SeededRandom(5)) for _, m, x in _cases()]
-    for a, b in zip(fused, loop):
+    for a, b in zip(fused, loop, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -138,6 +138,6 @@ def test_chunk_map_and_extremes_on_threads(monkeypatch: pytest.MonkeyPatch) -> N
         assert extremes(v) == (v.min(), v.max())
         spans = chunk_map(N, lambda s, e: (s, e))
         assert spans[0][0] == 0 and spans[-1][1] == N
-        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
     v[-5] = np.nan
     assert all(np.isnan(extremes(v)))
