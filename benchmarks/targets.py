@@ -139,6 +139,9 @@ def throughput(quick: bool) -> None:
         r = threads_ratio(lambda m=m, v=v: m.release(v, rng=rng), cores)
         row(f"cores: {name}, {v.size:.0e} values, {cores} threads / 1 thread "
             "(DPNOISE_THREADS; default 1)", f"{r:.2f}x", ">= 1.7x", r >= 1.7)
+        share, bound = parallel_share(lambda m=m, v=v: m.release(v, rng=rng), v.size, cores)
+        row(f"  ({name}: share of a 1-thread release's CPU time in its chunk jobs; "
+            f"Amdahl bound at {cores} threads)", f"{share:.1%} ({bound:.2f}x)", "")
     big_sort = GEN.random(1 << 22)
     r = threads_ratio(lambda: [np.sort(big_sort) for _ in range(cores)], cores,
                       split=lambda k: [np.sort(big_sort)])
@@ -148,6 +151,47 @@ def throughput(quick: bool) -> None:
         os.environ.pop("DPNOISE_THREADS", None)
     else:
         os.environ["DPNOISE_THREADS"] = saved
+
+
+def parallel_share(fn: Callable[[], object], n: int, cores: int, repeats: int = 15
+                   ) -> tuple[float, float]:
+    """(p, bound): p = the median share of a 1-thread release's CPU time (``thread_time``,
+    so time the process waits for a core does not count) spent inside its chunk jobs (the
+    input checks and the draws) -- the part ``cores`` threads share -- and the Amdahl bound
+    1 / ((1 - p) + p * w), w = the busiest thread's share of the chunks (whole chunks of
+    SPLIT_CHUNK values)."""
+    from dpnoise import parallel
+
+    real_split, real_map = parallel.run_split, parallel.chunk_map
+    inside = [0.0]
+
+    def timed(fn: Any) -> Any:
+        def job(*args: Any) -> Any:
+            t0 = time.thread_time()
+            out = fn(*args)
+            inside[0] += time.thread_time() - t0
+            return out
+
+        return job
+
+    os.environ["DPNOISE_THREADS"] = "1"
+    # the mechanisms import these when they release: the input checks (chunk_map) and the
+    # draws (run_split) are what the threads share
+    parallel.run_split = lambda source, size, work: real_split(source, size, timed(work))
+    parallel.chunk_map = lambda size, fn: real_map(size, timed(fn))
+    shares = []
+    try:
+        for _ in range(repeats):
+            inside[0] = 0.0
+            t0 = time.thread_time()
+            fn()
+            shares.append(inside[0] / (time.thread_time() - t0))
+    finally:
+        parallel.run_split, parallel.chunk_map = real_split, real_map
+    p = statistics.median(shares)
+    chunks = -(-n // parallel.SPLIT_CHUNK)
+    w = min(1.0, -(-chunks // cores) * parallel.SPLIT_CHUNK / n)
+    return p, 1.0 / ((1.0 - p) + p * w)
 
 
 def threads_ratio(fn: Callable[[], object], cores: int, pairs: int = 7,

@@ -109,11 +109,14 @@ def chunk_map(n: int, fn: Callable[[int, int], T]) -> list[T]:
 def extremes(values: NDArray[Any]) -> tuple[Any, Any]:
     """(min, max) of a non-empty array as numpy scalars (NaN propagates), by chunks on the
     split's threads when it is large and contiguous."""
-    flat = values.reshape(-1) if values.flags.c_contiguous else None
-    if flat is None or flat.size < SPLIT_MIN or threads() <= 1:
+    if not values.flags.c_contiguous:
         return values.min(), values.max()
-    parts = np.array(chunk_map(flat.size, lambda s, e: (flat[s:e].min(), flat[s:e].max())))
-    return parts[:, 0].min(), parts[:, 1].max()
+    flat = values.reshape(-1)
+    parts = chunk_map(flat.size, lambda s, e: (flat[s:e].min(), flat[s:e].max()))
+    if len(parts) == 1:
+        return parts[0]
+    both = np.array(parts)
+    return both[:, 0].min(), both[:, 1].max()
 
 
 def run_split(source: RandomSource, n: int, work: Work) -> None:
