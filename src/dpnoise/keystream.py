@@ -85,7 +85,10 @@ def _load_libcrypto() -> Any:
         return None
     for name in ("libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"):
         try:
-            lib = ctypes.CDLL(name)
+            # the short setup calls keep the GIL (PyDLL): releasing it for a microsecond
+            # would only hand it to another thread; the keystream call releases it (CDLL)
+            lib = ctypes.PyDLL(name)
+            lib.EVP_EncryptUpdate = ctypes.CDLL(name).EVP_EncryptUpdate
             lib.EVP_chacha20.restype = ctypes.c_void_p
             lib.EVP_chacha20.argtypes = []
         except (OSError, AttributeError):
@@ -149,7 +152,8 @@ def _self_test(lib: Any) -> bool:
 
 
 class _LibcryptoCipher:
-    """ChaCha20 from the system libcrypto via ctypes (the GIL is released during a call)."""
+    """ChaCha20 from the system libcrypto via ctypes (the GIL is released while the
+    keystream is computed)."""
 
     name = "libcrypto"
     exact = True  # writes exactly m bytes

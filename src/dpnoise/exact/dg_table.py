@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights
 
@@ -98,9 +98,15 @@ class DGTable:
             self.sample_into(rng, out)
         return out
 
-    def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
-        """Fill ``out`` (1-D int64) with exact draws, one word each."""
+    def sample_into(self, rng: RandomSource, out: NDArray[np.int64], *,
+                    add: NDArray[np.int64] | None = None, lower: int | None = None,
+                    upper: int | None = None) -> None:
+        """Fill ``out`` (1-D int64) with exact draws, one word each -- plus ``add`` (counts,
+        same length), then clamped into [lower, upper] (each end when given), chunk by chunk
+        while the chunk is in cache (:func:`dpnoise.kernels.keyed.add_clamp`)."""
         n = out.size
+        if add is not None:
+            add = np.ascontiguousarray(add, dtype=np.int64)
         thr2, out2 = self._kernel
         t = self.table
         chunk = min(n, _CHUNK)
@@ -118,10 +124,13 @@ class DGTable:
         if kern is not None:  # the compiled chunk body: same word, same table entry
             args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
             p_words, p_out = words.ctypes.data, out.ctypes.data
-            run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias", kernel_args(*args, p_out))
+            run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias",
+                            kernel_args(*args, p_out, *count_args(add, lower, upper)))
 
             def step(start: int, c: int) -> bool:
                 kern(p_words, c, *args, p_out + 8 * start)
+                part = slice(start, start + c)
+                add_clamp(out[part], None if add is None else add[part], lower, upper)
                 return True
 
         for start, c in reference_chunks(rng, words, n, chunk, 1, step, run):
@@ -133,6 +142,8 @@ class DGTable:
             np.greater_equal(tt, thr2[cl], out=a)
             np.add(cl, a, out=cl)
             np.take(out2, cl, out=out[start : start + c])
+            part = slice(start, start + c)
+            add_clamp(out[part], None if add is None else add[part], lower, upper)
 
     # ------------------------------------------------------------- exact law
     @cached_property

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -132,11 +132,17 @@ class IntegerBlockLaplace:
         self.sample_into(rng, out)
         return out
 
-    def sample_into(self, rng: RandomSource, out: NDArray[np.int64]) -> None:
-        """Fill ``out`` (1-D int64) with exact draws."""
+    def sample_into(self, rng: RandomSource, out: NDArray[np.int64], *,
+                    add: NDArray[np.int64] | None = None, lower: int | None = None,
+                    upper: int | None = None) -> None:
+        """Fill ``out`` (1-D int64) with exact draws -- plus ``add`` (counts, same length),
+        then clamped into [lower, upper] (each end when given), chunk by chunk while the
+        chunk is in cache (:func:`dpnoise.kernels.keyed.add_clamp`)."""
         n = out.size
         if n == 0:  # no cell (e.g. partition selection kept no group): nothing to draw
             return
+        if add is not None:
+            add = np.ascontiguousarray(add, dtype=np.int64)
         thr2, mag2, qm = self._kernel_tables
         table = self.table
         chunk = min(n, _CHUNK)
@@ -159,11 +165,15 @@ class IntegerBlockLaplace:
             p_words, p_out = words.ctypes.data, out.ctypes.data
             p_thr, p_mag, p_qm = thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data
             shift, mask = int(col_shift), int(thr_mask)
-            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock",
-                               kernel_args(p_thr, p_mag, p_qm, shift, mask, p_out))
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock", kernel_args(
+                p_thr, p_mag, p_qm, shift, mask, p_out, *count_args(add, lower, upper)))
 
             def step(start: int, c: int) -> bool:  # False: C = 63 somewhere (p = 2^-63 a value)
-                return kern(p_words, c, p_thr, p_mag, p_qm, shift, mask, p_out + 8 * start) == 0
+                if kern(p_words, c, p_thr, p_mag, p_qm, shift, mask, p_out + 8 * start):
+                    return False
+                part = slice(start, start + c)
+                add_clamp(out[part], None if add is None else add[part], lower, upper)
+                return True
 
         for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             a, b = words[:c], words[c : 2 * c]
@@ -194,6 +204,8 @@ class IntegerBlockLaplace:
             np.right_shift(a.view(np.int64), _S63, out=S)
             np.bitwise_xor(K, S, out=K)
             np.subtract(K, S, out=out[start : start + c])
+            part = slice(start, start + c)
+            add_clamp(out[part], None if add is None else add[part], lower, upper)
 
     def _long_counts(self, rng: RandomSource, a: NDArray[np.uint64], C: NDArray[np.int64]
                      ) -> NDArray[np.int64]:

@@ -88,24 +88,47 @@ __attribute__((weak)) int64_t dpk_intblock_sample(const uint64_t *words, int64_t
                             const int64_t *mag2, const int64_t *qm, int64_t col_shift,
                             uint64_t thr_mask, int64_t *out);
 
-/* args: thr2, mag2, qm, col_shift, thr_mask, out (int64). */
+/* A count release's last step on values [start, start + c): out = add + out (add: the true
+ * counts, or null), then max(out, lo) if mode & 1 and min(out, hi) if mode & 2 -- the numpy
+ * reference's add, maximum and minimum, in that order (no overflow: |counts| < 2^53 and the
+ * noise is far below 2^62).  args[k..k+3]: add, lo, hi, mode. */
+static void add_clamp(int64_t *out, int64_t start, int64_t c, const int64_t *a) {
+    const int64_t *add = (const int64_t *)(intptr_t)a[0];
+    int64_t lo = a[1], hi = a[2], mode = a[3];
+    out += start;
+    if (add) {
+        add += start;
+        for (int64_t i = 0; i < c; i++) out[i] += add[i];
+    }
+    if (mode & 1)
+        for (int64_t i = 0; i < c; i++) out[i] = out[i] < lo ? lo : out[i];
+    if (mode & 2)
+        for (int64_t i = 0; i < c; i++) out[i] = out[i] > hi ? hi : out[i];
+}
+
+/* args: thr2, mag2, qm, col_shift, thr_mask, out (int64), then add, lo, hi, mode. */
 int64_t dpk_keyed_intblock(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
     if (!dpk_intblock_sample) return 1;
-    return dpk_intblock_sample(words, c, (const uint64_t *)(intptr_t)a[0],
-                               (const int64_t *)(intptr_t)a[1], (const int64_t *)(intptr_t)a[2],
-                               a[3], (uint64_t)a[4], (int64_t *)(intptr_t)a[5] + start);
+    int64_t *out = (int64_t *)(intptr_t)a[5];
+    if (dpk_intblock_sample(words, c, (const uint64_t *)(intptr_t)a[0],
+                            (const int64_t *)(intptr_t)a[1], (const int64_t *)(intptr_t)a[2],
+                            a[3], (uint64_t)a[4], out + start))
+        return 1;
+    add_clamp(out, start, c, a + 6);
+    return 0;
 }
 
 __attribute__((weak)) void dpk_alias_one_word(const uint64_t *words, int64_t c, const uint64_t *thr2,
                         const int64_t *out2, int64_t col_shift, uint64_t thr_mask,
                         int64_t *out);
 
-/* args: thr2, out2, col_shift, thr_mask, out (int64).  Never asks for the reference. */
+/* args: thr2, out2, col_shift, thr_mask, out (int64), then add, lo, hi, mode. */
 int64_t dpk_keyed_alias(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
     if (!dpk_alias_one_word) return 1;
+    int64_t *out = (int64_t *)(intptr_t)a[4];
     dpk_alias_one_word(words, c, (const uint64_t *)(intptr_t)a[0],
-                       (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3],
-                       (int64_t *)(intptr_t)a[4] + start);
+                       (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3], out + start);
+    add_clamp(out, start, c, a + 5);
     return 0;
 }
 

@@ -101,6 +101,27 @@ def keyed_run(source: RandomSource, words: NDArray[np.uint64], per_value: int, s
     return KeyedRun(stream, handle, words, per_value, sub, address, args)
 
 
+def count_args(add: NDArray[np.int64] | None, lower: int | None, upper: int | None
+               ) -> tuple[int | None, int, int, int]:
+    """The adapter slots (add, lo, hi, mode) of a count release's last step (``add_clamp``
+    in keyed.c): the true counts' address (or None), the clamps and which of them apply."""
+    mode = (lower is not None) | (upper is not None) << 1
+    return (None if add is None else add.ctypes.data, lower or 0, upper or 0, mode)
+
+
+def add_clamp(out: NDArray[np.int64], add: NDArray[np.int64] | None, lower: int | None,
+              upper: int | None) -> None:
+    """``out = add + out``, then ``max(out, lower)`` and ``min(out, upper)`` (each when
+    given), in place: what keyed.c's adapters do after their kernel, for the chunks the
+    Python loop computes."""
+    if add is not None:
+        np.add(out, add, out=out)
+    if lower is not None:
+        np.maximum(out, lower, out=out)
+    if upper is not None:
+        np.minimum(out, upper, out=out)
+
+
 def reference_chunks(source: RandomSource, words: NDArray[np.uint64], n: int, sub: int,
                      per_value: int, kernel: Any = None,
                      run: KeyedRun | None = None) -> Iterator[tuple[int, int]]:

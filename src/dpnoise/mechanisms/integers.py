@@ -201,23 +201,18 @@ def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int |
                           boundary: str, sampler: Any, rng: RngLike) -> Any:
     """:func:`clamped_release` for a table sampler (``sample_into``): the same words and
     values, but each chunk's job (:func:`dpnoise.parallel.run_split`) writes its noise
-    straight into its slice of the output and adds the counts and clamps there, so no
-    per-value pass runs outside the (possibly threaded) chunks."""
+    straight into its slice of the output and the sampler adds the counts and clamps
+    there while each piece is in cache, so no per-value pass runs outside the (possibly
+    threaded) chunks."""
     from ..parallel import run_split
 
     counts = check_counts(true_value, lower, upper)
-    flat = counts.reshape(-1)
+    flat = np.ascontiguousarray(counts.reshape(-1))
     out = np.empty(flat.size, dtype=np.int64)
     lo, hi = (lower, upper) if boundary == "clamp" else (None, None)
 
     def work(src: RandomSource, s: int, e: int) -> None:
-        part = out[s:e]
-        sampler.sample_into(src, part)
-        np.add(part, flat[s:e], out=part)
-        if lo is not None:
-            np.maximum(part, lo, out=part)
-        if hi is not None:
-            np.minimum(part, hi, out=part)
+        sampler.sample_into(src, out[s:e], add=flat[s:e], lower=lo, upper=hi)
 
     run_split(resolve_rng(rng), flat.size, work)
     return as_output(out.reshape(counts.shape), true_value)
