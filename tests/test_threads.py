@@ -4,6 +4,7 @@ keystream-and-kernel path (kernels/keyed.c), and the same values as before that 
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 
@@ -141,3 +142,31 @@ def test_chunk_map_and_extremes_on_threads(monkeypatch: pytest.MonkeyPatch) -> N
         assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
     v[-5] = np.nan
     assert all(np.isnan(extremes(v)))
+
+
+@needs_fused
+def test_count_clamps_equal_on_every_simd_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """keyed.c's add-and-clamp step (AVX-512, AVX2, plain C) gives the numpy reference's
+    integers: counts at both clamps, a length that leaves a tail after the vector loop."""
+    isa = kernels.function("dpk_add_clamp_isa", [ctypes.c_int64], ctypes.c_int64)
+    xi = np.concatenate([np.zeros(40_000, np.int64), np.full(40_003, 30, np.int64)])
+    mechs = (dpnoise.Geometric(epsilon=0.5, lower=0, upper=30),
+             dpnoise.DiscreteGaussian(epsilon=1.0, delta=1e-6, lower=0, upper=None))
+
+    def releases() -> list[np.ndarray]:
+        return [m.release(xi, rng=KeyedRandom(bytes(32), backend="libcrypto")) for m in mechs]
+
+    widths = {}
+    try:
+        for cap in range(isa(-1), -1, -1):
+            assert isa(cap) == cap
+            widths[cap] = releases()
+    finally:
+        isa(-1)
+    for mod in ("integer_block", "dg_table"):  # the Python loop: numpy's add, max, min
+        monkeypatch.setattr(f"dpnoise.exact.{mod}.keyed_run", lambda *a, **k: None)
+    want = releases()
+    assert want[0].min() == 0 and want[0].max() == 30 and want[1].min() == 0
+    for got in widths.values():
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
