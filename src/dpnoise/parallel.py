@@ -24,6 +24,7 @@ source directly.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -64,28 +65,45 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 
 def _each(count: int, job: Callable[[int], None]) -> None:
-    """job(0), ..., job(count - 1) on up to :func:`threads` threads: the calling thread and
-    pool workers each take the next index in turn (dynamic, so a late or slow thread just
-    takes fewer); a worker's exception is raised here after all jobs have ended."""
+    """job(0), ..., job(count - 1) on up to :func:`threads` threads.
+
+    The calling thread and ``threads() - 1`` pool workers each take the next index in turn
+    (dynamic: a thread that wakes late or is preempted takes fewer), and the caller waits
+    only for jobs a worker has taken -- not for a worker that has not woken yet.  The first
+    exception of any job is raised here once every taken job has ended.
+    """
     workers = min(threads(), count)
     if workers <= 1:
         for i in range(count):
             job(i)
         return
     indices = iter(range(count))  # next() on it is atomic under the GIL
+    ended = threading.Condition()
+    state: dict[str, Any] = {"ended": 0, "error": None}
+    # the workers reach the job (and through it the release's arrays) only through this
+    # list, emptied before returning: a worker that has not finished its own call must not
+    # keep an output alive (the next release could not reuse its memory: page faults)
+    todo = [job]
 
     def drain() -> None:
         for i in indices:
-            job(i)
+            try:
+                todo[0](i)
+            except BaseException as exc:  # raised by the caller below
+                state["error"] = state["error"] or exc
+            with ended:
+                state["ended"] += 1
+                ended.notify_all()
 
-    helpers = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
-    try:
-        drain()  # the calling thread works too
-    finally:
-        for h in helpers:
-            h.exception()  # wait: no job may still run when this returns
-    for h in helpers:
-        h.result()  # re-raises a worker's exception
+    pool = _pool(workers - 1)
+    for _ in range(workers - 1):
+        pool.submit(drain)
+    drain()  # the calling thread works too
+    with ended:
+        ended.wait_for(lambda: state["ended"] == count)
+    todo.clear()
+    if state["error"] is not None:
+        raise state["error"]
 
 
 def chunk_map(n: int, fn: Callable[[int, int], T]) -> list[T]:

@@ -111,9 +111,7 @@ class DGTable:
         t = self.table
         chunk = min(n, _CHUNK)
         words = np.empty(chunk + 8, dtype=np.uint64)
-        tmp = np.empty(chunk, dtype=np.uint64)
-        col = np.empty(chunk, dtype=np.intp)
-        ab = np.empty(chunk, dtype=bool)
+        scratch = None  # the reference's work arrays, made when it first runs
         col_shift = np.uint64(64 - t.bits - 1)
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(t.mass - 1)
@@ -134,7 +132,10 @@ class DGTable:
                 return True
 
         for start, c in reference_chunks(rng, words, n, chunk, 1, step, run):
-            w, tt, cl, a = words[:c], tmp[:c], col[:c], ab[:c]
+            if scratch is None:
+                scratch = (np.empty(chunk, np.uint64), np.empty(chunk, np.intp),
+                           np.empty(chunk, bool))
+            w, tt, cl, a = words[:c], scratch[0][:c], scratch[1][:c], scratch[2][:c]
             np.right_shift(w, col_shift, out=tt)
             np.bitwise_and(tt, even_mask, out=tt)
             cl[:] = tt

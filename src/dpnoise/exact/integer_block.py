@@ -147,13 +147,7 @@ class IntegerBlockLaplace:
         table = self.table
         chunk = min(n, _CHUNK)
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
-        lo_b = np.empty(chunk, dtype=np.uint64)
-        tmp_b = np.empty(chunk, dtype=np.uint64)
-        col_b = np.empty(chunk, dtype=np.intp)
-        ab_b = np.empty(chunk, dtype=bool)
-        k_b = np.empty(chunk, dtype=np.int64)
-        nz_b = np.empty(chunk, dtype=np.int64)
-        s_b = np.empty(chunk, dtype=np.int64)
+        scratch: list[NDArray[Any]] = []  # the reference's work arrays, made when it first runs
         col_shift = np.uint64(64 - table.bits - 1)
         even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
@@ -177,8 +171,10 @@ class IntegerBlockLaplace:
 
         for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             a, b = words[:c], words[c : 2 * c]
-            lo, t, cl, ab, K, NZ, S = (lo_b[:c], tmp_b[:c], col_b[:c], ab_b[:c], k_b[:c],
-                                       nz_b[:c], s_b[:c])
+            if not scratch:
+                scratch = [np.empty(chunk, dt) for dt in (np.uint64, np.uint64, np.intp, bool,
+                                                          np.int64, np.int64, np.int64)]
+            lo, t, cl, ab, K, NZ, S = (b_[:c] for b_ in scratch)
             # C = trailing zeros of (a | 2^63): the ctz of the low 63 bits, 63 if they are 0
             np.bitwise_or(a, _TOP, out=lo)
             np.negative(lo, out=t)
