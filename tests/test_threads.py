@@ -170,3 +170,20 @@ def test_count_clamps_equal_on_every_simd_width(monkeypatch: pytest.MonkeyPatch)
     for got in widths.values():
         for a, b in zip(got, want, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_failing_chunk_job_raises_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whichever thread runs it, a job's exception reaches the caller after every job has
+    ended."""
+    monkeypatch.setenv("DPNOISE_THREADS", "3")
+    seen: list[int] = []
+
+    def fn(s: int, e: int) -> int:
+        seen.append(s)
+        if s == SPLIT_CHUNK:
+            raise ValueError("chunk 1")
+        return s
+
+    with pytest.raises(ValueError, match="chunk 1"):
+        chunk_map(N, fn)
+    assert sorted(seen) == [0, SPLIT_CHUNK, 2 * SPLIT_CHUNK]

@@ -6,19 +6,33 @@ sampled from the ChaCha20 keystream (that key, stream i) -- independent keystrea
 (D. J. Bernstein, "ChaCha, a variant of Salsa20", SASC 2008; nonce use as in RFC 8439,
 Section 2.3).  Chunks are split by *index*, not by thread, so a seeded release gives the
 same values on one core or many; threads only decide who computes which chunk.
+Releases below :data:`SPLIT_MIN` values read the caller's source directly.
 
 Threads are off unless ``DPNOISE_THREADS`` asks for more than one (same outputs either
-way).  With the compiled kernels (:mod:`dpnoise.kernels`; ctypes releases the GIL for the
-whole call) a chunk runs without the GIL except for a few Python statements per 2^14
-values, and the keystream comes from the system libcrypto through ctypes (GIL released;
-:mod:`dpnoise.keystream`).  Measured on this project's 2-vCPU machine (docs/performance.md):
-the kernel alone scales 1.64-1.85x on two threads, the ChaCha20 keystream alone 1.0-1.56x,
-a whole 10^6-value Laplace release 0.93-1.46x depending on the run (Geometric and
-DiscreteGaussian, whose kernels take ~1-3 ns a value, 0.85-1.21x) -- not a reliable gain,
-so threads stay opt-in.  (Without the kernels, ~30 numpy passes per chunk convoy on the
-GIL: 0.7-0.85x.)
-Releases below :data:`SPLIT_MIN` values read the caller's
-source directly.
+way).  They share the whole release, not only the draws:
+
+* the input checks of a large release (:func:`extremes`, the minimum and maximum behind the
+  finiteness, domain and grid checks) run by chunks through :func:`chunk_map`, and all end
+  before :func:`run_split` draws the key -- the release's first random word;
+* every per-value step runs in the chunk jobs, each writing into its slice of the
+  preallocated output (counts are added and clamped there by the sampler:
+  :func:`dpnoise.mechanisms.integers.split_clamped_release`);
+* with the compiled kernels and the system libcrypto a job is ONE foreign call, so one GIL
+  release: ``kernels/keyed.c`` (:mod:`dpnoise.kernels.keyed`) draws the chunk's keystream
+  through libcrypto's ``EVP_EncryptUpdate`` and runs the sampler's kernel on it, the same
+  words in the same order as the Python loop (two calls per 2^14 values) it replaces;
+  chunk keystreams therefore come from libcrypto whatever the thread count (the same bytes
+  as the ``cryptography`` package: :mod:`dpnoise.keystream`);
+* the calling thread and ``DPNOISE_THREADS - 1`` pool workers take the next chunk index in
+  turn (:func:`_each`); the caller waits only for jobs a worker has taken, and workers let
+  go of the release's arrays before it returns.
+
+What stays serial is the output's allocation, the key and the Python around each chunk:
+a 10^6-value release spends 90-97 % of its one-thread CPU time in the chunk jobs
+(``benchmarks/targets.py`` prints the share next to each two-thread row), an Amdahl bound of
+1.75-1.86x on two threads with whole chunks.  On this project's shared 2-vCPU machine a
+GIL-free ``np.sort`` on two threads gains only about 1.5x, so threads stay opt-in
+(docs/performance.md, "Threads").
 """
 
 from __future__ import annotations
