@@ -33,8 +33,10 @@ Where random bits are handled -- one protocol, one job per module: this module h
 protocol (:class:`RandomSource`: ``words``, ``fill``, and the Python-int path
 :func:`word_ints`) and every source; :mod:`dpnoise.keystream` is only the ChaCha20 cipher
 behind the sources; :mod:`dpnoise.parallel` cuts one source into independently keyed chunks
-for large releases; words become integers of a distribution only in :mod:`dpnoise.exact`
-(:mod:`dpnoise.exact.words`: the buffered :class:`~dpnoise.exact.words.WordStream` and the
+for large releases (and :mod:`dpnoise.kernels.keyed` lets compiled code draw such a keyed
+stream's next words itself: :meth:`_ChaCha20Stream.direct`, the same words); words become
+integers of a distribution only in :mod:`dpnoise.exact` (:mod:`dpnoise.exact.words`: the
+buffered :class:`~dpnoise.exact.words.WordStream` and the
 exact multiply-high index map).  No mechanism reads randomness any other way.
 """
 
