@@ -108,11 +108,12 @@ __attribute__((weak)) int64_t dpk_intblock_sample(const uint64_t *words, int64_t
 
 static int64_t add_clamp_tail(int64_t *out, const int64_t *add, int64_t i, int64_t c,
                               int64_t lo, int64_t hi, int64_t mode) {
-    for (; i < c; i++) {
+    for (; i < c; i++) {  /* selects by masks, as the vector loops: no branch on a value */
         int64_t v = out[i] + (add ? add[i] : 0);
-        if ((mode & 1) && v < lo) v = lo;
-        if ((mode & 2) && v > hi) v = hi;
-        out[i] = v;
+        int64_t m = -(int64_t)((mode & 1) & (v < lo));
+        v = (lo & m) | (v & ~m);
+        m = -(int64_t)(((mode >> 1) & 1) & (v > hi));
+        out[i] = (hi & m) | (v & ~m);
     }
     return i;
 }
