@@ -187,3 +187,27 @@ def test_a_failing_chunk_job_raises_in_the_caller(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ValueError, match="chunk 1"):
         chunk_map(N, fn)
     assert sorted(seen) == [0, SPLIT_CHUNK, 2 * SPLIT_CHUNK]
+
+
+@pytest.mark.skipif(not kernels.available(), reason="no compiled kernels")
+def test_count_bounds_equal_numpy_on_every_simd_width() -> None:
+    """kernels/count_bounds.c (one call per chunk of the domain check) on every width: the
+    extremes anywhere -- first, last, in the vector body or the tail -- and short arrays."""
+    from dpnoise.mechanisms.integers import _extremes
+
+    isa = kernels.function("dpk_count_bounds_isa", [ctypes.c_int64], ctypes.c_int64)
+    rng = np.random.default_rng(9)
+    cases = [rng.integers(-(2**62), 2**62, size) for size in (64, 65, 95, 1000, 4099)]
+    for v in cases[:]:
+        for at in (0, len(v) - 1, len(v) // 2, len(v) - 3):
+            w = v.copy()
+            w[at] = -(2**63)
+            w[(at + 7) % len(w)] = 2**63 - 1
+            cases.append(w)
+    try:
+        for cap in range(isa(-1), -1, -1):
+            assert isa(cap) == cap
+            for v in cases:
+                assert _extremes(v) == (int(v.min()), int(v.max()))
+    finally:
+        isa(-1)

@@ -20,7 +20,9 @@ Every element goes through the same vectorised operations whatever its value (cl
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -68,9 +70,24 @@ def check_integer_sensitivity(v: Any) -> int:
     return int(v)
 
 
+@lru_cache(maxsize=1)
+def _bounds_kernel() -> Any:
+    """``dpk_count_bounds`` (kernels/count_bounds.c), or None when the kernels are off."""
+    from .. import kernels
+
+    vp = ctypes.c_void_p
+    return kernels.function("dpk_count_bounds", [vp, ctypes.c_int64, vp])
+
+
 def _extremes(flat: NDArray[np.int64]) -> tuple[int, int]:
-    """(min, max) of a non-empty 1-D array in one cache-friendly read: min and max of each
-    2^15 block while it is in cache."""
+    """(min, max) of a non-empty 1-D array in one read: one compiled pass (a single foreign
+    call) for contiguous int64 counts, else min and max of each 2^15 block while it is in
+    cache."""
+    fn = _bounds_kernel() if flat.size >= 64 else None
+    if fn is not None and flat.dtype == np.int64 and flat.flags.c_contiguous:
+        both = np.empty(2, dtype=np.int64)
+        fn(flat.ctypes.data, flat.size, both.ctypes.data)
+        return int(both[0]), int(both[1])
     step = 1 << 15
     lo_v, hi_v = int(flat[0]), int(flat[0])
     for i in range(0, flat.size, step):
