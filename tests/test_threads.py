@@ -220,3 +220,27 @@ def test_count_bounds_equal_numpy_on_every_simd_width() -> None:
                 assert _extremes(v) == (int(v.min()), int(v.max()))
     finally:
         isa(-1)
+
+
+@needs_fused
+def test_a_large_fill_is_one_call_and_the_same_words() -> None:
+    """Fills and word requests above one cipher block go to libcrypto in one foreign call
+    (``dpk_keystream``): the same words as the ``cryptography`` package's block loop."""
+    key, n = bytes(range(5, 37)), 200_003
+    calls = []
+    a = KeyedRandom(key, stream=9, backend="libcrypto")
+    real = a._stream._cipher.into_all
+
+    def counted(raw: np.ndarray, m: int) -> bool:
+        calls.append(m)
+        return real(raw, m)
+
+    a._stream._cipher.into_all = counted
+    b = KeyedRandom(key, stream=9, backend="cryptography")
+    got = np.zeros(n + 8, dtype=np.uint64)
+    want = np.zeros(n + 8, dtype=np.uint64)
+    a.fill(got, n)
+    b.fill(want, n)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(a.words(n), b.words(n))
+    assert calls == [8 * n, 8 * n]

@@ -178,6 +178,17 @@ class _LibcryptoCipher:
         ):
             raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
 
+    def into_all(self, raw: NDArray[np.uint8], m: int) -> bool:
+        """Next ``m`` keystream bytes (any size) into raw[:m] in ONE foreign call, so the GIL
+        is released once, not once per :data:`BLOCK_BYTES` (``dpk_keystream`` in
+        kernels/keyed.c, the same bytes); False when the compiled kernels are off."""
+        fn = _keystream_kernel()
+        if fn is None:
+            return False
+        if fn(self._update_address, self._ctx, self._zeros, BLOCK_BYTES, raw.ctypes.data, m):
+            raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
+        return True
+
     def take(self, m: int) -> bytes:
         """Next ``m`` keystream bytes."""
         buf = np.empty(m, dtype=np.uint8)
@@ -189,6 +200,20 @@ class _LibcryptoCipher:
         both draws the next keystream bytes itself, exactly as :meth:`into` would (encrypting
         :data:`zeros_address`), with no Python in between (:mod:`dpnoise.parallel`)."""
         return self._update_address, self._ctx
+
+
+_KEYSTREAM_KERNEL: Any = False
+
+
+def _keystream_kernel() -> Any:
+    """``dpk_keystream`` from the compiled kernels, or None (not built or disabled)."""
+    global _KEYSTREAM_KERNEL
+    if _KEYSTREAM_KERNEL is False:
+        from . import kernels
+
+        vp, i64 = ctypes.c_void_p, ctypes.c_int64
+        _KEYSTREAM_KERNEL = kernels.function("dpk_keystream", [vp, vp, vp, i64, vp, i64], i64)
+    return _KEYSTREAM_KERNEL
 
 
 def libcrypto() -> Any:

@@ -130,6 +130,12 @@ class _ChaCha20Stream:
                 "counter would wrap); use a fresh key or stream index"
             )
 
+    def _into_all(self, raw: NDArray[np.uint8], m: int) -> bool:
+        """m keystream bytes in one foreign call when the cipher can (see
+        :meth:`dpnoise.keystream._LibcryptoCipher.into_all`); False: the caller loops."""
+        into_all = getattr(self._cipher, "into_all", None)
+        return into_all is not None and into_all(raw, m)
+
     def room(self) -> int:
         """Words this stream can still take from its cipher before the counter limit."""
         return REKEY_WORDS - self.taken
@@ -190,8 +196,10 @@ class _ChaCha20Stream:
             return
         self._count(n - first)
         raw = buffer.view(np.uint8)
-        into = self._cipher.into
         done, total = first * 8, n * 8
+        if total - done > BLOCK_BYTES and self._into_all(raw[done:], total - done):
+            return  # one foreign call for the whole fill (libcrypto, compiled kernels)
+        into = self._cipher.into
         while done < total:
             m = min(total - done, BLOCK_BYTES)
             into(raw[done:], m)
@@ -207,6 +215,8 @@ class _ChaCha20Stream:
         into = self._cipher.into
         exact = self._cipher.exact  # writes exactly m bytes (else it needs 63 spare bytes)
         done, total = first * 8, n * 8
+        if total - done > BLOCK_BYTES and self._into_all(raw[done:], total - done):
+            return out
         while done < total:
             m = min(total - done, BLOCK_BYTES)
             if exact:

@@ -39,6 +39,14 @@ static int keystream(dpk_cipher_update update, void *ctx, const unsigned char *z
     return 0;
 }
 
+/* `bytes` keystream bytes into out in one foreign call (GIL released once, whatever the
+ * size): 0, or -1 if the cipher failed.  The keystream.py side of a large fill. */
+int64_t dpk_keystream(void *update, void *ctx, const void *zeros, int64_t block, void *out,
+                      int64_t bytes) {
+    return keystream((dpk_cipher_update)update, ctx, (const unsigned char *)zeros, block,
+                     (unsigned char *)out, bytes);
+}
+
 /* Values [start, n) in chunks of `sub` (start a multiple of sub): returns n when all are
  * done, the start of the chunk the reference must redo (its words in `words`), or -1 when
  * the cipher failed. */
