@@ -198,7 +198,7 @@ class _LibcryptoCipher:
     def c_handle(self) -> tuple[int, int]:
         """(address of ``EVP_EncryptUpdate``, this cipher's context): compiled code that holds
         both draws the next keystream bytes itself, exactly as :meth:`into` would (encrypting
-        :data:`zeros_address`), with no Python in between (:mod:`dpnoise.parallel`)."""
+        :data:`zeros_address`), with no Python in between (:mod:`dpnoise.kernels.keyed`)."""
         return self._update_address, self._ctx
 
 
