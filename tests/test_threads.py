@@ -244,3 +244,19 @@ def test_a_large_fill_is_one_call_and_the_same_words() -> None:
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(a.words(n), b.words(n))
     assert calls == [8 * n, 8 * n]
+
+
+def test_releases_from_several_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Callers on their own threads share the pool: no deadlock (each caller works its own
+    chunks and waits only for chunks a worker took) and the same values as one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DPNOISE_THREADS", "2")
+    cases = _cases()
+    alone = [m.release(x, rng=SeededRandom(i)) for i, (_, m, x) in enumerate(cases)]
+    with ThreadPoolExecutor(len(cases)) as callers:
+        together = list(callers.map(lambda i: cases[i][1].release(cases[i][2],
+                                                                  rng=SeededRandom(i)),
+                                    range(len(cases))))
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)
