@@ -274,7 +274,7 @@ def keystream_share(rng: object) -> None:
 def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     """One call of the Laplace block kernel (kernels/block.c) on 2^14 values whose words are
     already drawn: the transform without the keystream or the Python chunk loop."""
-    from dpnoise.exact.geometric import _block_kernel
+    from dpnoise.exact.geometric import SIMD_LEVEL, _block_kernel
 
     kern, block, c = _block_kernel(), lap._sampler(), 1 << 14
     if kern is None:
@@ -282,11 +282,11 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     words = np.empty(2 * c + 8, dtype=np.uint64)
     src.fill(words, 2 * c)
     centre, out = GEN.uniform(0, 1000, c), np.empty(c)
-    thr2, outcome2 = block._kernel_tables
-    args = (words.ctypes.data, c, thr2.ctypes.data, outcome2.ctypes.data,
-            64 - block.table.bits - 1, block.table.mass - 1, 2 * block.M, centre.ctypes.data,
-            1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None)
-    keep = (words, centre, out, thr2, outcome2)  # the arrays behind the raw addresses
+    packed = block._packed_table
+    args = (words.ctypes.data, c, packed.ctypes.data, block.table.bits, 2 * block.M,
+            centre.ctypes.data, 1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None,
+            SIMD_LEVEL)
+    keep = (words, centre, out, packed)  # the arrays behind the raw addresses
 
     def call() -> object:
         assert keep
