@@ -285,7 +285,7 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     packed = block._packed_table
     args = (words.ctypes.data, c, packed.ctypes.data, block.table.bits, 2 * block.M,
             centre.ctypes.data, 1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None,
-            SIMD_LEVEL)
+            SIMD_LEVEL, 0)
     keep = (words, centre, out, packed)  # the arrays behind the raw addresses
 
     def call() -> object:

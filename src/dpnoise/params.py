@@ -208,7 +208,20 @@ def check_values(
     upper: float = math.inf,
 ) -> NDArray[np.float64]:
     """True answers as a float64 array: all finite and inside [lower, upper]."""
+    return check_values_bounds(name, values, lower=lower, upper=upper)[0]
+
+
+def check_values_bounds(
+    name: str,
+    values: ArrayLike,
+    *,
+    lower: float = -math.inf,
+    upper: float = math.inf,
+) -> tuple[NDArray[np.float64], float, float]:
+    """:func:`check_values`, with the smallest and largest value it found (0.0, 0.0 for no
+    values), so a caller's further range checks need no second pass over the array."""
     arr = as_real_array(name, values)
+    lo = hi = 0.0
     if arr.size:
         lo, hi = float(arr.min()), float(arr.max())  # NaN propagates through min/max
         if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -218,7 +231,7 @@ def check_values(
                 f"{name} must lie in the declared range [{lower:g}, {upper:g}], "
                 f"got values in [{lo:g}, {hi:g}]"
             )
-    return arr
+    return arr, lo, hi
 
 
 def check_int(name: str, value: Any, *, lower: int | None = None, upper: int | None = None) -> int:

@@ -82,6 +82,9 @@ def exact_inverse(grid: float) -> bool:
 #: (it uses the widest the CPU supports up to this; every choice gives the same bits, which
 #: the tests check by lowering it).
 SIMD_LEVEL = 2
+#: From this many values on, the kernel writes releases with non-temporal stores (bypassing
+#: the cache: an output this large is not read again soon).
+STREAM_MIN = 1 << 17
 
 
 @lru_cache(maxsize=1)
@@ -92,7 +95,7 @@ def _block_kernel() -> Any:
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
     return kernels.function("dpk_block_release",
-                            [vp, i64, vp, i64, i64, vp, f64, f64, vp, vp, i64], i64)
+                            [vp, i64, vp, i64, i64, vp, f64, f64, vp, vp, i64, i64], i64)
 
 
 @lru_cache(maxsize=64)
@@ -185,13 +188,14 @@ class BlockGeometric:
             p_out = out.ctypes.data
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
             bits, two_m, isa = self.table.bits, 2 * self.M, SIMD_LEVEL
+            stream = int(n >= STREAM_MIN)
         for start in range(0, n, chunk):
             c = min(chunk, n - start)
             fill_words(rng, words, 2 * c)
             if kern is not None and kern(
                     p_words, c, p_packed, bits, two_m, p_centre + 8 * start if release else None,
                     inv, half, p_out + 8 * start if release else None,
-                    None if release else p_out + 8 * start, isa) == 0:
+                    None if release else p_out + 8 * start, isa, stream) == 0:
                 continue  # else (Q = 63 somewhere, p = 2^-63 per value): the reference below
             if scratch is None:
                 scratch = self._scratch(chunk)
