@@ -32,8 +32,11 @@
  * each): the caller then recomputes the chunk with the reference, which draws the extra
  * words exactly as it always does.  Same instructions for every value except that count.
  */
-#include <immintrin.h>
 #include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__)
+#define DPK_X86 1
+#include <immintrin.h>
+#endif
 
 #include "dpk.h"
 
@@ -101,6 +104,7 @@ static int64_t block_plain(const uint64_t *a, const uint64_t *b, int64_t from, i
     return ext;
 }
 
+#ifdef DPK_X86
 /* The packed entries of eight (four) values' columns, by scalar loads: faster than the
  * gather instruction here (0.49 against 0.66 ns a value for the whole AVX-512 loop). */
 __attribute__((target("avx512f")))
@@ -248,36 +252,14 @@ static int64_t block_avx2(const uint64_t *a, const uint64_t *b, int64_t c,
                              out_f, out_i);
 }
 
-/* The widest implementation this CPU and OS support: 2 AVX-512 (F, CD, DQ), 1 AVX2, 0 C. */
-int64_t dpk_block_isa(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-        __builtin_cpu_supports("avx512dq"))
-        return 2;
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-}
-
-static int64_t block_isa_cached = -1;
-
-/* The kernel: min(isa, dpk_block_isa()) picks the implementation (same results).  With
- * `stream` set, release values go to out_f with non-temporal stores (a large release: the
- * output is not read again soon, and skipping the cache saves reading each line first); the
- * first values up to a 64-byte boundary in plain C. */
-int64_t dpk_block_release(const uint64_t *words, int64_t c, const uint64_t *packed,
-                          int64_t bits, int64_t two_m, const double *centre, double inv_grid,
-                          double half_grid, double *out_f, int64_t *out_i, int64_t isa,
-                          int64_t stream) {
-    const uint64_t *a = words, *b = words + c;
-    int64_t have = __atomic_load_n(&block_isa_cached, __ATOMIC_RELAXED);
-    if (have < 0) {
-        have = dpk_block_isa();
-        __atomic_store_n(&block_isa_cached, have, __ATOMIC_RELAXED);
-    }
-    if (isa > have)
-        isa = have;
-    if (isa <= 0)
-        return block_plain(a, b, 0, c, packed, bits, two_m, centre, inv_grid, half_grid, out_f,
-                           out_i);
+/* Values [0, c) with AVX-512 (isa 2) or AVX2 (isa 1); with `stream`, release values go to
+ * out_f with non-temporal stores (a large release: the output is not read again soon, and
+ * skipping the cache saves reading each line first), the values before out_f's first 64-byte
+ * boundary in plain C. */
+static int64_t block_vector(const uint64_t *a, const uint64_t *b, int64_t c,
+                            const uint64_t *packed, int64_t bits, int64_t two_m,
+                            const double *centre, double inv_grid, double half_grid,
+                            double *out_f, int64_t *out_i, int64_t isa, int64_t stream) {
     int64_t head = 0;
     stream = stream && centre && ((uintptr_t)out_f & 7) == 0;
     if (stream) {
@@ -298,4 +280,44 @@ int64_t dpk_block_release(const uint64_t *words, int64_t c, const uint64_t *pack
     if (stream)
         _mm_sfence();
     return ext;
+}
+#endif
+
+/* The widest implementation this CPU and OS support: 2 AVX-512 (F, CD, DQ), 1 AVX2, 0 C. */
+int64_t dpk_block_isa(void) {
+#ifdef DPK_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512dq"))
+        return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+static int64_t block_isa_cached = -1;
+
+/* The kernel: min(isa, dpk_block_isa()) picks the implementation (same results); `stream`
+ * asks for non-temporal stores of a release (see block_vector). */
+int64_t dpk_block_release(const uint64_t *words, int64_t c, const uint64_t *packed,
+                          int64_t bits, int64_t two_m, const double *centre, double inv_grid,
+                          double half_grid, double *out_f, int64_t *out_i, int64_t isa,
+                          int64_t stream) {
+    const uint64_t *a = words, *b = words + c;
+    int64_t have = __atomic_load_n(&block_isa_cached, __ATOMIC_RELAXED);
+    if (have < 0) {
+        have = dpk_block_isa();
+        __atomic_store_n(&block_isa_cached, have, __ATOMIC_RELAXED);
+    }
+    if (isa > have)
+        isa = have;
+#ifdef DPK_X86
+    if (isa > 0)
+        return block_vector(a, b, c, packed, bits, two_m, centre, inv_grid, half_grid, out_f,
+                            out_i, isa, stream);
+#endif
+    (void)stream;
+    return block_plain(a, b, 0, c, packed, bits, two_m, centre, inv_grid, half_grid, out_f,
+                       out_i);
 }
