@@ -8,10 +8,12 @@ spend anything on bad input.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -200,6 +202,32 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     return arr
 
 
+_BOUNDS_MIN = 1 << 12  # from this many float64 values on, one compiled pass (kernels/bounds.c)
+
+
+@lru_cache(maxsize=1)
+def _bounds_kernel() -> Any:
+    from . import kernels
+
+    vp = ctypes.c_void_p
+    return kernels.function("dpk_bounds", [vp, ctypes.c_int64, vp], ctypes.c_int64)
+
+
+def array_bounds(arr: NDArray[Any]) -> tuple[float, float]:
+    """(min, max) of a non-empty real array, both NaN if an entry is NaN: one compiled pass
+    over a large float64 array (``kernels/bounds.c``), else numpy's ``min()`` and ``max()``."""
+    if arr.size >= _BOUNDS_MIN and arr.dtype == np.float64 and arr.flags.c_contiguous:
+        fn = _bounds_kernel()
+        if fn is not None:
+            lohi = np.empty(2)
+            found = fn(arr.ctypes.data, arr.size, lohi.ctypes.data)
+            if found == 0:
+                return float(lohi[0]), float(lohi[1])
+            if found == 1:
+                return math.nan, math.nan
+    return float(arr.min()), float(arr.max())  # NaN propagates through min/max
+
+
 def check_values(
     name: str,
     values: ArrayLike,
@@ -223,7 +251,7 @@ def check_values_bounds(
     arr = as_real_array(name, values)
     lo = hi = 0.0
     if arr.size:
-        lo, hi = float(arr.min()), float(arr.max())  # NaN propagates through min/max
+        lo, hi = array_bounds(arr)  # NaN if any entry is NaN
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ParameterError(f"{name} must be finite (no NaN or infinity)")
         if lo < lower or hi > upper:
