@@ -283,7 +283,7 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     src.fill(words, 2 * c)
     centre, out = GEN.uniform(0, 1000, c), np.empty(c)
     packed = block._packed_table
-    args = (words.ctypes.data, c, packed.ctypes.data, block.table.bits, 2 * block.M,
+    args = (words.ctypes.data, c, c, packed.ctypes.data, block.table.bits, 2 * block.M,
             centre.ctypes.data, 1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None,
             SIMD_LEVEL, 0)
     keep = (words, centre, out, packed)  # the arrays behind the raw addresses

@@ -15,6 +15,7 @@ import pytest
 from dpnoise.exact import geometric
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.kernels import function
+from dpnoise.randomness import SeededRandom
 
 pytestmark = pytest.mark.skipif(geometric._block_kernel() is None, reason="kernels off")
 
@@ -144,7 +145,7 @@ def test_kernel_on_any_alias_table(bits: int) -> None:
     kern = geometric._block_kernel()
     for level in (0, 1, 2):
         out = np.empty(n, dtype=np.int64)
-        assert kern(words.ctypes.data, n, packed.ctypes.data, bits, two_m, None, 1.0, 0.5,
+        assert kern(words.ctypes.data, n, n, packed.ctypes.data, bits, two_m, None, 1.0, 0.5,
                     None, out.ctypes.data, level, 0) == 0
         assert out.tolist() == want, level
 
@@ -152,3 +153,20 @@ def test_kernel_on_any_alias_table(bits: int) -> None:
 def test_dispatch_reports_an_instruction_set() -> None:
     isa = function("dpk_block_isa", [], ctypes.c_int64)
     assert isa is not None and isa() in (0, 1, 2)
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_one_draw_for_several_chunks_reads_the_same_words(monkeypatch: pytest.MonkeyPatch,
+                                                          kernel: bool) -> None:
+    """Drawing the words of 1, 2 or 3 chunks at once gives the same release (the keystream in
+    the same order), through the kernel and through the numpy reference."""
+    if not kernel:
+        monkeypatch.setattr(geometric, "_block_kernel", lambda: None)
+    b = BlockGeometric(5679)
+    n = 3 * (1 << 14) + 5
+    x = np.random.default_rng(3).normal(0, 1e4, n)
+    got = []
+    for per_draw in (1, 2, 3):
+        monkeypatch.setattr(geometric, "CHUNKS_PER_DRAW", per_draw)
+        got.append(b.signed_odd(SeededRandom(8), n, centre=x, grid=0.25).tobytes())
+    assert got[0] == got[1] == got[2]

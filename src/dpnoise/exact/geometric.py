@@ -85,6 +85,8 @@ SIMD_LEVEL = 2
 #: From this many values on, the kernel writes releases with non-temporal stores (bypassing
 #: the cache: an output this large is not read again soon).
 STREAM_MIN = 1 << 17
+#: Chunks whose words one keystream call draws (2 x 2^15 words: 512 KiB, in L2 cache).
+CHUNKS_PER_DRAW = 2
 
 
 @lru_cache(maxsize=1)
@@ -95,7 +97,7 @@ def _block_kernel() -> Any:
 
     vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
     return kernels.function("dpk_block_release",
-                            [vp, i64, vp, i64, i64, vp, f64, f64, vp, vp, i64, i64], i64)
+                            [vp, i64, i64, vp, i64, i64, vp, f64, f64, vp, vp, i64, i64], i64)
 
 
 @lru_cache(maxsize=64)
@@ -165,16 +167,19 @@ class BlockGeometric:
         else int64), for a caller that has already refused |x/L| >= 2^51 and NaN
         (:func:`dpnoise.grid.check_representable`) and checks ``grid``.
 
-        Chunks of 2^14 values: 2 words a value into one reused buffer, then the compiled
-        kernel writes its values straight into ``out``; the numpy reference
-        (:meth:`_reference_chunk`) runs where the kernels are off, the grid is not a
-        power of two, or a chunk holds a word whose low 63 bits are all zero (probability
-        2^-63 a value: it draws the extra words).
+        Chunks of 2^14 values, each reading 2 words a value: c a-words, then c b-words.  The
+        words of :data:`CHUNKS_PER_DRAW` consecutive chunks come from one keystream draw into
+        one reused buffer (the same words in the same order as one draw per chunk; fewer
+        calls), then the compiled kernel writes those chunks' values straight into ``out``;
+        the numpy reference (:meth:`_reference_chunk`) runs where the kernels are off, the
+        grid is not a power of two, or a draw holds a word whose low 63 bits are all zero
+        (probability 2^-63 a value: it draws the extra words, after the draw's words).
         """
         n = out.size
         chunk = min(n, _CHUNK) if n > 0 else 1
+        per_draw = chunk * CHUNKS_PER_DRAW
         release = centre is not None
-        words = np.empty(2 * chunk + 8, dtype=np.uint64)
+        words = np.empty(2 * per_draw + 8, dtype=np.uint64)
         scratch: dict[str, NDArray[Any]] | None = None
         kern = _block_kernel() if n >= MIN_VALUES else None  # module-level: picklable self
         if kern is not None and release and not exact_inverse(grid):
@@ -189,18 +194,22 @@ class BlockGeometric:
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
             bits, two_m, isa = self.table.bits, 2 * self.M, SIMD_LEVEL
             stream = int(n >= STREAM_MIN)
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            fill_words(rng, words, 2 * c)
+        for start in range(0, n, per_draw):
+            m = min(per_draw, n - start)
+            fill_words(rng, words, 2 * m)
             if kern is not None and kern(
-                    p_words, c, p_packed, bits, two_m, p_centre + 8 * start if release else None,
-                    inv, half, p_out + 8 * start if release else None,
+                    p_words, m, chunk, p_packed, bits, two_m,
+                    p_centre + 8 * start if release else None, inv, half,
+                    p_out + 8 * start if release else None,
                     None if release else p_out + 8 * start, isa, stream) == 0:
                 continue  # else (Q = 63 somewhere, p = 2^-63 per value): the reference below
             if scratch is None:
                 scratch = self._scratch(chunk)
-            part = None if centre is None else centre[start : start + c]
-            self._reference_chunk(rng, words, c, scratch, part, grid, out[start : start + c])
+            for s in range(start, start + m, chunk):
+                c, w = min(chunk, start + m - s), 2 * (s - start)
+                part = None if centre is None else centre[s : s + c]
+                self._reference_chunk(rng, words[w : w + 2 * c], c, scratch, part, grid,
+                                      out[s : s + c])
 
     @staticmethod
     def _scratch(chunk: int) -> dict[str, NDArray[Any]]:

@@ -298,13 +298,15 @@ int64_t dpk_block_isa(void) {
 
 static int64_t block_isa_cached = -1;
 
-/* The kernel: min(isa, dpk_block_isa()) picks the implementation (same results); `stream`
- * asks for non-temporal stores of a release (see block_vector). */
-int64_t dpk_block_release(const uint64_t *words, int64_t c, const uint64_t *packed,
-                          int64_t bits, int64_t two_m, const double *centre, double inv_grid,
-                          double half_grid, double *out_f, int64_t *out_i, int64_t isa,
-                          int64_t stream) {
-    const uint64_t *a = words, *b = words + c;
+/* The kernel, over n values in chunks of `chunk`: chunk j (values s = j*chunk .. s + c) reads
+ * its a-words at words[2s .. 2s + c) and its b-words right after them, exactly the words of
+ * one keystream draw per chunk (the caller draws several chunks' words at once: the same
+ * keystream, in the same order).  min(isa, dpk_block_isa()) picks the implementation (same
+ * results); `stream` asks for non-temporal stores of a release (see block_vector). */
+int64_t dpk_block_release(const uint64_t *words, int64_t n, int64_t chunk,
+                          const uint64_t *packed, int64_t bits, int64_t two_m,
+                          const double *centre, double inv_grid, double half_grid,
+                          double *out_f, int64_t *out_i, int64_t isa, int64_t stream) {
     int64_t have = __atomic_load_n(&block_isa_cached, __ATOMIC_RELAXED);
     if (have < 0) {
         have = dpk_block_isa();
@@ -312,12 +314,22 @@ int64_t dpk_block_release(const uint64_t *words, int64_t c, const uint64_t *pack
     }
     if (isa > have)
         isa = have;
+    int64_t ext = 0;
+    for (int64_t s = 0; s < n; s += chunk) {
+        int64_t c = n - s < chunk ? n - s : chunk;
+        const uint64_t *a = words + 2 * s, *b = a + c;
+        const double *cs = centre ? centre + s : centre;
+        double *of = out_f ? out_f + s : out_f;
+        int64_t *oi = out_i ? out_i + s : out_i;
 #ifdef DPK_X86
-    if (isa > 0)
-        return block_vector(a, b, c, packed, bits, two_m, centre, inv_grid, half_grid, out_f,
-                            out_i, isa, stream);
+        if (isa > 0) {
+            ext += block_vector(a, b, c, packed, bits, two_m, cs, inv_grid, half_grid, of, oi,
+                                isa, stream);
+            continue;
+        }
 #endif
+        ext += block_plain(a, b, 0, c, packed, bits, two_m, cs, inv_grid, half_grid, of, oi);
+    }
     (void)stream;
-    return block_plain(a, b, 0, c, packed, bits, two_m, centre, inv_grid, half_grid, out_f,
-                       out_i);
+    return ext;
 }
