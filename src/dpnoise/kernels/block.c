@@ -135,7 +135,7 @@ static int64_t block_avx512(const uint64_t *a, const uint64_t *b, int64_t c,
     const __m512i tm = _mm512_set1_epi64(two_m), zero = _mm512_setzero_si512();
     const __m128i col_shift = _mm_cvtsi64_si128(64 - bits), up = _mm_cvtsi64_si128(bits);
     const __m512d inv = _mm512_set1_pd(inv_grid), hg = _mm512_set1_pd(half_grid);
-    const __m512d shift = _mm512_set1_pd(DPK_ROUND_SHIFT), oned = _mm512_set1_pd(1.0);
+    const __m512i two = _mm512_set1_epi64(2);
     const __m512d halfd = _mm512_set1_pd(0.5);
     int64_t ext = 0, i = 0;
     for (; i + 8 <= c; i += 8) {
@@ -156,14 +156,14 @@ static int64_t block_avx512(const uint64_t *a, const uint64_t *b, int64_t c,
         __m512i s = _mm512_srai_epi64(av, 63);
         k = _mm512_sub_epi64(_mm512_xor_si512(k, s), s);
         if (centre) {
+            /* 2c = 2 floor(y) + 2 [y - floor(y) >= 1/2]: the 2 added to K (exact integers
+             * below 2^53 in any order: the same double as (double)K + 2c) */
             __m512d y = _mm512_mul_pd(_mm512_loadu_pd(centre + i), inv);
-            __m512d rt = _mm512_sub_pd(_mm512_add_pd(y, shift), shift);
-            __m512d fl = _mm512_mask_sub_pd(rt, _mm512_cmp_pd_mask(rt, y, _CMP_GT_OQ), rt,
-                                            oned);
-            __m512d ci = _mm512_mask_add_pd(
-                fl, _mm512_cmp_pd_mask(_mm512_sub_pd(y, fl), halfd, _CMP_GE_OQ), fl, oned);
-            ci = _mm512_add_pd(ci, ci);
-            __m512d v = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi64_pd(k), ci), hg);
+            __m512d fl = _mm512_roundscale_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            __mmask8 up = _mm512_cmp_pd_mask(_mm512_sub_pd(y, fl), halfd, _CMP_GE_OQ);
+            k = _mm512_mask_add_epi64(k, up, k, two);
+            __m512d v = _mm512_mul_pd(
+                _mm512_add_pd(_mm512_cvtepi64_pd(k), _mm512_add_pd(fl, fl)), hg);
             if (stream)
                 _mm512_stream_pd(out_f + i, v);
             else
@@ -206,7 +206,7 @@ static int64_t block_avx2(const uint64_t *a, const uint64_t *b, int64_t c,
     const __m256i tm = _mm256_set1_epi64x(two_m), zero = _mm256_setzero_si256();
     const __m128i col_shift = _mm_cvtsi64_si128(64 - bits), up = _mm_cvtsi64_si128(bits);
     const __m256d inv = _mm256_set1_pd(inv_grid), hg = _mm256_set1_pd(half_grid);
-    const __m256d shift = _mm256_set1_pd(DPK_ROUND_SHIFT), oned = _mm256_set1_pd(1.0);
+    const __m256d shift = _mm256_set1_pd(DPK_ROUND_SHIFT);
     const __m256d halfd = _mm256_set1_pd(0.5);
     const __m256i shift_bits = _mm256_castpd_si256(shift);
     int64_t ext = 0, i = 0;
@@ -231,15 +231,13 @@ static int64_t block_avx2(const uint64_t *a, const uint64_t *b, int64_t c,
         k = _mm256_sub_epi64(_mm256_xor_si256(k, s), s);
         if (centre) {
             __m256d y = _mm256_mul_pd(_mm256_loadu_pd(centre + i), inv);
-            __m256d rt = _mm256_sub_pd(_mm256_add_pd(y, shift), shift);
-            __m256d fl = _mm256_sub_pd(rt, _mm256_and_pd(oned, _mm256_cmp_pd(rt, y,
-                                                                               _CMP_GT_OQ)));
-            __m256d ci = _mm256_add_pd(fl, _mm256_and_pd(oned, _mm256_cmp_pd(
-                _mm256_sub_pd(y, fl), halfd, _CMP_GE_OQ)));
-            ci = _mm256_add_pd(ci, ci);
+            __m256d fl = _mm256_round_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(_mm256_sub_pd(y, fl), halfd,
+                                                           _CMP_GE_OQ));
+            k = _mm256_sub_epi64(k, _mm256_add_epi64(up, up));  /* + 2 where up (-1) */
             __m256d kd = _mm256_sub_pd(
                 _mm256_castsi256_pd(_mm256_add_epi64(shift_bits, k)), shift);
-            __m256d v = _mm256_mul_pd(_mm256_add_pd(kd, ci), hg);
+            __m256d v = _mm256_mul_pd(_mm256_add_pd(kd, _mm256_add_pd(fl, fl)), hg);
             if (stream)
                 _mm256_stream_pd(out_f + i, v);
             else
