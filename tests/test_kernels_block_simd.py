@@ -38,7 +38,10 @@ def _edge_words(b: BlockGeometric, n: int, rng: np.random.Generator) -> np.ndarr
     table, bits = b.table, b.table.bits
     a, bw = words[:n], words[n:]
     a[: n // 8] |= np.uint64(1)  # Q = 0 ...
-    a[n // 8 : n // 4] = np.uint64(1 << 62) | (a[n // 8 : n // 4] & np.uint64(1 << 63))  # Q=62
+    sign = a & np.uint64(1 << 63)
+    for j, q in enumerate((62, 31, 32, 30, 33)):  # Q at the ends of the 32-bit halves
+        part = slice(n // 8 + j * n // 40, n // 8 + (j + 1) * n // 40)
+        a[part] = np.uint64(1 << q) | sign[part]
     cols = rng.integers(0, table.columns, size=n, dtype=np.uint64)
     cols[:4] = [0, table.columns - 1, 0, table.columns - 1]
     thr = table._thr[cols].astype(np.uint64)
@@ -170,3 +173,23 @@ def test_one_draw_for_several_chunks_reads_the_same_words(monkeypatch: pytest.Mo
         monkeypatch.setattr(geometric, "CHUNKS_PER_DRAW", per_draw)
         got.append(b.signed_odd(SeededRandom(8), n, centre=x, grid=0.25).tobytes())
     assert got[0] == got[1] == got[2]
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_every_loop_hands_the_rare_extension_to_the_reference(
+        monkeypatch: pytest.MonkeyPatch, level: int) -> None:
+    """An a-word whose low 63 bits are all zero (p = 2^-63) anywhere in a vector or in the tail:
+    each loop counts it, so the chunk is recomputed by the reference, which extends Q."""
+    monkeypatch.setattr(geometric, "SIMD_LEVEL", level)
+    b = BlockGeometric(9)
+    n = 203
+    x = np.linspace(-5, 5, n)
+    for pos in (0, 5, 8, 13, 200):
+        words = np.random.default_rng(pos).integers(0, 2**64, 2 * n + 8, dtype=np.uint64)
+        words[pos] = np.uint64(1 << 63)
+        fast = b.signed_odd(Words(words.copy()), n, centre=x, grid=1.0)
+        with monkeypatch.context() as mp:
+            mp.setattr(geometric, "_block_kernel", lambda: None)
+            ref = b.signed_odd(Words(words.copy()), n, centre=x, grid=1.0)
+        np.testing.assert_array_equal(fast, ref)
+        assert abs(fast[pos] - round(x[pos])) >= 9 * 63  # |Z| >= Q·M with Q >= 63: extended
