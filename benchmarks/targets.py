@@ -266,9 +266,19 @@ def keystream_share(rng: object) -> None:
     words_ns = per_value * statistics.median(keys) * 1e9
     kernel_ns, lap_ns = statistics.median(kernels) * 1e9, statistics.median(laps) * 1e9
     row("  where a value's time goes, ns: its keystream words; the compiled block kernel "
-        "alone; the rest (chunk loop, input checks, output)",
+        f"alone ({_kernel_loop()} loop); the rest (chunk loop, input checks, output)",
         f"{words_ns:.2f}; {kernel_ns:.2f}; {lap_ns - words_ns - kernel_ns:.2f} "
         f"(whole release {lap_ns:.2f})", "")
+
+
+def _kernel_loop() -> str:
+    """Which loop of kernels/block.c this CPU runs: AVX-512, AVX2 or plain C (or none)."""
+    import ctypes
+
+    from dpnoise import kernels
+
+    isa = kernels.function("dpk_block_isa", [], ctypes.c_int64)
+    return "no kernel" if isa is None else ("plain C", "AVX2", "AVX-512")[isa()]
 
 
 def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
