@@ -178,7 +178,7 @@ class BlockGeometric:
         """
         n = out.size
         chunk = min(n, _CHUNK) if n > 0 else 1
-        per_draw = chunk * CHUNKS_PER_DRAW
+        per_draw = min(n, chunk * CHUNKS_PER_DRAW) if n > 0 else 1
         release = centre is not None
         words = np.empty(2 * per_draw + 8, dtype=np.uint64)
         scratch: dict[str, NDArray[Any]] | None = None
