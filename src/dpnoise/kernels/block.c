@@ -228,59 +228,94 @@ static inline __m256i ctz_power_of_two_avx2(__m256i p) {
 /* Four values at a time in AVX2: unsigned compare as a signed one with the top bits
  * flipped, the sign mask from a signed compare with 0, (double)K for |K| < 2^51 as
  * (bits of 1.5*2^52 + K) - 1.5*2^52 (exact: the sum's mantissa holds 2^51 + K). */
+#define DPK_AVX2 __attribute__((target("avx2,bmi2"), always_inline))
+
+typedef struct {
+    __m256i top, low, c63, one, tm, zero, shift_bits;
+    __m128i col_shift, key_shift;
+    __m256d inv, hg, halfd, shift;
+    int64_t sh;
+} dpk_c256;
+
+/* 2Z = +-(2QM + 2R + 1) for the four values at a, b; `ext` counts Q = 63 (as -1s). */
+static inline DPK_AVX2 __m256i signed_odd4(const dpk_c256 *k2, const uint64_t *a,
+                                           const uint64_t *b, const uint64_t *packed,
+                                           __m256i *ext) {
+    __m256i av = _mm256_loadu_si256((const __m256i *)a);
+    __m256i bv = _mm256_loadu_si256((const __m256i *)b);
+    __m256i t = _mm256_or_si256(av, k2->top);
+    __m256i q = ctz_power_of_two_avx2(_mm256_and_si256(t, _mm256_sub_epi64(k2->zero, t)));
+    *ext = _mm256_add_epi64(*ext, _mm256_cmpeq_epi64(q, k2->c63));
+    __m256i col = _mm256_srl_epi64(bv, k2->col_shift);
+    __m256i e = entries4(b, packed, k2->sh);
+    __m256i key = _mm256_or_si256(_mm256_sll_epi64(bv, k2->key_shift), k2->low);
+    __m256i below = _mm256_cmpgt_epi64(_mm256_xor_si256(e, k2->top),
+                                       _mm256_xor_si256(key, k2->top));  /* key < e */
+    __m256i r = _mm256_blendv_epi8(_mm256_and_si256(e, k2->low), col, below);
+    __m256i k = _mm256_add_epi64(_mm256_mul_epu32(q, k2->tm),
+                                 _mm256_add_epi64(_mm256_add_epi64(r, r), k2->one));
+    __m256i s = _mm256_cmpgt_epi64(k2->zero, av);
+    return _mm256_sub_epi64(_mm256_xor_si256(k, s), s);
+}
+
+/* The releases of four values, as release8 (floor by vroundpd, exact). */
+static inline DPK_AVX2 __m256d release4(const dpk_c256 *k2, __m256i k, const double *x) {
+    __m256d y = _mm256_mul_pd(_mm256_loadu_pd(x), k2->inv);
+    __m256d fl = _mm256_round_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(_mm256_sub_pd(y, fl), k2->halfd,
+                                                   _CMP_GE_OQ));
+    k = _mm256_sub_epi64(k, _mm256_add_epi64(up, up));  /* + 2 where up (-1) */
+    __m256d kd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(k2->shift_bits, k)),
+                               k2->shift);
+    return _mm256_mul_pd(_mm256_add_pd(kd, _mm256_add_pd(fl, fl)), k2->hg);
+}
+
 __attribute__((target("avx2,bmi2")))
 static int64_t block_avx2(const uint64_t *a, const uint64_t *b, int64_t c,
                           const uint64_t *packed, int64_t bits, int64_t two_m,
                           const double *centre, double inv_grid, double half_grid,
                           double *out_f, int64_t *out_i, int stream) {
-    const __m256i top = _mm256_set1_epi64x((long long)((uint64_t)1 << 63));
-    const __m256i low = _mm256_set1_epi64x((long long)(((uint64_t)1 << bits) - 1));
-    const __m256i c63 = _mm256_set1_epi64x(63), one = _mm256_set1_epi64x(1);
-    const __m256i tm = _mm256_set1_epi64x(two_m), zero = _mm256_setzero_si256();
-    const __m128i col_shift = _mm_cvtsi64_si128(64 - bits), up = _mm_cvtsi64_si128(bits);
-    const __m256d inv = _mm256_set1_pd(inv_grid), hg = _mm256_set1_pd(half_grid);
-    const __m256d shift = _mm256_set1_pd(DPK_ROUND_SHIFT);
-    const __m256d halfd = _mm256_set1_pd(0.5);
-    const __m256i shift_bits = _mm256_castpd_si256(shift);
-    int64_t ext = 0, i = 0;
-    for (; i + 4 <= c; i += 4) {
-        if (centre && (i & 7) == 0)
-            _mm_prefetch((const char *)(centre + i + DPK_AHEAD), _MM_HINT_T0);
-        __m256i av = _mm256_loadu_si256((const __m256i *)(a + i));
-        __m256i bv = _mm256_loadu_si256((const __m256i *)(b + i));
-        __m256i t = _mm256_or_si256(av, top);
-        __m256i q = ctz_power_of_two_avx2(_mm256_and_si256(t, _mm256_sub_epi64(zero, t)));
-        ext += __builtin_popcount(_mm256_movemask_pd(
-            _mm256_castsi256_pd(_mm256_cmpeq_epi64(q, c63))));
-        __m256i col = _mm256_srl_epi64(bv, col_shift);
-        __m256i e = entries4(b + i, packed, 64 - bits);
-        __m256i key = _mm256_or_si256(_mm256_sll_epi64(bv, up), low);
-        __m256i below = _mm256_cmpgt_epi64(_mm256_xor_si256(e, top),
-                                           _mm256_xor_si256(key, top));  /* key < e */
-        __m256i r = _mm256_blendv_epi8(_mm256_and_si256(e, low), col, below);
-        __m256i k = _mm256_add_epi64(_mm256_mul_epu32(q, tm),
-                                     _mm256_add_epi64(_mm256_add_epi64(r, r), one));
-        __m256i s = _mm256_cmpgt_epi64(zero, av);
-        k = _mm256_sub_epi64(_mm256_xor_si256(k, s), s);
-        if (centre) {
-            __m256d y = _mm256_mul_pd(_mm256_loadu_pd(centre + i), inv);
-            __m256d fl = _mm256_round_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-            __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(_mm256_sub_pd(y, fl), halfd,
-                                                           _CMP_GE_OQ));
-            k = _mm256_sub_epi64(k, _mm256_add_epi64(up, up));  /* + 2 where up (-1) */
-            __m256d kd = _mm256_sub_pd(
-                _mm256_castsi256_pd(_mm256_add_epi64(shift_bits, k)), shift);
-            __m256d v = _mm256_mul_pd(_mm256_add_pd(kd, _mm256_add_pd(fl, fl)), hg);
-            if (stream)
-                _mm256_stream_pd(out_f + i, v);
-            else
-                _mm256_storeu_pd(out_f + i, v);
-        } else {
-            _mm256_storeu_si256((__m256i *)(out_i + i), k);
+    dpk_c256 k2;
+    k2.top = _mm256_set1_epi64x((long long)((uint64_t)1 << 63));
+    k2.low = _mm256_set1_epi64x((long long)(((uint64_t)1 << bits) - 1));
+    k2.c63 = _mm256_set1_epi64x(63);
+    k2.one = _mm256_set1_epi64x(1);
+    k2.tm = _mm256_set1_epi64x(two_m);
+    k2.zero = _mm256_setzero_si256();
+    k2.col_shift = _mm_cvtsi64_si128(64 - bits);
+    k2.key_shift = _mm_cvtsi64_si128(bits);
+    k2.inv = _mm256_set1_pd(inv_grid);
+    k2.hg = _mm256_set1_pd(half_grid);
+    k2.halfd = _mm256_set1_pd(0.5);
+    k2.shift = _mm256_set1_pd(DPK_ROUND_SHIFT);
+    k2.shift_bits = _mm256_castpd_si256(k2.shift);
+    k2.sh = 64 - bits;
+    __m256i ext = _mm256_setzero_si256();
+    int64_t i = 0;
+    if (!centre) {
+        for (; i + 4 <= c; i += 4)
+            _mm256_storeu_si256((__m256i *)(out_i + i),
+                                signed_odd4(&k2, a + i, b + i, packed, &ext));
+    } else if (stream) {  /* prefetch one line every two steps, DPK_AHEAD values ahead */
+        for (; i + 4 <= c; i += 4) {
+            if ((i & 7) == 0)
+                _mm_prefetch((const char *)(centre + i + DPK_AHEAD), _MM_HINT_NTA);
+            __m256i k = signed_odd4(&k2, a + i, b + i, packed, &ext);
+            _mm256_stream_pd(out_f + i, release4(&k2, k, centre + i));
+        }
+    } else {
+        for (; i + 4 <= c; i += 4) {
+            if ((i & 7) == 0)
+                _mm_prefetch((const char *)(centre + i + DPK_AHEAD), _MM_HINT_NTA);
+            __m256i k = signed_odd4(&k2, a + i, b + i, packed, &ext);
+            _mm256_storeu_pd(out_f + i, release4(&k2, k, centre + i));
         }
     }
-    return ext + block_plain(a, b, i, c, packed, bits, two_m, centre, inv_grid, half_grid,
-                             out_f, out_i);
+    int64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)lanes, ext);
+    int64_t found = -(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+    return found + block_plain(a, b, i, c, packed, bits, two_m, centre, inv_grid, half_grid,
+                               out_f, out_i);
 }
 
 /* Values [0, c) with AVX-512 (isa 2) or AVX2 (isa 1); with `stream`, release values go to
