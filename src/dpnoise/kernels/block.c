@@ -32,11 +32,12 @@
  * for AVX2, ~2.1 ns for plain C and 2.6 ns for the former one-value-at-a-time kernel.
  *
  * Returns the number of values whose low 63 bits of a were all zero (probability 2^-63
- * each): the caller then recomputes the chunk with the reference, which draws the extra
- * words exactly as it always does.  Same instructions for every value except that count.
+ * each): the caller then recomputes these chunks with the reference, which draws the extra
+ * words.  Same instructions for every value except that count.  The vector loops are x86-64
+ * only (plain C elsewhere).
  */
 #include <stdint.h>
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #define DPK_X86 1
 #include <immintrin.h>
 #endif

@@ -8,7 +8,7 @@
  * of a zero, which no check distinguishes).
  */
 #include <stdint.h>
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 
 __attribute__((target("avx512f")))
@@ -74,7 +74,7 @@ static int64_t bounds_avx2(const double *x, int64_t n, double *lohi) {
 #endif
 
 int64_t dpk_bounds(const double *x, int64_t n, double *lohi) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
         return bounds_avx512(x, n, lohi);
