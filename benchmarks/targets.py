@@ -276,9 +276,10 @@ def _kernel_loop() -> str:
     import ctypes
 
     from dpnoise import kernels
+    from dpnoise.exact.geometric import SIMD_LEVEL
 
     isa = kernels.function("dpk_block_isa", [], ctypes.c_int64)
-    return "no kernel" if isa is None else ("plain C", "AVX2", "AVX-512")[isa()]
+    return "no kernel" if isa is None else ("plain C", "AVX2", "AVX-512")[min(isa(), SIMD_LEVEL)]
 
 
 def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:

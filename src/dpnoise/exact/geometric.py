@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any
@@ -80,8 +81,9 @@ def exact_inverse(grid: float) -> bool:
 
 #: The widest instruction set the compiled block kernel may use: 2 AVX-512, 1 AVX2, 0 plain C
 #: (it uses the widest the CPU supports up to this; every choice gives the same bits, which
-#: the tests check by lowering it).
-SIMD_LEVEL = 2
+#: the tests check by lowering it).  ``DPNOISE_SIMD=4`` caps it at AVX2, ``DPNOISE_SIMD=0``
+#: (or 1) at plain C, as for the union kernel.
+SIMD_LEVEL = {"0": 0, "1": 0, "4": 1}.get(os.environ.get("DPNOISE_SIMD", ""), 2)
 #: From this many values on, the kernel writes releases with non-temporal stores (bypassing
 #: the cache: an output this large is not read again soon).
 STREAM_MIN = 1 << 17
