@@ -310,15 +310,26 @@ def keystream_share(rng: object) -> None:
     words_ns = per_value * statistics.median(keys) * 1e9
     kernel_ns, lap_ns = statistics.median(kernels) * 1e9, statistics.median(laps) * 1e9
     row("  where a value's time goes, ns: its keystream words; the compiled block kernel "
-        "alone; the rest (chunk loop, input checks, output)",
+        f"alone ({_kernel_loop()} loop); the rest (chunk loop, input checks, output)",
         f"{words_ns:.2f}; {kernel_ns:.2f}; {lap_ns - words_ns - kernel_ns:.2f} "
         f"(whole release {lap_ns:.2f})", "")
+
+
+def _kernel_loop() -> str:
+    """Which loop of kernels/block.c this CPU runs: AVX-512, AVX2 or plain C (or none)."""
+    import ctypes
+
+    from dpnoise import kernels
+    from dpnoise.exact.geometric import SIMD_LEVEL
+
+    isa = kernels.function("dpk_block_isa", [], ctypes.c_int64)
+    return "no kernel" if isa is None else ("plain C", "AVX2", "AVX-512")[min(isa(), SIMD_LEVEL)]
 
 
 def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     """One call of the Laplace block kernel (kernels/block.c) on 2^14 values whose words are
     already drawn: the transform without the keystream or the Python chunk loop."""
-    from dpnoise.exact.geometric import _block_kernel
+    from dpnoise.exact.geometric import SIMD_LEVEL, _block_kernel
 
     kern, block, c = _block_kernel(), lap._sampler(), 1 << 14
     if kern is None:
@@ -326,11 +337,11 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
     words = np.empty(2 * c + 8, dtype=np.uint64)
     src.fill(words, 2 * c)
     centre, out = GEN.uniform(0, 1000, c), np.empty(c)
-    thr2, outcome2 = block._kernel_tables
-    args = (words.ctypes.data, c, thr2.ctypes.data, outcome2.ctypes.data,
-            64 - block.table.bits - 1, block.table.mass - 1, 2 * block.M, centre.ctypes.data,
-            1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None)
-    keep = (words, centre, out, thr2, outcome2)  # the arrays behind the raw addresses
+    packed = block._packed_table
+    args = (words.ctypes.data, c, c, packed.ctypes.data, block.table.bits, 2 * block.M,
+            centre.ctypes.data, 1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None,
+            SIMD_LEVEL, 0)
+    keep = (words, centre, out, packed)  # the arrays behind the raw addresses
 
     def call() -> object:
         assert keep

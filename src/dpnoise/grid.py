@@ -84,10 +84,14 @@ def to_index(
     return round_half_up(scaled).astype(np.int64)
 
 
-def check_representable(values: NDArray[np.float64], grid: float, *, name: str = "true_value"
-                        ) -> None:
-    """Refuse (before any randomness) values whose grid index is not exact: |x/L| >= 2^51."""
-    if values.size and max(-float(values.min()), float(values.max())) >= MAX_INDEX * grid:
+def check_representable(values: NDArray[np.float64], grid: float, *, name: str = "true_value",
+                        bounds: tuple[float, float] | None = None) -> None:
+    """Refuse (before any randomness) values whose grid index is not exact: |x/L| >= 2^51.
+    ``bounds``: the values' (min, max) when the caller has them (no second pass)."""
+    if not values.size:
+        return
+    lo, hi = (float(values.min()), float(values.max())) if bounds is None else bounds
+    if max(-lo, hi) >= MAX_INDEX * grid:
         raise PrecisionError(
             f"{name} is too large for the grid step {grid!r}: |{name}| must be < 2^51 * grid "
             f"= {MAX_INDEX * grid:g}; choose a coarser grid"

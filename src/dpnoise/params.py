@@ -8,10 +8,12 @@ spend anything on bad input.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -200,6 +202,46 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     return arr
 
 
+_BOUNDS_MIN = 1 << 12  # from this many float64 values on, one compiled pass (kernels/bounds.c)
+
+
+@lru_cache(maxsize=1)
+def _bounds_kernel() -> Any:
+    from . import kernels
+
+    vp = ctypes.c_void_p
+    return kernels.function("dpk_bounds", [vp, ctypes.c_int64, vp], ctypes.c_int64)
+
+
+def array_bounds(arr: NDArray[Any]) -> tuple[float, float]:
+    """(min, max) of a non-empty real array, both NaN if an entry is NaN: one compiled pass
+    over a large float64 array (``kernels/bounds.c``), else numpy's ``min()`` and ``max()``."""
+    if arr.size >= _BOUNDS_MIN and arr.dtype == np.float64 and arr.flags.c_contiguous:
+        fn = _bounds_kernel()
+        if fn is not None:
+            lohi = np.empty(2)
+            found = fn(arr.ctypes.data, arr.size, lohi.ctypes.data)
+            if found == 0:
+                return float(lohi[0]), float(lohi[1])
+            if found == 1:
+                return math.nan, math.nan
+    return float(arr.min()), float(arr.max())  # NaN propagates through min/max
+
+
+def _bounds_by_chunks(arr: NDArray[Any]) -> tuple[float, float]:
+    """:func:`array_bounds` of a large contiguous array by chunks, on the release's threads
+    when it has several (:func:`dpnoise.parallel.chunk_map`); NaN if any chunk has one."""
+    if not arr.flags.c_contiguous:
+        return array_bounds(arr)
+    from .parallel import chunk_map
+
+    flat = arr.reshape(-1)
+    parts = chunk_map(flat.size, lambda s, e: array_bounds(flat[s:e]))
+    if any(math.isnan(v) for part in parts for v in part):
+        return math.nan, math.nan
+    return min(p[0] for p in parts), max(p[1] for p in parts)
+
+
 def check_values(
     name: str,
     values: ArrayLike,
@@ -208,11 +250,22 @@ def check_values(
     upper: float = math.inf,
 ) -> NDArray[np.float64]:
     """True answers as a float64 array: all finite and inside [lower, upper]."""
-    arr = as_real_array(name, values)
-    if arr.size:
-        from .parallel import extremes  # by chunks on the release's threads when large
+    return check_values_bounds(name, values, lower=lower, upper=upper)[0]
 
-        lo, hi = map(float, extremes(arr))  # NaN propagates through min/max
+
+def check_values_bounds(
+    name: str,
+    values: ArrayLike,
+    *,
+    lower: float = -math.inf,
+    upper: float = math.inf,
+) -> tuple[NDArray[np.float64], float, float]:
+    """:func:`check_values`, with the smallest and largest value it found (0.0, 0.0 for no
+    values), so a caller's further range checks need no second pass over the array."""
+    arr = as_real_array(name, values)
+    lo = hi = 0.0
+    if arr.size:
+        lo, hi = _bounds_by_chunks(arr)  # NaN if any entry is NaN
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ParameterError(f"{name} must be finite (no NaN or infinity)")
         if lo < lower or hi > upper:
@@ -220,7 +273,7 @@ def check_values(
                 f"{name} must lie in the declared range [{lower:g}, {upper:g}], "
                 f"got values in [{lo:g}, {hi:g}]"
             )
-    return arr
+    return arr, lo, hi
 
 
 def check_int(name: str, value: Any, *, lower: int | None = None, upper: int | None = None) -> int:

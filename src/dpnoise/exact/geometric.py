@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any
@@ -28,8 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..params import LN2
+from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 
@@ -79,15 +80,25 @@ def exact_inverse(grid: float) -> bool:
     return m == 0.5 and math.isfinite(inv) and math.frexp(inv)[0] == 0.5
 
 
+#: The widest instruction set the compiled block kernel may use: 2 AVX-512, 1 AVX2, 0 plain C
+#: (it uses the widest the CPU supports up to this; every choice gives the same bits, which
+#: the tests check by lowering it).  ``DPNOISE_SIMD=4`` caps it at AVX2, ``DPNOISE_SIMD=0``
+#: (or 1) at plain C, as for the union kernel.
+SIMD_LEVEL = {"0": 0, "1": 0, "4": 1}.get(os.environ.get("DPNOISE_SIMD", ""), 2)
+#: From this many values on, the kernel writes releases with non-temporal stores (bypassing
+#: the cache: an output this large is not read again soon).
+STREAM_MIN = 1 << 17
+
+
 @lru_cache(maxsize=1)
 def _block_kernel() -> Any:
     """The compiled twin of the chunk body of :meth:`BlockGeometric.signed_odd`
     (``kernels/block.c``), or None (kernels off): raw pointers, no per-call array checks."""
     from .. import kernels
 
-    vp, i64, f64, u64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double, ctypes.c_uint64
-    return kernels.function("dpk_block_signed_odd",
-                            [vp, i64, vp, vp, i64, u64, i64, vp, f64, f64, vp, vp], i64)
+    vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
+    return kernels.function("dpk_block_release",
+                            [vp, i64, i64, vp, i64, i64, vp, f64, f64, vp, vp, i64, i64], i64)
 
 
 @lru_cache(maxsize=64)
@@ -128,13 +139,8 @@ class BlockGeometric:
         Per draw: word a gives the sign (bit 63) and Q = trailing zeros of its low 63
         bits (Geometric(1/2)); word b gives the in-block index R through the alias
         table (column = top bits, threshold = low bits).  K = Q*M + R.  The work runs
-        in cache-sized chunks with preallocated buffers (no per-chunk allocation).
-
-        Long on purpose: the compiled kernel and its numpy reference share the chunk loop and its
-        preallocated buffers (one allocation per call, not per chunk).
+        in cache-sized chunks (:meth:`release_into`).
         """
-        table = self.table
-        chunk = min(n, _CHUNK) if n > 0 else 1
         release = centre is not None
         if release and grid is None:
             raise ParameterError("grid is required with centre")
@@ -147,82 +153,121 @@ class BlockGeometric:
                 )
         out: NDArray[np.int64] | NDArray[np.float64]
         out = np.empty(n, dtype=np.float64 if release else np.int64)
-        scaled = np.empty(chunk, dtype=np.float64)
-        work = np.empty(chunk, dtype=np.float64)
-        cidx = np.empty(chunk, dtype=np.int64)
+        self.release_into(rng, out, centre=centre, grid=grid)
+        return out
+
+    def release_into(
+        self,
+        rng: RandomSource,
+        out: NDArray[np.int64] | NDArray[np.float64],
+        *,
+        centre: NDArray[np.float64] | None = None,
+        grid: float | None = None,
+    ) -> None:
+        """:meth:`signed_odd` written into ``out`` (C-contiguous; float64 with ``centre``,
+        else int64), for a caller that has already refused |x/L| >= 2^51 and NaN
+        (:func:`dpnoise.grid.check_representable`) and checks ``grid``.
+
+        Chunks of 2^14 values, each reading 2 words a value: c a-words, then c b-words.  On
+        a keyed or seeded ChaCha20 stream the whole loop -- keystream and compiled kernel --
+        is one GIL-free call (:func:`dpnoise.kernels.keyed.keyed_run`); otherwise each chunk's
+        words are drawn, then the kernel writes its values straight into ``out``.  The numpy
+        reference (:meth:`_reference_chunk`) runs where the kernels are off, the grid is not
+        a power of two, or a chunk holds a word whose low 63 bits are all zero (probability
+        2^-63 a value: it draws the extra words right after that chunk's words).  The words
+        and their order are the same every way.
+        """
+        n = out.size
+        chunk = min(n, _CHUNK) if n > 0 else 1
+        release = centre is not None
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
-        lowest = np.empty(chunk, dtype=np.uint64)
-        tmp = np.empty(chunk, dtype=np.uint64)
-        col2 = np.empty(chunk, dtype=np.intp)
-        above = np.empty(chunk, dtype=bool)
-        k_arr = np.empty(chunk, dtype=np.int64)
-        r_arr = np.empty(chunk, dtype=np.int64)
-        sgn = np.empty(chunk, dtype=np.int64)
-        thr2, outcome2 = self._kernel_tables
-        col_shift = np.uint64(64 - table.bits - 1)  # keeps one extra bit, cleared below
-        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
-        thr_mask = np.uint64(table.mass - 1)
-        two_m = np.int64(2 * self.M)
+        scratch: dict[str, NDArray[Any]] | None = None
         kern = _block_kernel() if n >= MIN_VALUES else None  # module-level: picklable self
         run = step = None
         if kern is not None and release and not exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
         if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
-            p_words, p_thr, p_out2 = words.ctypes.data, thr2.ctypes.data, outcome2.ctypes.data
-            p_out = out.ctypes.data
+            packed = self._packed_table
+            p_words, p_packed = words.ctypes.data, packed.ctypes.data
             if release:  # the numpy reference accepts any real array; the kernel needs this
                 centre = np.ascontiguousarray(centre, dtype=np.float64)
-            p_centre = centre.ctypes.data if release else None
+            p_centre = centre.ctypes.data if release else 0
+            p_out = out.ctypes.data
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
+            bits, two_m, isa = self.table.bits, 2 * self.M, SIMD_LEVEL
+            stream = int(n >= STREAM_MIN)
             run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block", kernel_args(
-                p_thr, p_out2, int(col_shift), int(thr_mask), int(two_m), p_centre, inv, half,
-                p_out))
+                p_packed, bits, two_m, p_centre or None, float(inv), float(half), p_out, isa,
+                stream))
 
             def step(start: int, c: int) -> bool:  # False: Q = 63 somewhere (p = 2^-63 a value)
-                return kern(p_words, c, p_thr, p_out2, int(col_shift), int(thr_mask),
-                            int(two_m), p_centre + 8 * start if release else None, inv, half,
+                return kern(p_words, c, c, p_packed, bits, two_m,
+                            p_centre + 8 * start if release else None, inv, half,
                             p_out + 8 * start if release else None,
-                            None if release else p_out + 8 * start) == 0
+                            None if release else p_out + 8 * start, isa, stream) == 0
 
         for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
-            a, b = words[:c], words[c : 2 * c]
-            lo, t, cl, ab, K, R, S = (
-                lowest[:c], tmp[:c], col2[:c], above[:c], k_arr[:c], r_arr[:c], sgn[:c]
-            )
-            # Q: trailing zeros of (a | 2^63) -- equals ctz of the low 63 bits, 63 if they are 0
-            np.bitwise_or(a, _TOP, out=lo)
-            np.negative(lo, out=t)
-            np.bitwise_and(lo, t, out=lo)
-            np.subtract(lo, _ONE, out=lo)
-            np.bitwise_count(lo, out=lo)
-            Q = lo.view(np.int64)
-            if Q.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
-                self._extend_counts(rng, a, Q)
-            # R from the alias table as the odd number 2R + 1: outcome2[2·col + (u >= thr)]
-            np.right_shift(b, col_shift, out=t)
-            np.bitwise_and(t, even_mask, out=t)
-            cl[:] = t
-            np.bitwise_and(b, thr_mask, out=t)
-            np.greater_equal(t, thr2[cl], out=ab)
-            np.add(cl, ab, out=cl)
-            np.take(outcome2, cl, out=R)
-            # 2Z = ±(2QM + 2R + 1): sign s in {0, -1} from bit 63, applied as (x ^ s) - s
-            np.multiply(Q, two_m, out=K)
-            np.add(K, R, out=K)
-            np.right_shift(a.view(np.int64), _S63, out=S)
-            np.bitwise_xor(K, S, out=K)
-            np.subtract(K, S, out=K)
-            if release:
-                x, ci = scaled[:c], cidx[:c]
-                np.divide(centre[start : start + c], grid, out=x)  # exact: L = 2^j
-                round_half_up_inplace(x, work[:c])  # exact index floor(x/L + 1/2)
-                ci[:] = x
-                np.add(ci, ci, out=ci)
-                np.add(K, ci, out=K)  # |2c| < 2^52 and |2Z| < 2^45: exact below 2^53
-                np.multiply(K, grid / 2, out=out[start : start + c])
-            else:
-                out[start : start + c] = K
-        return out
+            if scratch is None:
+                scratch = self._scratch(chunk)
+            part = None if centre is None else centre[start : start + c]
+            self._reference_chunk(rng, words[: 2 * c], c, scratch, part, grid,
+                                  out[start : start + c])
+
+    @staticmethod
+    def _scratch(chunk: int) -> dict[str, NDArray[Any]]:
+        """The reference's work arrays for chunks of up to ``chunk`` values (made once)."""
+        f64, u64, i64 = np.float64, np.uint64, np.int64
+        return {"scaled": np.empty(chunk, f64), "work": np.empty(chunk, f64),
+                "cidx": np.empty(chunk, i64), "lowest": np.empty(chunk, u64),
+                "tmp": np.empty(chunk, u64), "col2": np.empty(chunk, np.intp),
+                "above": np.empty(chunk, bool), "K": np.empty(chunk, i64),
+                "R": np.empty(chunk, i64), "S": np.empty(chunk, i64)}
+
+    def _reference_chunk(self, rng: RandomSource, words: NDArray[np.uint64], c: int,
+                         scratch: dict[str, NDArray[Any]], centre: NDArray[np.float64] | None,
+                         grid: float | None, out: NDArray[Any]) -> None:
+        """The numpy reference for one chunk: words[:c] are the a-words, words[c:2c] the
+        b-words; ``out`` (length c) receives 2Z, or the release with ``centre``."""
+        thr2, outcome2 = self._kernel_tables
+        col_shift = np.uint64(64 - self.table.bits - 1)  # keeps one extra bit, cleared below
+        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
+        thr_mask = np.uint64(self.table.mass - 1)
+        a, b = words[:c], words[c : 2 * c]
+        lo, t, cl, ab, K, R, S = (scratch[k][:c] for k in
+                                  ("lowest", "tmp", "col2", "above", "K", "R", "S"))
+        # Q: trailing zeros of (a | 2^63) -- equals ctz of the low 63 bits, 63 if they are 0
+        np.bitwise_or(a, _TOP, out=lo)
+        np.negative(lo, out=t)
+        np.bitwise_and(lo, t, out=lo)
+        np.subtract(lo, _ONE, out=lo)
+        np.bitwise_count(lo, out=lo)
+        Q = lo.view(np.int64)
+        if Q.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
+            self._extend_counts(rng, a, Q)
+        # R from the alias table as the odd number 2R + 1: outcome2[2·col + (u >= thr)]
+        np.right_shift(b, col_shift, out=t)
+        np.bitwise_and(t, even_mask, out=t)
+        cl[:] = t
+        np.bitwise_and(b, thr_mask, out=t)
+        np.greater_equal(t, thr2[cl], out=ab)
+        np.add(cl, ab, out=cl)
+        np.take(outcome2, cl, out=R)
+        # 2Z = ±(2QM + 2R + 1): sign s in {0, -1} from bit 63, applied as (x ^ s) - s
+        np.multiply(Q, np.int64(2 * self.M), out=K)
+        np.add(K, R, out=K)
+        np.right_shift(a.view(np.int64), _S63, out=S)
+        np.bitwise_xor(K, S, out=K)
+        np.subtract(K, S, out=K)
+        if centre is None:
+            out[:] = K
+            return
+        x, ci = scratch["scaled"][:c], scratch["cidx"][:c]
+        np.divide(centre, grid, out=x)  # exact: L = 2^j
+        round_half_up_inplace(x, scratch["work"][:c])  # exact index floor(x/L + 1/2)
+        ci[:] = x
+        np.add(ci, ci, out=ci)
+        np.add(K, ci, out=K)  # |2c| < 2^52 and |2Z| < 2^45: exact below 2^53
+        np.multiply(K, grid / 2, out=out)
 
     @cached_property
     def _kernel_tables(self) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
@@ -233,6 +278,19 @@ class BlockGeometric:
         outcome2[0::2] = 2 * np.arange(table.columns, dtype=np.int64) + 1
         outcome2[1::2] = 2 * table._alias + 1
         return thr2, outcome2
+
+    @cached_property
+    def _packed_table(self) -> NDArray[np.uint64]:
+        """The alias table in one word a column for the compiled kernel: (thr << bits) | alias,
+        with a full column (thr = mass, always its own outcome) stored as thr = 0, alias =
+        itself -- the same outcome for every threshold draw u, so the same law.  thr < mass =
+        2^(64 - bits) and alias < 2^bits fill exactly 64 bits."""
+        table = self.table
+        own = np.arange(table.columns, dtype=np.uint64)
+        full = table._thr >= np.uint64(table.mass)
+        thr = np.where(full, np.uint64(0), table._thr)
+        alias = np.where(full, own, table._alias.astype(np.uint64))
+        return (thr << np.uint64(table.bits)) | alias
 
     @staticmethod
     def _extend_counts(rng: RandomSource, a: NDArray[np.uint64], K: NDArray[np.int64]) -> None:

@@ -262,12 +262,12 @@ class HalfLatticeMechanism(Mechanism):
         if x is not None and -self._scalar_limit < x < self._scalar_limit:
             return self._release_one(x, rng)  # finite, |x| < 2^51·L (else the checks raise)
         from ..grid import check_representable
-        from ..params import check_values
+        from ..params import check_values_bounds
         from ..randomness import resolve_rng
 
-        values = check_values("true_value", true_value)
+        values, lo, hi = check_values_bounds("true_value", true_value)
         flat = np.ascontiguousarray(values.reshape(-1))
-        check_representable(flat, self.grid)  # before any random word
+        check_representable(flat, self.grid, bounds=(lo, hi))  # before any random word
         from ..parallel import run_split
 
         source = resolve_rng(rng)
@@ -277,9 +277,13 @@ class HalfLatticeMechanism(Mechanism):
             out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
             return as_output(out.reshape(values.shape), true_value)
         out = np.empty(n, dtype=np.float64)
+        into = getattr(sampler, "release_into", None)  # writes in place, input checked above
 
         def work(src: Any, s: int, e: int) -> None:
-            out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
+            if into is not None:
+                into(src, out[s:e], centre=flat[s:e], grid=self.grid)
+            else:
+                out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
 
         run_split(source, n, work)
         return as_output(out.reshape(values.shape), true_value)
