@@ -29,8 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
-from ..params import LN2
 from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
+from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 

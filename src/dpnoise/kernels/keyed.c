@@ -72,24 +72,26 @@ static double as_double(int64_t bits) {
 
 /* ---- adapters: the samplers' kernels (block.c, integer_block.c, alias_one_word.c) ---- */
 
-__attribute__((weak)) int64_t dpk_block_signed_odd(const uint64_t *words, int64_t c, const uint64_t *thr2,
-                             const int64_t *outcome2, int64_t col_shift, uint64_t thr_mask,
-                             int64_t two_m, const double *centre, double inv_grid,
-                             double half_grid, double *out_f, int64_t *out_i);
+__attribute__((weak)) int64_t dpk_block_release(const uint64_t *words, int64_t n, int64_t chunk,
+                                                const uint64_t *packed, int64_t bits,
+                                                int64_t two_m, const double *centre,
+                                                double inv_grid, double half_grid,
+                                                double *out_f, int64_t *out_i, int64_t isa,
+                                                int64_t stream);
 
-/* args: thr2, outcome2, col_shift, thr_mask, two_m, centre (0: none), inv_grid, half_grid
- * (double bits), out (float64 with a centre, else int64). */
+/* args: packed, bits, two_m, centre (0: none), inv_grid, half_grid (double bits), out
+ * (float64 with a centre, else int64), isa, stream.  Nonzero: Q = 63 somewhere in the chunk
+ * (the caller's reference recomputes it from the same words). */
 int64_t dpk_keyed_block(const uint64_t *words, int64_t start, int64_t c, const int64_t *a) {
-    if (!dpk_block_signed_odd) return 1;  /* kernel not in this build: the reference */
-    const double *centre = (const double *)(intptr_t)a[5];
+    if (!dpk_block_release) return 1;  /* kernel not in this build: the reference */
+    const uint64_t *packed = (const uint64_t *)(intptr_t)a[0];
+    const double *centre = (const double *)(intptr_t)a[3];
     if (centre)
-        return dpk_block_signed_odd(words, c, (const uint64_t *)(intptr_t)a[0],
-                                    (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3], a[4],
-                                    centre + start, as_double(a[6]), as_double(a[7]),
-                                    (double *)(intptr_t)a[8] + start, 0);
-    return dpk_block_signed_odd(words, c, (const uint64_t *)(intptr_t)a[0],
-                                (const int64_t *)(intptr_t)a[1], a[2], (uint64_t)a[3], a[4], 0,
-                                1.0, 0.0, 0, (int64_t *)(intptr_t)a[8] + start);
+        return dpk_block_release(words, c, c, packed, a[1], a[2], centre + start,
+                                 as_double(a[4]), as_double(a[5]),
+                                 (double *)(intptr_t)a[6] + start, 0, a[7], a[8]);
+    return dpk_block_release(words, c, c, packed, a[1], a[2], 0, 1.0, 0.0, 0,
+                             (int64_t *)(intptr_t)a[6] + start, a[7], a[8]);
 }
 
 __attribute__((weak)) int64_t dpk_intblock_sample(const uint64_t *words, int64_t c, const uint64_t *thr2,
