@@ -67,6 +67,7 @@ from ..grid import (
 from ..kernels import MIN_VALUES
 from ..laws.base import TableLaw
 from ..laws.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta
+from ..laws.monotone_test import DecreasingTest
 from ..params import (
     SENSITIVITY_RANGE,
     Interval,
@@ -224,12 +225,15 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
     if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
         goal = delta * (1 - 1e-7)
         lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
-        ideal = _IdealDelta(grid, S, epsilon)
-        while ideal(hi) > goal:
+        # the bisection's questions ideal(σ) > goal, answered from a few evaluations near
+        # the root where monotonicity decides them (the same answers, so the same σ)
+        test = DecreasingTest(_IdealDelta(grid, S, epsilon), goal)
+        test.locate(sigma * (S * grid / sensitivity))
+        while test.above(hi):
             lo, hi = hi, hi * 1.01
         for _ in range(40):
             mid = 0.5 * (lo + hi)
-            if ideal(mid) > goal:
+            if test.above(mid):
                 lo = mid
             else:
                 hi = mid
