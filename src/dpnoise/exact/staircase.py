@@ -112,8 +112,9 @@ class LatticeStaircase:
             lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
             lw -= np.log(self.block_width.astype(np.float64))
             return np.repeat(lw, self.block_width)  # blocks are listed in cell order
-        cw = self.cell_table.exact_weights()
-        cl = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in cw])
+        cw = _weights_of(self.cell_table)
+        with np.errstate(divide="ignore"):  # a zero weight: −inf, as log(0) stands for
+            cl = np.where(cw > 0, log_of_integers(np.maximum(cw, 1)) - 64 * LN2, -math.inf)
         return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
 
     @cached_property
@@ -196,16 +197,21 @@ class LatticeStaircase:
         and (j, j') vary independently -> max_k D_k + max_{j'<=j}(ln P_j(j) − ln P_j(j'))
         and its mirror (D_k = ln P_k(k) − ln P_k(k+1)).  Exact, O(M + S).
         """
-        if not np.all(np.isfinite(self.period_log)):
-            return math.inf  # a zero-weight position would be an impossible output
         if not self.joint:
-            cw = self.cell_table.exact_weights()
-            cl = np.array([math.log(x) for x in cw])
+            # period_log is finite iff every block and cell weight is > 0 (the block logs
+            # raise on a zero weight, as building period_log would)
+            self.geo.log_weights  # noqa: B018
+            cw = _weights_of(self.cell_table)
+            if not np.all(cw > 0):
+                return math.inf  # a zero-weight position would be an impossible output
+            cl = log_of_integers(cw)
             A = float(cl.max() - cl.min())
             up = float(np.max(cl - np.minimum.accumulate(cl)))
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
+        if not np.all(np.isfinite(self.period_log)):
+            return math.inf  # a zero-weight position would be an impossible output
         return self._joint_loss()
 
     def _joint_loss(self) -> float:
@@ -368,6 +374,21 @@ class LatticeStaircase:
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
+
+
+def _weights_of(table: AliasTable) -> NDArray[Any]:
+    """The table's exact weights as uint64 (or as Python ints when one is 2^64)."""
+    if table.columns <= 2 or table.mass == 1 << 64:
+        return np.array(table.exact_weights(), dtype=object)
+    return table.exact_weights_array()
+
+
+def log_of_integers(w: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """``[math.log(x) for x in w.tolist()]`` as an array, with one ``math.log`` per distinct
+    value (a cell table holds a handful of distinct weights): the same floats, since each
+    is ``math.log`` of the same integer.  Every x must be > 0."""
+    values, where = np.unique(w, return_inverse=True)
+    return np.array([math.log(x) for x in values.tolist()])[where.reshape(-1)]
 
 
 def _weighted_sum(p: NDArray[np.float64], v: NDArray[np.float64]) -> float:
