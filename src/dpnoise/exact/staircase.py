@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
 from .alias import AliasTable, quantize_weights, quantize_weights_array
+from .pairwise import pairwise_sum, repeated_segment
 from .ratio_geometric import RatioGeometric
 from .run_spread import run_spread
 
@@ -69,9 +71,11 @@ class LatticeStaircase:
         self.period = geo.M * S
         if joint:
             starts, widths, weights = [], [], []
+            parts = [(extra, aligned_blocks(lo, hi, 1 << BLOCK_BITS))  # the same every step
+                     for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner))]
             for R in range(geo.M):
-                for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
-                    for start, width in aligned_blocks(lo, hi, 1 << BLOCK_BITS):
+                for extra, blocks in parts:
+                    for start, width in blocks:
                         starts.append(R * S + start)
                         widths.append(width)
                         weights.append(math.exp(-geo.inner * R - extra) * width)
@@ -108,14 +112,19 @@ class LatticeStaircase:
     def period_log(self) -> NDArray[np.float64]:
         """ln P(o) for o = 0..P−1 (from the exact integer weights)."""
         if self.joint:  # each block's probability spread evenly over its cells
-            w = self.period_table.exact_weights()
-            lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
-            lw -= np.log(self.block_width.astype(np.float64))
-            return np.repeat(lw, self.block_width)  # blocks are listed in cell order
+            return np.repeat(self._block_log, self.block_width)  # blocks in cell order
         cw = _weights_of(self.cell_table)
         with np.errstate(divide="ignore"):  # a zero weight: −inf, as log(0) stands for
             cl = np.where(cw > 0, log_of_integers(np.maximum(cw, 1)) - 64 * LN2, -math.inf)
         return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
+
+    @cached_property
+    def _block_log(self) -> NDArray[np.float64]:
+        """Joint table: ln P(o) of each cell o of each block (one value per block)."""
+        w = self.period_table.exact_weights()
+        lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
+        lw -= np.log(self.block_width.astype(np.float64))
+        return lw
 
     @cached_property
     def period_prob(self) -> NDArray[np.float64]:
@@ -147,10 +156,8 @@ class LatticeStaircase:
     @cached_property
     def _moments(self) -> tuple[float, float]:
         """(E[K + 1/2], E[(K + 1/2)^2]) in cells."""
-        if self.joint:
-            p = self.period_prob / self.period_prob.sum()
-            o = np.arange(self.period, dtype=np.float64) + 0.5
-            m1, m2 = _weighted_sum(p, o), _weighted_sum(p, o * o)
+        if self.joint:  # Σ p·o and Σ p·o² (p = period_prob / Σ period_prob, o = cell + 1/2)
+            m1, m2 = self._joint_sums()
         else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
             pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
             pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
@@ -165,6 +172,33 @@ class LatticeStaircase:
         eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
         P = self.period
         return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
+
+    def _joint_sums(self) -> tuple[float, float]:
+        """``_weighted_sum(p, o)`` and ``_weighted_sum(p, o * o)`` for the joint table, with
+        p = period_prob / period_prob.sum() and o = arange(P) + 1/2: the same floats, summed
+        run by run (:func:`~dpnoise.exact.pairwise.pairwise_sum`) from the per-block
+        probabilities instead of arrays of P cells (exp commutes with repeating a value)."""
+        prob = np.exp(self._block_log)
+        starts, widths = self.block_start, self.block_width
+
+        def cells(lo: int, hi: int) -> NDArray[np.float64]:
+            return repeated_segment(prob, starts, widths, lo, hi)
+
+        total = pairwise_sum(cells, self.period)
+
+        def weighted(power: int) -> Callable[[int, int], NDArray[np.float64]]:
+            def run(lo: int, hi: int) -> NDArray[np.float64]:
+                o = np.arange(lo, hi, dtype=np.float64)
+                o += 0.5
+                if power == 2:
+                    o *= o
+                p = cells(lo, hi)
+                p /= total
+                p *= o
+                return p
+            return run
+
+        return pairwise_sum(weighted(1), self.period), pairwise_sum(weighted(2), self.period)
 
     def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
         """ln P(K) of the magnitude (the :class:`~dpnoise.laws.half_lattice.MagnitudeLaw` view)."""
@@ -210,7 +244,7 @@ class LatticeStaircase:
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
-        if not np.all(np.isfinite(self.period_log)):
+        if not np.all(np.isfinite(self._block_log)):  # = period_log's cells, repeated
             return math.inf  # a zero-weight position would be an impossible output
         return self._joint_loss()
 
@@ -230,7 +264,12 @@ class LatticeStaircase:
         k1 = np.minimum(k0 + np.tile(self.block_width, periods), W)
         keep = k0 < W
         k0, k1 = k0[keep], k1[keep]
-        value = self.log_magnitude(k0)
+        # log_magnitude(k0) from the per-block logs (k0 is a block start: period_log[o] is
+        # its block's value): the same floats without the P-cell period_log
+        nb = self.block_start.size
+        q = np.repeat(np.arange(periods, dtype=np.int64), nb)[keep]
+        value = (-(q * self.geo.a) * LN2 + self.geo.log_block
+                 + np.tile(self._block_log, periods)[keep])
         # index m + W: K-run [k0, k1) is [W + k0, W + k1) on the right, [W − k1, W − k0) left
         starts = np.concatenate([(W - k1)[::-1], W + k0])
         ends = np.concatenate([(W - k0)[::-1], W + k1])
