@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpnoise import kernels
 from dpnoise.exact import alias
+from dpnoise.exact import quantize_wide as quantize_wide_module
 from dpnoise.exact.quantize_wide import quantize_wide
 from dpnoise.laws import discrete_gaussian as dg
 
@@ -43,6 +45,46 @@ def test_wide_quantisation_equals_the_reference(p: np.ndarray) -> None:
     else:
         assert got.tolist() == want
     assert alias.quantize_weights(p) == want
+
+
+@pytest.mark.parametrize("p", _cases(), ids=lambda p: f"n{p.size}")
+def test_compiled_wide_shares_equal_the_big_integer_path(p: np.ndarray,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """kernels/quantize_wide.c gives the packed big-integer computation's weights."""
+    if not kernels.available():
+        pytest.skip("compiled kernels off")
+    compiled = quantize_wide(p)
+    monkeypatch.setattr(quantize_wide_module, "_compiled_shares", lambda *a: None)
+    reference = quantize_wide(p)
+    assert (compiled is None) == (reference is None)
+    if compiled is not None:
+        assert np.array_equal(compiled, reference)
+
+
+def test_compiled_wide_shares_on_hard_remainders() -> None:
+    """Shares whose estimate is furthest off (T's top bits all ones, remainders near T) and
+    small totals (t <= 64: exact division at once) against Python integers."""
+    if not kernels.available():
+        pytest.skip("compiled kernels off")
+    g = np.random.default_rng(7)
+    for total_bits, n in ((40, 50), (64, 50), (65, 50), (130, 200), (250, 200)):
+        for _ in range(5):
+            m = g.integers(0, 1 << 53, n, dtype=np.uint64)
+            m[:3] = (1 << 53) - 1
+            s = g.integers(0, max(1, total_bits - 60), n).astype(np.int64)
+            if _ == 0:  # T = 2^total_bits − 1 (all ones: the estimate's worst case)
+                starts = list(range(0, total_bits, 30))
+                m = np.array([(1 << min(30, total_bits - a)) - 1 for a in starts],
+                             dtype=np.uint64)
+                s, n = np.array(starts, dtype=np.int64), len(starts)
+            total = sum(int(a) << int(b) for a, b in zip(m.tolist(), s.tolist(), strict=True))
+            got = quantize_wide_module._compiled_shares(m, s, total, total.bit_length())
+            assert got is not None
+            q, rem = got
+            for i in range(n):
+                want_q, want_r = divmod((int(m[i]) << int(s[i])) << 64, total)
+                assert int(q[i]) == want_q
+                assert int.from_bytes(rem[i].tobytes(), "little") == want_r
 
 
 def test_delta_into_reused_buffers_is_the_same_float() -> None:
