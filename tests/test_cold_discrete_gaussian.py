@@ -4,14 +4,18 @@ buffers is the same float as δ on fresh arrays."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from dpnoise import kernels
 from dpnoise.exact import alias
 from dpnoise.exact import quantize_wide as quantize_wide_module
+from dpnoise.exact.discrete_gaussian import grid_sigma2
 from dpnoise.exact.quantize_wide import quantize_wide
 from dpnoise.laws import discrete_gaussian as dg
+from dpnoise.laws import discrete_gaussian_search as dgs
 
 
 def _cases() -> list[np.ndarray]:
@@ -94,3 +98,21 @@ def test_delta_into_reused_buffers_is_the_same_float() -> None:
     for s2 in sigma2s:  # growing, shrinking and regrowing the buffers
         for eps, d in ((0.01, 16), (1.0, 1), (5.0, 2)):
             assert dg.delta(s2, eps, d, work) == dg.delta(s2, eps, d)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "d"), [
+    (0.01, 1e-6, 16), (0.013, 1e-6, 17), (0.1, 1e-10, 3), (0.37, 1e-3, 40), (1.0, 1e-6, 1),
+    (5.0, 1e-12, 2), (0.05, 3e-7, 100)])
+def test_quick_search_lands_in_the_bisections_grid_cell(epsilon: float, delta: float,
+                                                        d: int) -> None:
+    quick = dgs.calibrate_sigma2_on_grid.__wrapped__(epsilon, delta, d)
+    assert grid_sigma2(Fraction(quick)) == grid_sigma2(
+        Fraction(dg.calibrate_sigma2.__wrapped__(epsilon, delta, d)))
+
+
+def test_quick_search_falls_back_when_a_grid_point_is_close(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the grid cannot be shown to agree, the answer is the bisection's own."""
+    monkeypatch.setattr(dgs, "grid_sigma2", lambda s: s)  # every σ² its own grid point
+    got = dgs.calibrate_sigma2_on_grid.__wrapped__(0.1, 1e-6, 16)
+    assert got == dg.calibrate_sigma2.__wrapped__(0.1, 1e-6, 16)

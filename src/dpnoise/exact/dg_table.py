@@ -28,7 +28,7 @@ from ..errors import ParameterError
 from ..kernels import MIN_VALUES
 from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
 from ..randomness import RandomSource
-from .alias import AliasTable, quantize_weights
+from .alias import AliasTable, quantize_weights_array
 
 #: largest table (entries); σ up to ~2^13
 MAX_ENTRIES = 1 << 18
@@ -68,15 +68,16 @@ class DGTable:
                                  f"table sampler, got {sigma2!r}")
         K = table_half_width(s2)
         z = np.arange(-K, K + 1, dtype=np.float64)
-        w = quantize_weights(np.exp(-(z * z) / (2.0 * s2)))
+        w = quantize_weights_array(np.exp(-(z * z) / (2.0 * s2)))  # (a list: one outcome)
         # cut where the rounded weights fall below 4 units (keeps the support an interval)
-        first = next(i for i, x in enumerate(w) if x >= 4)
+        first = (int(np.argmax(w >= 4)) if isinstance(w, np.ndarray) else
+                 next(i for i, x in enumerate(w) if x >= 4))
         keep = w[first : len(w) - first]
         self.sigma2 = s2
         self.K = K - first
         if first:  # re-round on the shorter support (weights sum to 2^64 again)
             zz = np.arange(-self.K, self.K + 1, dtype=np.float64)
-            keep = quantize_weights(np.exp(-(zz * zz) / (2.0 * s2)))
+            keep = quantize_weights_array(np.exp(-(zz * zz) / (2.0 * s2)))
         if min(keep) <= 0:
             raise AssertionError("discrete Gaussian table has a hole")  # pragma: no cover
         self.table = AliasTable(keep)
