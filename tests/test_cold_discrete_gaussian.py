@@ -4,15 +4,19 @@ buffers is the same float as δ on fresh arrays."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpnoise import kernels
 from dpnoise.exact import alias
 from dpnoise.exact import quantize_wide as quantize_wide_module
 from dpnoise.exact.discrete_gaussian import grid_sigma2
+from dpnoise.exact.float_sum import fsum_array
 from dpnoise.exact.quantize_wide import quantize_wide
 from dpnoise.laws import discrete_gaussian as dg
 from dpnoise.laws import discrete_gaussian_search as dgs
@@ -116,3 +120,26 @@ def test_quick_search_falls_back_when_a_grid_point_is_close(
     monkeypatch.setattr(dgs, "grid_sigma2", lambda s: s)  # every σ² its own grid point
     got = dgs.calibrate_sigma2_on_grid.__wrapped__(0.1, 1e-6, 16)
     assert got == dg.calibrate_sigma2.__wrapped__(0.1, 1e-6, 16)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=0,
+                max_size=300), st.integers(0, 3))
+def test_fsum_array_is_math_fsum(values: list[float], spread: int) -> None:
+    x = np.array(values, dtype=np.float64)
+    if spread and x.size:  # many terms per binade, wide and subnormal ranges
+        x = np.concatenate([x, x * 2.0**-600, x * 2.0**-1070, -x[::2]] * spread)
+    with np.errstate(over="ignore", under="ignore"):
+        try:
+            want = math.fsum(x.tolist())
+        except OverflowError:
+            return
+        got = fsum_array(x)
+    assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want)
+
+
+def test_fsum_array_on_discrete_gaussian_moments() -> None:
+    z = np.arange(-60_000, 60_001, dtype=np.float64)
+    p = dg.pmf(z, 2.2e6)
+    for v in (p * z * z, p * np.abs(z), p):
+        assert fsum_array(v) == math.fsum(v.tolist())

@@ -29,6 +29,7 @@ from ..kernels import MIN_VALUES
 from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
+from .float_sum import fsum_array
 
 #: largest table (entries); σ up to ~2^13
 MAX_ENTRIES = 1 << 18
@@ -183,7 +184,7 @@ class DGTable:
         worst = 0.0
         for d in range(1, sensitivity + 1):
             diff = p[d:] - e * p[:-d]
-            worst = max(worst, math.fsum(diff[diff > 0].tolist()))
+            worst = max(worst, fsum_array(diff[diff > 0]))  # = math.fsum
         return min(1.0, worst + 8 * _U)
 
 

@@ -55,6 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum, largest_first
+from ..exact.float_sum import fsum_array
 from ..exact.geometric import exact_inverse
 from ..exact.scalar import OneWordKernel, grid_index
 from ..grid import (
@@ -120,7 +121,7 @@ def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float, *,
             gap = b + epsilon - a
             mask = np.isfinite(a) & (gap < 0)
             terms = np.exp(a[mask]) * -np.expm1(gap[mask])
-        out = max(out, math.fsum(terms.tolist()) if exact_sum else float(np.sum(terms)))
+        out = max(out, fsum_array(terms) if exact_sum else float(np.sum(terms)))
     return out
 
 
