@@ -24,26 +24,51 @@ import math
 from fractions import Fraction
 from functools import lru_cache
 
+import numpy as np
+
 from ..exact.discrete_gaussian import grid_sigma2
 from . import discrete_gaussian as dga
 
-_CLOSE = 1e-11  # the exact evaluations sit this far (relative) either side of the root
+_CLOSE = 1e-11  # the bracket's ends sit this far (relative) either side of the root
 SMALL = 100.0  # below this σ² the bisection is as quick (its sums have ~40σ + 60 terms)
+_SLACK = 1e-13  # relative: float error of either sum, and of ln Z here against mpmath's
+_REACH_NATS = 50.0  # the window keeps the terms within e^-50 of the largest
 
 
-def _near_delta(s: float, epsilon: float, d: int, work: dga.DeltaBuffers) -> float:
-    """δ(ε) of N_ℤ(0, s) as :func:`~dpnoise.laws.discrete_gaussian.delta` sums it, but only
-    over the terms within e^-36 of the largest (the search's estimate, not a guarantee)."""
+def _near_delta(s: float, epsilon: float, d: int, work: dga.DeltaBuffers
+                ) -> tuple[float, float]:
+    """(S, B): the terms of :func:`~dpnoise.laws.discrete_gaussian.delta`'s sum for N_ℤ(0, s)
+    within e^-50 of the largest, summed, and a bound on the terms left out, both times
+    delta's (1 + 1e-9).  Each term is p(z)·(1 − e^(ε + (2zΔ − Δ²)/(2s))) <= p(z); the terms
+    left out are those with z <= L < 0, whose sum is at most
+    e^(−L²/(2s))/(Z·(1 − e^(−|L|/s))) (consecutive ratios below e^(−|L|/s)).  For s >= 100,
+    ln Z = ½ ln(2πs) to within 1e-16 relative (the θ₃ correction is below e^-1900)."""
     z_max = d / 2 - epsilon * s / d
     hi = math.ceil(z_max) - 1 if z_max == math.ceil(z_max) else math.floor(z_max)
-    reach = math.sqrt(72.0 * s)
+    reach = math.sqrt(2 * _REACH_NATS * s)
     if z_max < 0:
-        reach = min(reach, 36.0 * s / -z_max)
+        reach = min(reach, _REACH_NATS * s / -z_max)
     lo = max(-dga.window(s) - d, math.floor(min(0.0, z_max) - reach) - 2)
     if hi < lo:
-        return 0.0
+        return 0.0, math.inf
+    log_z = 0.5 * math.log(2 * math.pi * s)
     z, lp, gap = work.grid(lo, hi)
-    return dga._terms_sum(z, lp, gap, s, d, epsilon) * (1 + dga.REL_MARGIN)  # as delta()
+    np.multiply(z, z, out=lp)
+    np.divide(lp, -2 * s, out=lp)
+    np.subtract(lp, log_z, out=lp)
+    np.multiply(z, 2 * d, out=gap)
+    np.subtract(gap, d * d, out=gap)
+    np.divide(gap, 2 * s, out=gap)
+    np.add(gap, epsilon, out=gap)
+    np.exp(lp, out=lp)
+    np.expm1(gap, out=gap)
+    np.multiply(lp, gap, out=lp)  # −term
+    total = -float(np.sum(lp[lp < 0]))
+    edge = lo - 1  # the largest z left out (the full sum starts at −window − Δ)
+    left_out = 0.0
+    if edge >= -dga.window(s) - d:
+        left_out = math.exp(-edge * edge / (2 * s) - log_z) / -math.expm1(edge / s)
+    return total * (1 + dga.REL_MARGIN), left_out * (1 + dga.REL_MARGIN)
 
 
 def _continuous_root(epsilon: float, target: float, d: int) -> float:
@@ -81,11 +106,11 @@ def _root(epsilon: float, target: float, d: int, work: dga.DeltaBuffers) -> floa
     lt = math.log(target)
 
     def g(x: float) -> float:
-        v = _near_delta(math.exp(x), epsilon, d, work)
+        v = _near_delta(math.exp(x), epsilon, d, work)[0]
         return (math.log(v) if v > 0 else -745.0) - lt
 
     start = math.log(_continuous_root(epsilon, target, d))
-    xa, xb = start, start + 1e-4
+    xa, xb = start, start + 1e-7
     ga, gb = g(xa), g(xb)
     for _ in range(10):
         if gb == ga:
@@ -110,9 +135,12 @@ def calibrate_sigma2_on_grid(epsilon: float, target_delta: float, sensitivity: i
         return dga.calibrate_sigma2(epsilon, target_delta, sensitivity)
     work = dga.DeltaBuffers()
     r = _root(epsilon, target_delta, d, work)
-    if r is not None and 1e-2 < r < dga.MAX_SIGMA2 / 8:
+    if r is not None and SMALL / 2 <= r < dga.MAX_SIGMA2 / 8:  # (ln Z above: s >= 50)
         lo, hi = r * (1 - _CLOSE), r * (1 + _CLOSE)
-        if (dga.delta(lo, epsilon, d, work) > target_delta >= dga.delta(hi, epsilon, d, work)
+        below, _ = _near_delta(lo, epsilon, d, work)  # δ(lo) >= below (terms are > 0)
+        part, rest = _near_delta(hi, epsilon, d, work)  # δ(hi) <= part + rest
+        if (below * (1 - _SLACK) > target_delta
+                and (part + rest) * (1 + _SLACK) + 1e-300 <= target_delta
                 and grid_sigma2(Fraction(lo * (1 - 1e-13))) ==
                 grid_sigma2(Fraction(hi * (1 + 1e-12)))):
             return hi
