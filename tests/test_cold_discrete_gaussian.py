@@ -88,11 +88,13 @@ def test_compiled_wide_shares_on_hard_remainders() -> None:
             total = sum(int(a) << int(b) for a, b in zip(m.tolist(), s.tolist(), strict=True))
             got = quantize_wide_module._compiled_shares(m, s, total, total.bit_length())
             assert got is not None
-            q, rem = got
+            q, rem, key = got
+            low = max(0, total.bit_length() - 63)
             for i in range(n):
                 want_q, want_r = divmod((int(m[i]) << int(s[i])) << 64, total)
                 assert int(q[i]) == want_q
                 assert int.from_bytes(rem[i].tobytes(), "little") == want_r
+                assert int(key[i]) == (want_r >> low) & (2**64 - 1)
 
 
 def test_delta_into_reused_buffers_is_the_same_float() -> None:

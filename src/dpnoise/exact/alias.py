@@ -216,9 +216,10 @@ def _compiled_shares(v: NDArray[np.uint64], total: int
 class AliasTable:
     """Exact alias sampler for integer weights summing to 2^64."""
 
-    __slots__ = ("_alias", "_size", "_thr", "bits", "columns", "mass")
+    __slots__ = ("_alias", "_exact", "_size", "_thr", "bits", "columns", "mass")
 
     def __init__(self, weights: Sequence[int] | NDArray[np.uint64]) -> None:
+        self._exact: NDArray[np.uint64] | None = None  # exact_weights_array, once checked
         arr = _weight_array(weights)
         if arr is None:  # a single outcome of weight 2^64 (or invalid input): reference
             self._build_reference([int(x) for x in weights])
@@ -238,6 +239,9 @@ class AliasTable:
         got = self.exact_weights_array()
         if not np.array_equal(got, arr):  # pragma: no cover - the sweep is exact
             raise AssertionError("alias construction lost mass")
+        if got.dtype == np.uint64:  # recomputed from the sampled table: kept (read-only)
+            got.flags.writeable = False
+            self._exact = got
 
     def _build_reference(self, w: list[int]) -> None:
         """Vose's construction in Python integers (the order :func:`_sweep` reproduces)."""
@@ -297,7 +301,10 @@ class AliasTable:
     def exact_weights_array(self) -> NDArray[np.uint64]:
         """:meth:`exact_weights` as uint64, summed without a Python loop: the sums are taken
         modulo 2^64, which is exact because every true sum is < 2^64 (checked: the exact
-        total of the residues must be 2^64, the table's total mass, so no sum wrapped)."""
+        total of the residues must be 2^64, the table's total mass, so no sum wrapped).
+        Computed once from the table at construction and kept (a read-only array)."""
+        if self._exact is not None:
+            return self._exact
         thr = self._thr
         out = thr.copy()
         np.add.at(out, self._alias, np.uint64(self.mass) - thr)

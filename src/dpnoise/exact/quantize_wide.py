@@ -67,9 +67,8 @@ def quantize_wide(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     total = _exact_total(m53[nz], shift[nz], top_shift)
     t = total.bit_length()
     shares = _compiled_shares(m53, shift, total, t)
-    if shares is not None:  # the exact q_i and r_i at once (kernels/quantize_wide.c)
-        q, rem = shares
-        key = _bits(rem, max(0, t - 63))
+    if shares is not None:  # the exact q_i, r_i and keys at once (kernels/quantize_wide.c)
+        q, rem, key = shares
         return _hand_out(q, key, rem, {}, n)
     # field: v_i·R < 2^(53 + top_shift + 65), v_i·2^64 < 2^(53 + top_shift + 64), r̃_i < 2^(t+1),
     # and the top-64-bit key of a remainder reads up to bit t
@@ -116,14 +115,15 @@ def _hand_out(q: NDArray[np.uint64], key: NDArray[np.uint64], rem: NDArray[np.ui
 
 
 def _compiled_shares(m53: NDArray[np.uint64], shift: NDArray[np.int64], total: int, t: int
-                     ) -> tuple[NDArray[np.uint64], NDArray[np.uint64]] | None:
-    """(q_i, r_i as rows of limbs) = divmod(v_i·2^64, T) exactly, v_i = m_i·2^(s_i), from
-    ``kernels/quantize_wide.c``; None when the kernels are off or T exceeds 256 bits."""
+                     ) -> tuple[NDArray[np.uint64], NDArray[np.uint64], NDArray[np.uint64]] | None:
+    """(q_i, r_i as rows of limbs, bits [t − 63, t + 1) of r_i) with (q_i, r_i) =
+    divmod(v_i·2^64, T) exactly, v_i = m_i·2^(s_i), from ``kernels/quantize_wide.c``; None
+    when the kernels are off or T exceeds 256 bits."""
     from .. import kernels
 
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    fn = kernels.function("dpk_quantize_wide_shares", [vp, vp, i64, vp, i64, i64, vp, vp],
-                          ctypes.c_int64)
+    fn = kernels.function("dpk_quantize_wide_shares",
+                          [vp, vp, i64, vp, i64, i64, vp, vp, i64, vp], ctypes.c_int64)
     if fn is None or t > 256:
         return None
     tl = -(-t // 64)
@@ -132,10 +132,12 @@ def _compiled_shares(m53: NDArray[np.uint64], shift: NDArray[np.int64], total: i
     shift = np.ascontiguousarray(shift, dtype=np.int64)
     q = np.empty(m53.size, dtype=np.uint64)
     rem = np.empty((m53.size, tl), dtype=np.uint64)
+    key = np.empty(m53.size, dtype=np.uint64)
     if fn(m53.ctypes.data, shift.ctypes.data, m53.size, limbs.ctypes.data, tl, t, q.ctypes.data,
-          rem.ctypes.data) != 0:  # pragma: no cover - valid weights are always in range
+          rem.ctypes.data, max(0, t - 63), key.ctypes.data
+          ) != 0:  # pragma: no cover - valid weights are always in range
         return None
-    return q, rem
+    return q, rem, key
 
 
 def _largest(key: NDArray[np.uint64], rem: NDArray[np.uint64], exact_rem: dict[int, int],

@@ -8,7 +8,8 @@
  * N_top = floor(N / 2^sh), T_top = floor(T / 2^sh), sh = t - 64) is at most q_i and at most
  * ~3 below it; r = N - q0 * T in multi-limb arithmetic, then T is subtracted while r >= T.
  * (With t <= 64, sh = 0 and the division is exact at once.)  r_i is written as TL limbs
- * (row i of an n x TL array).  Returns 1 if an entry is out of range (a share of 2^64, or a
+ * (row i of an n x TL array), and its bits [low, low + 64) as the sort key key_i (0 <= low,
+ * low + 64 <= 64 * WL).  Returns 1 if an entry is out of range (a share of 2^64, or a
  * correction loop that does not end: impossible for valid input; the caller then uses the
  * reference).
  */
@@ -43,8 +44,8 @@ static uint64_t bits64(const uint64_t *a, int pos) { /* bits [pos, pos + 64) */
 
 int64_t dpk_quantize_wide_shares(const uint64_t *m, const int64_t *s, int64_t n,
                                  const uint64_t *total, int64_t tl, int64_t t, uint64_t *q,
-                                 uint64_t *r) {
-    if (tl < 1 || tl > 4 || t < 1 || t > 64 * tl) return 1;
+                                 uint64_t *r, int64_t low, uint64_t *key) {
+    if (tl < 1 || tl > 4 || t < 1 || t > 64 * tl || low < 0 || low + 64 > 64 * WL) return 1;
     uint64_t T[WL] = {0};
     for (int64_t k = 0; k < tl; k++) T[k] = total[k];
     const int sh = t > 64 ? (int)t - 64 : 0;
@@ -79,6 +80,7 @@ int64_t dpk_quantize_wide_shares(const uint64_t *m, const int64_t *s, int64_t n,
         }
         q[i] = (uint64_t)q0;
         for (int64_t k = 0; k < tl; k++) r[i * tl + k] = N[k];
+        key[i] = bits64(N, (int)low);
     }
     return 0;
 }
