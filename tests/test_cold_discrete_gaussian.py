@@ -86,6 +86,7 @@ def test_compiled_wide_shares_on_hard_remainders() -> None:
                              dtype=np.uint64)
                 s, n = np.array(starts, dtype=np.int64), len(starts)
             total = sum(int(a) << int(b) for a, b in zip(m.tolist(), s.tolist(), strict=True))
+            assert quantize_wide_module._compiled_total(m, s) == total
             got = quantize_wide_module._compiled_shares(m, s, total, total.bit_length())
             assert got is not None
             q, rem, key = got

@@ -79,7 +79,7 @@ class DGTable:
         if first:  # re-round on the shorter support (weights sum to 2^64 again)
             zz = np.arange(-self.K, self.K + 1, dtype=np.float64)
             keep = quantize_weights_array(np.exp(-(zz * zz) / (2.0 * s2)))
-        if min(keep) <= 0:
+        if (keep.min() if isinstance(keep, np.ndarray) else min(keep)) <= 0:
             raise AssertionError("discrete Gaussian table has a hole")  # pragma: no cover
         self.table = AliasTable(keep)
         self._deltas: dict[tuple[float, int], float] = {}

@@ -64,7 +64,9 @@ def quantize_wide(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     m53 = np.ldexp(mant, 53).astype(np.uint64)  # exact 53-bit integer mantissas (0 for 0)
     shift = np.where(nz, expo - emin, 0).astype(np.int64)
     top_shift = int(shift.max())
-    total = _exact_total(m53[nz], shift[nz], top_shift)
+    total = _compiled_total(m53, shift)
+    if total is None:
+        total = _exact_total(m53[nz], shift[nz], top_shift)
     t = total.bit_length()
     shares = _compiled_shares(m53, shift, total, t)
     if shares is not None:  # the exact q_i, r_i and keys at once (kernels/quantize_wide.c)
@@ -122,10 +124,12 @@ def _compiled_shares(m53: NDArray[np.uint64], shift: NDArray[np.int64], total: i
     from .. import kernels
 
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    u64 = ctypes.c_uint64
     fn = kernels.function("dpk_quantize_wide_shares",
-                          [vp, vp, i64, vp, i64, i64, vp, vp, i64, vp], ctypes.c_int64)
+                          [vp, vp, i64, vp, i64, i64, u64, u64, vp, vp, i64, vp], ctypes.c_int64)
     if fn is None or t > 256:
         return None
+    recip = min((1 << (t + 127)) // total, (1 << 128) - 1)  # one reciprocal for every share
     tl = -(-t // 64)
     limbs = np.frombuffer(total.to_bytes(8 * tl, "little"), dtype=np.uint64)
     m53 = np.ascontiguousarray(m53, dtype=np.uint64)
@@ -133,11 +137,28 @@ def _compiled_shares(m53: NDArray[np.uint64], shift: NDArray[np.int64], total: i
     q = np.empty(m53.size, dtype=np.uint64)
     rem = np.empty((m53.size, tl), dtype=np.uint64)
     key = np.empty(m53.size, dtype=np.uint64)
-    if fn(m53.ctypes.data, shift.ctypes.data, m53.size, limbs.ctypes.data, tl, t, q.ctypes.data,
-          rem.ctypes.data, max(0, t - 63), key.ctypes.data
-          ) != 0:  # pragma: no cover - valid weights are always in range
+    if fn(m53.ctypes.data, shift.ctypes.data, m53.size, limbs.ctypes.data, tl, t,
+          recip & (TOTAL - 1), recip >> 64, q.ctypes.data, rem.ctypes.data, max(0, t - 63),
+          key.ctypes.data) != 0:  # pragma: no cover - valid weights are always in range
         return None
     return q, rem, key
+
+
+def _compiled_total(m53: NDArray[np.uint64], shift: NDArray[np.int64]) -> int | None:
+    """Σ m_i·2^(s_i) exactly (``kernels/quantize_wide.c``), or None when the kernels are off
+    or a shift is beyond the kernel's 256 bits."""
+    from .. import kernels
+
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    fn = kernels.function("dpk_wide_total", [vp, vp, i64, vp], i64)
+    if fn is None:
+        return None
+    m53 = np.ascontiguousarray(m53, dtype=np.uint64)
+    shift = np.ascontiguousarray(shift, dtype=np.int64)
+    out = np.zeros(6, dtype=np.uint64)
+    if fn(m53.ctypes.data, shift.ctypes.data, m53.size, out.ctypes.data) != 0:
+        return None
+    return int.from_bytes(out.tobytes(), "little")
 
 
 def _largest(key: NDArray[np.uint64], rem: NDArray[np.uint64], exact_rem: dict[int, int],
