@@ -17,16 +17,16 @@
 
 typedef unsigned __int128 u128;
 
-static int geq(const uint64_t *a, const uint64_t *b) {
-    for (int k = WL - 1; k >= 0; k--) {
+static int geq(const uint64_t *a, const uint64_t *b, int len) { /* a >= b, len limbs */
+    for (int k = len - 1; k >= 0; k--) {
         if (a[k] != b[k]) return a[k] > b[k];
     }
     return 1;
 }
 
-static void subtract(uint64_t *a, const uint64_t *b) {
+static void subtract(uint64_t *a, const uint64_t *b, int len) { /* a -= b, len limbs */
     uint64_t borrow = 0;
-    for (int k = 0; k < WL; k++) {
+    for (int k = 0; k < len; k++) {
         u128 d = (u128)a[k] - b[k] - borrow;
         a[k] = (uint64_t)d;
         borrow = (uint64_t)(d >> 64) ? 1 : 0;
@@ -50,6 +50,7 @@ int64_t dpk_quantize_wide_shares(const uint64_t *m, const int64_t *s, int64_t n,
     if (tl < 1 || tl > 4 || t < 1 || t > 64 * tl || low < 0 || low + 64 > 64 * WL) return 1;
     uint64_t T[WL] = {0};
     for (int64_t k = 0; k < tl; k++) T[k] = total[k];
+    const int len = (int)tl + 2; /* N < 2^(t + 64) and q0 T fit in tl + 1 limbs */
     for (int64_t i = 0; i < n; i++) {
         uint64_t N[WL] = {0};
         u128 q0 = 0;
@@ -70,17 +71,17 @@ int64_t dpk_quantize_wide_shares(const uint64_t *m, const int64_t *s, int64_t n,
         }
         uint64_t P[WL] = {0};
         uint64_t carry = 0;
-        for (int k = 0; k < WL - 1; k++) {
+        for (int k = 0; k < len - 1; k++) {
             u128 prod = (u128)(uint64_t)q0 * T[k] + carry;
             P[k] = (uint64_t)prod;
             carry = (uint64_t)(prod >> 64);
         }
-        P[WL - 1] = carry;
-        if (!geq(N, P)) return 1; /* q0 above the share: impossible */
-        subtract(N, P); /* r = N - q0 T >= 0 */
+        P[len - 1] = carry;
+        if (!geq(N, P, len)) return 1; /* q0 above the share: impossible */
+        subtract(N, P, len); /* r = N - q0 T >= 0 */
         int steps = 0;
-        while (geq(N, T)) {
-            subtract(N, T);
+        while (geq(N, T, len)) {
+            subtract(N, T, len);
             q0 += 1;
             if (++steps > 4 || (q0 >> 64)) return 1;
         }
