@@ -216,7 +216,8 @@ def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
 
 @lru_cache(maxsize=16)
 def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: float,
-                      search: bool) -> tuple[float, float, int, AliasTable, tuple[int, ...], float]:
+                      search: bool) -> tuple[float, float, int, AliasTable, NDArray[np.uint64],
+                                             float]:
     """(σ, grid, S, alias table, weights, exact δ) of the lattice Gaussian for public
     parameters: pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if
     needed).  Cached per process: a second mechanism with the same parameters reuses it."""
@@ -256,7 +257,8 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
             f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
     table = AliasTable(warr)
     sampled = table.exact_weights_array()  # the weights the table samples (= warr: reuse δ)
-    return (sigma, grid, S, table, tuple(warr.tolist()),
+    warr.flags.writeable = False  # cached: shared by every mechanism with these parameters
+    return (sigma, grid, S, table, warr,
             exact if np.array_equal(sampled, warr) else _table_delta(sampled, S, epsilon))
 
 
@@ -287,7 +289,7 @@ class _LatticeGaussian(Mechanism):
     sensitivity: float
     sigma: float
     grid: float
-    weights: tuple[int, ...]
+    _weight_array: NDArray[np.uint64]
     table: AliasTable
     exact_delta: float
     shift_steps: int
@@ -296,9 +298,15 @@ class _LatticeGaussian(Mechanism):
     def _build(self, sigma: float, *, search: bool) -> None:
         """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed);
         cached per public parameters (:func:`_calibrated_table`)."""
-        (self.sigma, self.grid, self.shift_steps, self.table, self.weights,
+        (self.sigma, self.grid, self.shift_steps, self.table, self._weight_array,
          self.exact_delta) = _calibrated_table(self.epsilon, self.delta, self.sensitivity,
                                                sigma, search)
+
+    @cached_property
+    def weights(self) -> tuple[int, ...]:
+        """The table's integer weights W_{−T..T} (sum 2^64), as Python ints (built when
+        first asked: a construction does not need 10^5 Python integers)."""
+        return tuple(self._weight_array.tolist())
 
     def _exact_delta(self, weights: NDArray[np.uint64], S: int) -> float:
         return _table_delta(weights, S, self.epsilon)
@@ -310,7 +318,7 @@ class _LatticeGaussian(Mechanism):
             note=f"{self.kind}; exact discretised Gaussian (64-bit alias table, "
                  "truncation and quantisation counted in delta)",
             details={"sigma": self.sigma, "grid": self.grid, "shift_steps": self.shift_steps,
-                     "support_cells": len(self.weights), "exact_delta": self.exact_delta},
+                     "support_cells": self._weight_array.size, "exact_delta": self.exact_delta},
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
@@ -322,7 +330,8 @@ class _LatticeGaussian(Mechanism):
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
             check_representable(flat, self.grid)
         source = resolve_rng(rng)
-        out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
+        out = _alias_release(self.table, source, flat, self.grid,
+                             (self._weight_array.size - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
 
     @cached_property
@@ -332,7 +341,7 @@ class _LatticeGaussian(Mechanism):
 
     @cached_property
     def _scalar_kernel(self) -> OneWordKernel:
-        T = (len(self.weights) - 1) // 2
+        T = (self._weight_array.size - 1) // 2
         return OneWordKernel(self.table, [i - T for i in range(self.table.columns)])
 
     def _release_one(self, x: float, rng: RngLike) -> float:
@@ -373,7 +382,7 @@ class _LatticeGaussian(Mechanism):
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 
-        T = (len(self.weights) - 1) // 2
+        T = (self._weight_array.size - 1) // 2
         w = self.table.exact_weights_float()
         with np.errstate(divide="ignore"):
             lw = np.log(w) - 64 * math.log(2.0)
