@@ -83,20 +83,23 @@ class DecreasingTest:
                 return False
         return self.value(x) > self.goal
 
-    def locate(self, x0: float, *, tol: float = 2e-9, max_steps: int = 8) -> None:
-        """Narrow the known bracket around the root of f = goal: secant steps on
-        ln f − ln goal against ln x from x0 and x0·(1 + 1e-6) until a step is below
-        ``tol``/8 (at most ``max_steps``), then one evaluation just below and one just
-        above the estimated root (``tol``/4 away).  Only remembers evaluations: the
-        answers of :meth:`above` do not depend on it."""
+    def locate(self, x0: float, *, spread: float = 1e-8, tol: float = 2e-9,
+               max_steps: int = 8) -> None:
+        """Narrow the known bracket around the root of f = goal: evaluate x0·(1 ∓ spread)
+        (done if they bracket the root within 4·spread), then secant steps on
+        ln f − ln goal against ln x until a step is below ``tol``/8 (at most
+        ``max_steps``), then one evaluation just below and one just above the estimated
+        root (``tol``/4 away).  Only remembers evaluations: the answers of :meth:`above`
+        do not depend on it."""
         lg = math.log(self.goal)
 
         def g(x: float) -> float:
             v = self.value(x)
             return (math.log(v) if v > 0 else -745.0) - lg
 
-        pts = [(math.log(x0), g(x0))]
-        pts.append((math.log(x0 * (1 + 1e-6)), g(x0 * (1 + 1e-6))))
+        pts = [(math.log(x), g(x)) for x in (x0 * (1 - spread), x0 * (1 + spread))]
+        if 0 < self.above_at < self.below_at <= self.above_at * (1 + 4 * spread):
+            return
         root = None
         for _ in range(max_steps):
             (xa, ga), (xb, gb) = pts[-2], pts[-1]

@@ -230,7 +230,9 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
         # the bisection's questions ideal(σ) > goal, answered from a few evaluations near
         # the root where monotonicity decides them (the same answers, so the same σ)
         test = DecreasingTest(_IdealDelta(grid, S, epsilon), goal)
-        test.locate(sigma * (S * grid / sensitivity))
+        # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
+        # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
+        test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
         while test.above(hi):
             lo, hi = hi, hi * 1.01
         for _ in range(40):
