@@ -214,6 +214,32 @@ def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
     return _hockey(lp, S, epsilon)
 
 
+def _search_sigma(epsilon: float, delta: float, sensitivity: float, sigma: float, grid: float,
+                  S: int) -> float:
+    """The smallest σ (bisection to 1e-8 relative) whose ideal lattice δ(ε) is <= δ(1 − 1e-7).
+
+    The bisection's questions ideal(σ) > goal are answered from a few evaluations near the
+    root where monotonicity decides them (the same answers, so the same σ); the search's
+    buffers are freed on return, before the table is built in the same memory."""
+    goal = delta * (1 - 1e-7)
+    lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
+    test = DecreasingTest(_IdealDelta(grid, S, epsilon), goal)
+    # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
+    # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
+    test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
+    while test.above(hi):
+        lo, hi = hi, hi * 1.01
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if test.above(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-8 * hi:
+            break
+    return hi
+
+
 @lru_cache(maxsize=16)
 def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: float,
                       search: bool) -> tuple[float, float, int, AliasTable, NDArray[np.uint64],
@@ -225,25 +251,7 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
     S = grid_sensitivity(sensitivity, grid)
     target = delta * (1 - 1e-9)
     if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
-        goal = delta * (1 - 1e-7)
-        lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
-        # the bisection's questions ideal(σ) > goal, answered from a few evaluations near
-        # the root where monotonicity decides them (the same answers, so the same σ)
-        test = DecreasingTest(_IdealDelta(grid, S, epsilon), goal)
-        # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
-        # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
-        test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
-        while test.above(hi):
-            lo, hi = hi, hi * 1.01
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if test.above(mid):
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo < 1e-8 * hi:
-                break
-        sigma = hi
+        sigma = _search_sigma(epsilon, delta, sensitivity, sigma, grid, S)
     else:
         sigma *= S * grid / sensitivity
     for _ in range(60):
