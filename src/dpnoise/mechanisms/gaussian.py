@@ -143,19 +143,27 @@ class _IdealDelta:
             np.empty(2 * top + 1, dtype=np.float64) for _ in range(5))
         self._top = top
 
+    def logpmf(self, sigma: float) -> NDArray[np.float64]:
+        """``_ideal_logpmf(σ, grid)[1]`` (the same operations), in the buffer (a view, valid
+        until the next call)."""
+        T = math.ceil(TAIL_SIGMAS * sigma / self.grid)
+        n = 2 * T + 1
+        if self._top < T:
+            self._buffers(T)
+        lp = self._lp[:n]
+        np.divide(self._zg[self._top - T : self._top + T + 1], sigma, out=lp)  # z·L/σ
+        np.square(lp, out=lp)
+        np.multiply(lp, -0.5, out=lp)
+        lp -= np.log(np.exp(lp, out=self._e[:n]).sum())  # the ideal log pmf
+        return lp
+
     def __call__(self, sigma: float) -> float:
         T, s = math.ceil(TAIL_SIGMAS * sigma / self.grid), self.steps
         n = 2 * T + 1
         if not 0 < s < n:  # (never for a calibrated table) the plain functions
             return _hockey(_ideal_logpmf(sigma, self.grid)[1], s, self.epsilon,
                            symmetric=True, exact_sum=False)
-        if self._top < T:
-            self._buffers(T)
-        lp, gap = self._lp[:n], self._gap[:n]
-        np.divide(self._zg[self._top - T : self._top + T + 1], sigma, out=lp)  # z·L/σ
-        np.square(lp, out=lp)
-        np.multiply(lp, -0.5, out=lp)
-        lp -= np.log(np.exp(lp, out=self._e[:n]).sum())  # the ideal log pmf
+        lp, gap = self.logpmf(sigma), self._gap[:n]
         # _hockey's one direction: terms exp(a)·(−expm1(b + ε − a)) where b + ε − a < 0,
         # a = lp[i], b = lp[i − S] (−inf for i < S: the term is exp(a)), in index order
         with np.errstate(invalid="ignore", over="ignore"):
@@ -187,7 +195,8 @@ def _quantise(logp: NDArray[np.float64]) -> list[int]:
 def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
     """:func:`_quantise` as uint64, without a Python loop (the same integers: the floors are
     integer-valued floats, exact in uint64 below 2^64, and their sum is taken exactly)."""
-    scaled = np.exp(logp + 64 * math.log(2.0))
+    scaled = np.add(logp, 64 * math.log(2.0))
+    np.exp(scaled, out=scaled)  # = np.exp(logp + 64 ln 2), one array
     floors = np.floor(scaled)
     if not floors.max() < 2.0**64:  # pragma: no cover - a share of all the mass
         raise PrecisionError("weight quantisation overshot 2^64")
@@ -202,28 +211,30 @@ def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
     base, extra = divmod(rest, len(w))
     if base:
         w += np.uint64(base)
-    w[largest_first(scaled - floors, extra)] += np.uint64(1)  # the largest remainders
+    frac = np.subtract(scaled, floors, out=scaled)
+    w[largest_first(frac, extra)] += np.uint64(1)  # the largest remainders
     return w
 
 
 def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
     """Exact-as-float δ(ε) of the integer weights for a shift of S cells."""
-    w = weights.astype(np.float64)  # each correctly rounded, as float(int)
+    lp = weights.astype(np.float64)  # each correctly rounded, as float(int)
     with np.errstate(divide="ignore"):
-        lp = np.log(w) - 64 * math.log(2.0)
+        np.log(lp, out=lp)
+    lp -= 64 * math.log(2.0)  # = np.log(w) − 64 ln 2, in one array
     return _hockey(lp, S, epsilon)
 
 
-def _search_sigma(epsilon: float, delta: float, sensitivity: float, sigma: float, grid: float,
-                  S: int) -> float:
+def _search_sigma(ideal: _IdealDelta, delta: float, sensitivity: float, sigma: float
+                  ) -> float:
     """The smallest σ (bisection to 1e-8 relative) whose ideal lattice δ(ε) is <= δ(1 − 1e-7).
 
     The bisection's questions ideal(σ) > goal are answered from a few evaluations near the
-    root where monotonicity decides them (the same answers, so the same σ); the search's
-    buffers are freed on return, before the table is built in the same memory."""
+    root where monotonicity decides them (the same answers, so the same σ)."""
     goal = delta * (1 - 1e-7)
+    grid, S, epsilon = ideal.grid, ideal.steps, ideal.epsilon
     lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
-    test = DecreasingTest(_IdealDelta(grid, S, epsilon), goal)
+    test = DecreasingTest(ideal, goal)
     # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
     # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
     test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
@@ -250,13 +261,13 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
     grid = _grid_for(sigma, sensitivity)
     S = grid_sensitivity(sensitivity, grid)
     target = delta * (1 - 1e-9)
+    ideal = _IdealDelta(grid, S, epsilon)  # its buffers serve the search and the table
     if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
-        sigma = _search_sigma(epsilon, delta, sensitivity, sigma, grid, S)
+        sigma = _search_sigma(ideal, delta, sensitivity, sigma)
     else:
         sigma *= S * grid / sensitivity
     for _ in range(60):
-        _, lp = _ideal_logpmf(sigma, grid)
-        warr = _quantise_array(lp)
+        warr = _quantise_array(ideal.logpmf(sigma))  # = _ideal_logpmf(sigma, grid)[1]
         exact = _table_delta(warr, S, epsilon)
         if exact <= target:
             break
