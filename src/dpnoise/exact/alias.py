@@ -189,7 +189,7 @@ def largest_first(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
     first, by index, of those equal to v."""
     if k <= 0:
         return np.zeros(0, dtype=np.intp)
-    v = -np.partition(-values, k - 1)[k - 1]  # the k-th largest value
+    v = np.partition(values, values.size - k)[values.size - k]  # the k-th largest value
     above = np.flatnonzero(values > v)
     return np.concatenate([above, np.flatnonzero(values == v)[: k - above.size]])
 
@@ -230,7 +230,7 @@ class AliasTable:
         mass = TOTAL >> bits
         w = np.zeros(cols, dtype=np.uint64)
         w[:n] = arr
-        built = _compiled_sweep(w, np.uint64(mass))
+        built = _compiled_sweep(w, np.uint64(mass), rem=w)  # w is this call's own copy
         self._thr, self._alias = built if built is not None else _sweep(w, np.uint64(mass))
         self.bits = bits
         self.columns = cols
@@ -346,10 +346,13 @@ def _weight_array(weights: Sequence[int] | NDArray[np.uint64]) -> NDArray[np.uin
     return arr
 
 
-def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64
+def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64,
+                    rem: NDArray[np.uint64] | None = None
                     ) -> tuple[NDArray[np.uint64], NDArray[np.int64]] | None:
     """The table of :meth:`AliasTable._build_reference` (the same loop, in C:
-    ``kernels/quantize.c``), or None when the kernels are off."""
+    ``kernels/quantize.c``), or None when the kernels are off.  ``rem``: the loop's
+    scratch of remainders (it copies w[i] there before using it, so it may be ``w`` itself
+    when the caller no longer needs w)."""
     from .. import kernels
 
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -360,7 +363,7 @@ def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64
     cols = w.size
     thr = np.empty(cols, dtype=np.uint64)
     alias = np.empty(cols, dtype=np.int64)
-    rem = np.empty(cols, dtype=np.uint64)
+    rem = np.empty(cols, dtype=np.uint64) if rem is None else rem
     stack = np.empty(2 * cols, dtype=np.int64)
     if fn(w.ctypes.data, cols, int(mass), thr.ctypes.data, alias.ctypes.data, rem.ctypes.data,
           stack.ctypes.data) != 0:  # pragma: no cover - the weights sum to 2^64

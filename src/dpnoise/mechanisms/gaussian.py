@@ -118,9 +118,15 @@ def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float, *,
     out = 0.0
     for a, b in ((p, q),) if symmetric else ((p, q), (q, p)):
         with np.errstate(invalid="ignore", over="ignore"):
-            gap = b + epsilon - a
+            gap = b + epsilon
+            gap -= a  # b + ε − a
             mask = np.isfinite(a) & (gap < 0)
-            terms = np.exp(a[mask]) * -np.expm1(gap[mask])
+            terms = a[mask]
+            np.exp(terms, out=terms)
+            tail = gap[mask]
+            np.expm1(tail, out=tail)
+            np.negative(tail, out=tail)
+            terms *= tail  # exp(a)·(−expm1(gap)), the same operations in fewer arrays
         out = max(out, fsum_array(terms) if exact_sum else float(np.sum(terms)))
     return out
 
@@ -138,9 +144,10 @@ class _IdealDelta:
 
     def _buffers(self, T: int) -> None:
         top = max(T, int(self._top * 1.05) + 16)
-        self._zg = np.arange(-top, top + 1, dtype=np.float64) * self.grid  # z·L, exact
-        self._lp, self._gap, self._e, self._ta, self._tg = (
-            np.empty(2 * top + 1, dtype=np.float64) for _ in range(5))
+        self._zg = np.arange(-top, top + 1, dtype=np.float64)
+        self._zg *= self.grid  # z·L, exact
+        self._lp, self._gap, self._e, self._tg = (
+            np.empty(2 * top + 1, dtype=np.float64) for _ in range(4))
         self._top = top
 
     def logpmf(self, sigma: float) -> NDArray[np.float64]:
@@ -172,7 +179,7 @@ class _IdealDelta:
             np.subtract(gap[s:], lp[s:], out=gap[s:])
             mask = gap < 0
             k = int(np.count_nonzero(mask))
-            ta, tg = self._ta[:k], self._tg[:k]
+            ta, tg = self._e[:k], self._tg[:k]  # (the normaliser's exp is spent)
             np.compress(mask, lp, out=ta)
             np.compress(mask, gap, out=tg)
             np.exp(ta, out=ta)
