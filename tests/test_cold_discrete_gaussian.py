@@ -146,3 +146,11 @@ def test_fsum_array_on_discrete_gaussian_moments() -> None:
     p = dg.pmf(z, 2.2e6)
     for v in (p * z * z, p * np.abs(z), p):
         assert fsum_array(v) == math.fsum(v.tolist())
+
+
+@pytest.mark.parametrize("n", [1, 65_535, 65_536, 65_537, 300_001])
+def test_exact_sum_by_runs_is_the_integer_sum(n: int) -> None:
+    g = np.random.default_rng(n)
+    v = g.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    v[:3] = 2**64 - 1
+    assert alias.exact_sum(v) == sum(v.tolist())

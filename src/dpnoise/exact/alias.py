@@ -92,10 +92,26 @@ _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 
+_RUN = 1 << 16  # exact_sum works through runs of this many values with one scratch array
+
+
 def exact_sum(v: NDArray[np.uint64]) -> int:
-    """Σ v exactly (as a Python int) for fewer than 2^31 uint64 values."""
-    return (int(np.sum(v >> _S32, dtype=np.uint64)) << 32) + int(np.sum(v & _M32,
-                                                                       dtype=np.uint64))
+    """Σ v exactly (as a Python int) for fewer than 2^31 uint64 values.  Long arrays go
+    run by run through one small scratch array (each run's sums of 32-bit halves stay
+    below 2^48): the same integer without two temporaries of the array's size."""
+    if v.size <= _RUN:
+        return (int(np.sum(v >> _S32, dtype=np.uint64)) << 32) + int(np.sum(v & _M32,
+                                                                           dtype=np.uint64))
+    scratch = np.empty(_RUN, dtype=np.uint64)
+    hi = lo = 0
+    for start in range(0, v.size, _RUN):
+        run = v[start : start + _RUN]
+        s = scratch[: run.size]
+        np.right_shift(run, _S32, out=s)
+        hi += int(np.sum(s, dtype=np.uint64))
+        np.bitwise_and(run, _M32, out=s)
+        lo += int(np.sum(s, dtype=np.uint64))
+    return (hi << 32) + lo
 
 
 def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
@@ -121,9 +137,11 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     emin = int(expo[nz].min())
     if int(expo[nz].max()) - emin > 10:
         return None
-    m53 = np.ldexp(mant, 53).astype(np.uint64)  # exact 53-bit integer mantissas
-    shift = np.where(nz, expo - emin, 0).astype(np.uint64)
-    v = m53 << shift
+    np.ldexp(mant, 53, out=mant)
+    m53 = mant.astype(np.uint64)  # exact 53-bit integer mantissas
+    expo -= emin
+    expo[~nz] = 0
+    v = np.left_shift(m53, expo.astype(np.uint64), out=m53)  # (in place: one array)
     total = exact_sum(v)
     if int(v.max()) >= total:  # one non-zero entry: its weight 2^64 needs the reference
         return None
