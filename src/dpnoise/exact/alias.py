@@ -254,7 +254,7 @@ class AliasTable:
         self.columns = cols
         self.mass = mass
         self._size = n
-        got = self.exact_weights_array()
+        got = self._exact_from_table(w)  # (w, the sweep's spent scratch)
         if not np.array_equal(got, arr):  # pragma: no cover - the sweep is exact
             raise AssertionError("alias construction lost mass")
         if got.dtype == np.uint64:  # recomputed from the sampled table: kept (read-only)
@@ -323,9 +323,16 @@ class AliasTable:
         Computed once from the table at construction and kept (a read-only array)."""
         if self._exact is not None:
             return self._exact
+        return self._exact_from_table()
+
+    def _exact_from_table(self, scratch: NDArray[np.uint64] | None = None
+                          ) -> NDArray[np.uint64]:
+        """:meth:`exact_weights_array` recomputed from the table (``scratch``: a spare
+        uint64 array of the table's column count, for the alias shares)."""
         thr = self._thr
         out = thr.copy()
-        np.add.at(out, self._alias, np.uint64(self.mass) - thr)
+        share = np.subtract(np.uint64(self.mass), thr, out=scratch)  # mass − thr
+        np.add.at(out, self._alias, share)
         if exact_sum(out) != TOTAL:  # a sum reached 2^64: a one-outcome table
             return np.array(self._exact_weights_reference(), dtype=object)  # pragma: no cover
         if np.any(out[self._size :]):
