@@ -86,3 +86,38 @@ def test_joint_moments_by_runs_are_the_cell_arrays(epsilon: float, sensitivity: 
     o = np.arange(law.period, dtype=np.float64) + 0.5
     assert law._joint_sums() == (float(np.sum(p * o)), float(np.sum(p * (o * o))))
     assert law._joint_loss() == law._joint_loss_by_cells()
+
+
+def _joint_blocks_loop(geo: rg.RatioGeometric, S: int, G: int) -> tuple[list, list, list]:
+    """The joint table's construction as the block-by-block loop it replaces."""
+    from dpnoise.exact import staircase as es
+    from dpnoise.exact.alias import quantize_weights
+
+    starts, widths, weights = [], [], []
+    for R in range(geo.M):
+        for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
+            for start, width in es.aligned_blocks(lo, hi, 1 << es.BLOCK_BITS):
+                starts.append(R * S + start)
+                widths.append(width)
+                weights.append(math.exp(-geo.inner * R - extra) * width)
+    q = quantize_weights(np.array(weights) / max(weights))
+    scaled = [(x >> es.BLOCK_BITS) for x in q]
+    rest = (1 << (64 - es.BLOCK_BITS)) - sum(scaled)
+    order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << es.BLOCK_BITS),
+                   reverse=True)
+    for i in order[:rest]:
+        scaled[i] += 1
+    return starts, widths, [x << es.BLOCK_BITS for x in scaled]
+
+
+@pytest.mark.parametrize(("a", "M", "inner", "S", "G"), [
+    (3, 160, 0.013, 17, 9), (14, 16, 0.6, 4096, 2000), (1, 4, 0.17, 5, 5), (2, 7, 0.19, 1500, 1),
+    (9, 60, 0.1, 3000, 0)])
+def test_joint_blocks_are_the_block_loops(a: int, M: int, inner: float, S: int, G: int) -> None:
+    from dpnoise.exact import staircase as es
+
+    geo = rg.RatioGeometric(a, M, inner)
+    starts, widths, table = es._joint_blocks(geo, S, G)
+    want_starts, want_widths, want_weights = _joint_blocks_loop(geo, S, G)
+    assert starts.tolist() == want_starts and widths.tolist() == want_widths
+    assert table.exact_weights() == want_weights

@@ -76,7 +76,7 @@ def ratio_candidates(target: float, max_block: int) -> list[tuple[int, int]]:
     """
     if not (target > 0 and math.isfinite(target)):
         raise ParameterError(f"ratio exponent must be finite and > 0, got {target!r}")
-    if 1 <= max_block <= _TABLE_BLOCK:
+    if _TABLE_FROM <= max_block <= _TABLE_BLOCK:
         ar, mr, first_m = _candidate_table(target)
         keep = first_m <= max_block
         if keep.any():
@@ -86,6 +86,7 @@ def ratio_candidates(target: float, max_block: int) -> list[tuple[int, int]]:
 
 
 _TABLE_BLOCK = 1 << 16  # the largest block length (RatioGeometric's M <= 2^16)
+_TABLE_FROM = 1 << 12  # below this cap the direct computation is quicker than the table
 
 
 @lru_cache(maxsize=32)

@@ -24,7 +24,7 @@ from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights, quantize_weights_array
+from .alias import AliasTable, exact_sum, quantize_weights_array
 from .pairwise import pairwise_sum, repeated_segment
 from .ratio_geometric import RatioGeometric
 from .run_spread import run_spread
@@ -70,28 +70,10 @@ class LatticeStaircase:
         self.joint = joint
         self.period = geo.M * S
         if joint:
-            starts, widths, weights = [], [], []
-            parts = [(extra, aligned_blocks(lo, hi, 1 << BLOCK_BITS))  # the same every step
-                     for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner))]
-            for R in range(geo.M):
-                for extra, blocks in parts:
-                    for start, width in blocks:
-                        starts.append(R * S + start)
-                        widths.append(width)
-                        weights.append(math.exp(-geo.inner * R - extra) * width)
-            # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
-            # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
-            # BLOCK_BITS bits are an independent uniform offset inside the block
-            q = quantize_weights(np.array(weights) / max(weights))
-            scaled = [(x >> BLOCK_BITS) for x in q]
-            rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
-            order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
-                           reverse=True)
-            for i in order[:rest]:
-                scaled[i] += 1
-            self.period_table = AliasTable([x << BLOCK_BITS for x in scaled])
-            self.block_start = np.array(starts, dtype=np.int64)
-            self.block_width = np.array(widths, dtype=np.int64)
+            starts, widths, table = _joint_blocks(geo, S, G)
+            self.period_table = table
+            self.block_start = starts
+            self.block_width = widths
         else:
             cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
             self.cell_table = AliasTable(quantize_weights_array(cellw))
@@ -413,6 +395,40 @@ class LatticeStaircase:
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
+
+
+def _joint_blocks(geo: RatioGeometric, S: int, G: int
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64], AliasTable]:
+    """The joint period table: aligned blocks of up to 2^BLOCK_BITS cells of every step R
+    (plateau cells j < G, then outer cells j >= G), block weight e^(−inner·R − extra)·width,
+    quantised in units of 2^BLOCK_BITS.
+
+    Weights in units of 2^BLOCK_BITS make every threshold a multiple of it, so the outcome
+    depends only on the top 64 − BLOCK_BITS bits of the word and its low BLOCK_BITS bits are
+    an independent uniform offset inside the block.  The units quantize_weights leaves
+    over go to the largest remainders (a stable sort, as Python's ``sorted``).  Arrays
+    instead of a loop per block: the same ``math.exp`` per step and part, the same float
+    product with each width, the same integers."""
+    parts = [(extra, aligned_blocks(lo, hi, 1 << BLOCK_BITS))  # the same every step
+             for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner))]
+    step_starts = np.array([a for _, blocks in parts for a, _ in blocks], dtype=np.int64)
+    step_widths = np.array([w for _, blocks in parts for _, w in blocks], dtype=np.int64)
+    counts = [len(blocks) for _, blocks in parts]
+    exps = np.array([math.exp(-geo.inner * R - extra)
+                     for R in range(geo.M) for extra, _ in parts])
+    # exps runs over (R, part); each part's value repeats for that part's blocks
+    weights = np.repeat(exps, counts * geo.M) * np.tile(step_widths.astype(np.float64), geo.M)
+    starts = (np.arange(geo.M, dtype=np.int64)[:, None] * S + step_starts).reshape(-1)
+    widths = np.tile(step_widths, geo.M)
+    q = quantize_weights_array(weights / weights.max())
+    if not isinstance(q, np.ndarray):  # one block holds all the mass (2^64): no rest
+        return starts, widths, AliasTable([(x >> BLOCK_BITS) << BLOCK_BITS for x in q])
+    scaled = q >> np.uint64(BLOCK_BITS)
+    rest = (1 << (64 - BLOCK_BITS)) - exact_sum(scaled)
+    order = np.argsort(-(q & np.uint64((1 << BLOCK_BITS) - 1)).astype(np.int64),
+                       kind="stable")
+    scaled[order[:rest]] += np.uint64(1)
+    return starts, widths, AliasTable(scaled << np.uint64(BLOCK_BITS))
 
 
 def _weights_of(table: AliasTable) -> NDArray[Any]:
