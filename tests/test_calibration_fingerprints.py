@@ -2,7 +2,10 @@
 parameters (the cold-construction benchmark's grid and nearby values such as ε = 0.013,
 Δ = 17), reproduces bit for bit the fingerprint (guarantee details and 256 seeded release
 values) that the code wrote before the construction speedups
-(tests/data/calibration_fingerprints.json, from ``python -m tests.calibration_fingerprints``)."""
+(tests/data/calibration_fingerprints.json, from ``python -m tests.calibration_fingerprints``).
+
+A change that is *meant* to change a calibration or a sampler (a new law, a new grid)
+regenerates the file with that command and says so in its commit."""
 
 from __future__ import annotations
 
