@@ -44,3 +44,12 @@ def test_ideal_delta_with_reused_buffers_is_the_same_float() -> None:
             want = gaussian._hockey(gaussian._ideal_logpmf(sigma, grid)[1], steps, eps,
                                     symmetric=True, exact_sum=False)
             assert ideal(sigma) == want
+
+
+def test_ideal_logpmf_in_the_search_buffers_is_the_same_array() -> None:
+    """The table is quantised from the search's buffer: the same floats as fresh arrays."""
+    g = np.random.default_rng(8)
+    for grid, steps, eps in ((1.0, 1, 0.01), (2.0**-7, 1280, 0.1), (2.0**-10, 1024, 5.0)):
+        ideal = gaussian._IdealDelta(grid, steps, eps)
+        for sigma in [*np.sort(g.uniform(0.5, 2000 * grid, 3)), 0.7 * grid]:
+            assert np.array_equal(ideal.logpmf(sigma), gaussian._ideal_logpmf(sigma, grid)[1])

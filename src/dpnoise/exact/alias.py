@@ -92,10 +92,26 @@ _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 
+_RUN = 1 << 16  # exact_sum works through runs of this many values with one scratch array
+
+
 def exact_sum(v: NDArray[np.uint64]) -> int:
-    """Σ v exactly (as a Python int) for fewer than 2^31 uint64 values."""
-    return (int(np.sum(v >> _S32, dtype=np.uint64)) << 32) + int(np.sum(v & _M32,
-                                                                       dtype=np.uint64))
+    """Σ v exactly (as a Python int) for fewer than 2^31 uint64 values.  Long arrays go
+    run by run through one small scratch array (each run's sums of 32-bit halves stay
+    below 2^48): the same integer without two temporaries of the array's size."""
+    if v.size <= _RUN:
+        return (int(np.sum(v >> _S32, dtype=np.uint64)) << 32) + int(np.sum(v & _M32,
+                                                                           dtype=np.uint64))
+    scratch = np.empty(_RUN, dtype=np.uint64)
+    hi = lo = 0
+    for start in range(0, v.size, _RUN):
+        run = v[start : start + _RUN]
+        s = scratch[: run.size]
+        np.right_shift(run, _S32, out=s)
+        hi += int(np.sum(s, dtype=np.uint64))
+        np.bitwise_and(run, _M32, out=s)
+        lo += int(np.sum(s, dtype=np.uint64))
+    return (hi << 32) + lo
 
 
 def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
@@ -121,9 +137,11 @@ def _quantize_fast(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     emin = int(expo[nz].min())
     if int(expo[nz].max()) - emin > 10:
         return None
-    m53 = np.ldexp(mant, 53).astype(np.uint64)  # exact 53-bit integer mantissas
-    shift = np.where(nz, expo - emin, 0).astype(np.uint64)
-    v = m53 << shift
+    np.ldexp(mant, 53, out=mant)
+    m53 = mant.astype(np.uint64)  # exact 53-bit integer mantissas
+    expo -= emin
+    expo[~nz] = 0
+    v = np.left_shift(m53, expo.astype(np.uint64), out=m53)  # (in place: one array)
     total = exact_sum(v)
     if int(v.max()) >= total:  # one non-zero entry: its weight 2^64 needs the reference
         return None
@@ -189,7 +207,7 @@ def largest_first(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
     first, by index, of those equal to v."""
     if k <= 0:
         return np.zeros(0, dtype=np.intp)
-    v = -np.partition(-values, k - 1)[k - 1]  # the k-th largest value
+    v = np.partition(values, values.size - k)[values.size - k]  # the k-th largest value
     above = np.flatnonzero(values > v)
     return np.concatenate([above, np.flatnonzero(values == v)[: k - above.size]])
 
@@ -216,9 +234,10 @@ def _compiled_shares(v: NDArray[np.uint64], total: int
 class AliasTable:
     """Exact alias sampler for integer weights summing to 2^64."""
 
-    __slots__ = ("_alias", "_size", "_thr", "bits", "columns", "mass")
+    __slots__ = ("_alias", "_exact", "_size", "_thr", "bits", "columns", "mass")
 
     def __init__(self, weights: Sequence[int] | NDArray[np.uint64]) -> None:
+        self._exact: NDArray[np.uint64] | None = None  # exact_weights_array, once checked
         arr = _weight_array(weights)
         if arr is None:  # a single outcome of weight 2^64 (or invalid input): reference
             self._build_reference([int(x) for x in weights])
@@ -229,15 +248,18 @@ class AliasTable:
         mass = TOTAL >> bits
         w = np.zeros(cols, dtype=np.uint64)
         w[:n] = arr
-        built = _compiled_sweep(w, np.uint64(mass))
+        built = _compiled_sweep(w, np.uint64(mass), rem=w)  # w is this call's own copy
         self._thr, self._alias = built if built is not None else _sweep(w, np.uint64(mass))
         self.bits = bits
         self.columns = cols
         self.mass = mass
         self._size = n
-        got = self.exact_weights_array()
+        got = self._exact_from_table(w)  # (w, the sweep's spent scratch)
         if not np.array_equal(got, arr):  # pragma: no cover - the sweep is exact
             raise AssertionError("alias construction lost mass")
+        if got.dtype == np.uint64:  # recomputed from the sampled table: kept (read-only)
+            got.flags.writeable = False
+            self._exact = got
 
     def _build_reference(self, w: list[int]) -> None:
         """Vose's construction in Python integers (the order :func:`_sweep` reproduces)."""
@@ -297,10 +319,20 @@ class AliasTable:
     def exact_weights_array(self) -> NDArray[np.uint64]:
         """:meth:`exact_weights` as uint64, summed without a Python loop: the sums are taken
         modulo 2^64, which is exact because every true sum is < 2^64 (checked: the exact
-        total of the residues must be 2^64, the table's total mass, so no sum wrapped)."""
+        total of the residues must be 2^64, the table's total mass, so no sum wrapped).
+        Computed once from the table at construction and kept (a read-only array)."""
+        if self._exact is not None:
+            return self._exact
+        return self._exact_from_table()
+
+    def _exact_from_table(self, scratch: NDArray[np.uint64] | None = None
+                          ) -> NDArray[np.uint64]:
+        """:meth:`exact_weights_array` recomputed from the table (``scratch``: a spare
+        uint64 array of the table's column count, for the alias shares)."""
         thr = self._thr
         out = thr.copy()
-        np.add.at(out, self._alias, np.uint64(self.mass) - thr)
+        share = np.subtract(np.uint64(self.mass), thr, out=scratch)  # mass − thr
+        np.add.at(out, self._alias, share)
         if exact_sum(out) != TOTAL:  # a sum reached 2^64: a one-outcome table
             return np.array(self._exact_weights_reference(), dtype=object)  # pragma: no cover
         if np.any(out[self._size :]):
@@ -339,10 +371,13 @@ def _weight_array(weights: Sequence[int] | NDArray[np.uint64]) -> NDArray[np.uin
     return arr
 
 
-def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64
+def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64,
+                    rem: NDArray[np.uint64] | None = None
                     ) -> tuple[NDArray[np.uint64], NDArray[np.int64]] | None:
     """The table of :meth:`AliasTable._build_reference` (the same loop, in C:
-    ``kernels/quantize.c``), or None when the kernels are off."""
+    ``kernels/quantize.c``), or None when the kernels are off.  ``rem``: the loop's
+    scratch of remainders (it copies w[i] there before using it, so it may be ``w`` itself
+    when the caller no longer needs w)."""
     from .. import kernels
 
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -353,7 +388,7 @@ def _compiled_sweep(w: NDArray[np.uint64], mass: np.uint64
     cols = w.size
     thr = np.empty(cols, dtype=np.uint64)
     alias = np.empty(cols, dtype=np.int64)
-    rem = np.empty(cols, dtype=np.uint64)
+    rem = np.empty(cols, dtype=np.uint64) if rem is None else rem
     stack = np.empty(2 * cols, dtype=np.int64)
     if fn(w.ctypes.data, cols, int(mass), thr.ctypes.data, alias.ctypes.data, rem.ctypes.data,
           stack.ctypes.data) != 0:  # pragma: no cover - the weights sum to 2^64

@@ -16,6 +16,8 @@ remainders (a monotone key), the few entries whose key ties at the cut compared 
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -62,8 +64,14 @@ def quantize_wide(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     m53 = np.ldexp(mant, 53).astype(np.uint64)  # exact 53-bit integer mantissas (0 for 0)
     shift = np.where(nz, expo - emin, 0).astype(np.int64)
     top_shift = int(shift.max())
-    total = _exact_total(m53[nz], shift[nz], top_shift)
+    total = _compiled_total(m53, shift)
+    if total is None:
+        total = _exact_total(m53[nz], shift[nz], top_shift)
     t = total.bit_length()
+    shares = _compiled_shares(m53, shift, total, t)
+    if shares is not None:  # the exact q_i, r_i and keys at once (kernels/quantize_wide.c)
+        q, rem, key = shares
+        return _hand_out(q, key, rem, {}, n)
     # field: v_i·R < 2^(53 + top_shift + 65), v_i·2^64 < 2^(53 + top_shift + 64), r̃_i < 2^(t+1),
     # and the top-64-bit key of a remainder reads up to bit t
     limbs = -(-(max(53 + top_shift + 66, t + 66)) // 64)
@@ -91,6 +99,13 @@ def quantize_wide(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
             q[i] += np.uint64(1)
         exact_rem[i] = r
         key[i] = np.uint64((r >> low) & (TOTAL - 1))
+    return _hand_out(q, key, rem, exact_rem, n)
+
+
+def _hand_out(q: NDArray[np.uint64], key: NDArray[np.uint64], rem: NDArray[np.uint64],
+              exact_rem: dict[int, int], n: int) -> NDArray[np.uint64] | None:
+    """Give the 2^64 − Σq_i missing units to the largest remainders (ties: lowest index), or
+    None when one entry holds (almost) all the mass."""
     if int(q.max()) == TOTAL - 1:  # one entry holds (almost) all the mass: 2^64 may be due
         return None
     if not 0 <= TOTAL - _column_sum(q) < n:  # pragma: no cover - Σ⌊share⌋ is within n of 2^64
@@ -99,6 +114,51 @@ def quantize_wide(p: NDArray[np.float64]) -> NDArray[np.uint64] | None:
     if extra:
         q[_largest(key, rem, exact_rem, extra)] += np.uint64(1)
     return q
+
+
+def _compiled_shares(m53: NDArray[np.uint64], shift: NDArray[np.int64], total: int, t: int
+                     ) -> tuple[NDArray[np.uint64], NDArray[np.uint64], NDArray[np.uint64]] | None:
+    """(q_i, r_i as rows of limbs, bits [t − 63, t + 1) of r_i) with (q_i, r_i) =
+    divmod(v_i·2^64, T) exactly, v_i = m_i·2^(s_i), from ``kernels/quantize_wide.c``; None
+    when the kernels are off or T exceeds 256 bits."""
+    from .. import kernels
+
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    u64 = ctypes.c_uint64
+    fn = kernels.function("dpk_quantize_wide_shares",
+                          [vp, vp, i64, vp, i64, i64, u64, u64, vp, vp, i64, vp], ctypes.c_int64)
+    if fn is None or t > 256:
+        return None
+    recip = min((1 << (t + 127)) // total, (1 << 128) - 1)  # one reciprocal for every share
+    tl = -(-t // 64)
+    limbs = np.frombuffer(total.to_bytes(8 * tl, "little"), dtype=np.uint64)
+    m53 = np.ascontiguousarray(m53, dtype=np.uint64)
+    shift = np.ascontiguousarray(shift, dtype=np.int64)
+    q = np.empty(m53.size, dtype=np.uint64)
+    rem = np.empty((m53.size, tl), dtype=np.uint64)
+    key = np.empty(m53.size, dtype=np.uint64)
+    if fn(m53.ctypes.data, shift.ctypes.data, m53.size, limbs.ctypes.data, tl, t,
+          recip & (TOTAL - 1), recip >> 64, q.ctypes.data, rem.ctypes.data, max(0, t - 63),
+          key.ctypes.data) != 0:  # pragma: no cover - valid weights are always in range
+        return None
+    return q, rem, key
+
+
+def _compiled_total(m53: NDArray[np.uint64], shift: NDArray[np.int64]) -> int | None:
+    """Σ m_i·2^(s_i) exactly (``kernels/quantize_wide.c``), or None when the kernels are off
+    or a shift is beyond the kernel's 256 bits."""
+    from .. import kernels
+
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    fn = kernels.function("dpk_wide_total", [vp, vp, i64, vp], i64)
+    if fn is None:
+        return None
+    m53 = np.ascontiguousarray(m53, dtype=np.uint64)
+    shift = np.ascontiguousarray(shift, dtype=np.int64)
+    out = np.zeros(6, dtype=np.uint64)
+    if fn(m53.ctypes.data, shift.ctypes.data, m53.size, out.ctypes.data) != 0:
+        return None
+    return int.from_bytes(out.tobytes(), "little")
 
 
 def _largest(key: NDArray[np.uint64], rem: NDArray[np.uint64], exact_rem: dict[int, int],

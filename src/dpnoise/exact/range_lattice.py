@@ -103,7 +103,7 @@ class BlockWeights:
 
     @cached_property
     def w_min(self) -> int:
-        return min(self.W)
+        return int(self.W64.min()) if self.W64 is not None else min(self.W)  # the same int
 
     @cached_property
     def rho_w(self) -> float:

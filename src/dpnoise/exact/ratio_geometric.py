@@ -76,6 +76,45 @@ def ratio_candidates(target: float, max_block: int) -> list[tuple[int, int]]:
     """
     if not (target > 0 and math.isfinite(target)):
         raise ParameterError(f"ratio exponent must be finite and > 0, got {target!r}")
+    if _TABLE_FROM <= max_block <= _TABLE_BLOCK:
+        ar, mr, first_m = _candidate_table(target)
+        keep = first_m <= max_block
+        if keep.any():
+            return list(zip(ar[keep].tolist(), mr[keep].tolist(), strict=True))
+        max_block = max(1, max_block)  # none: the direct computation raises the error
+    return _ratio_candidates_direct(target, max_block)
+
+
+_TABLE_BLOCK = 1 << 16  # the largest block length (RatioGeometric's M <= 2^16)
+_TABLE_FROM = 1 << 12  # below this cap the direct computation is quicker than the table
+
+
+@lru_cache(maxsize=32)
+def _candidate_table(target: float) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                             NDArray[np.int64]]:
+    """Every candidate (a, M) for block lengths up to 2^16, in :func:`ratio_candidates`'s
+    order, with the smallest block length m that yields it: the list for a smaller
+    ``max_block`` b is the candidates with m <= b (the M that yield a reduced pair are its
+    multiples, and the span cap stops at the same M whatever b), in the same order."""
+    Ms = np.arange(1, _TABLE_BLOCK + 1, dtype=np.int64)
+    a = np.floor(Ms * target).astype(np.int64)
+    valid = a >= 1
+    over = valid & (a * (Ms - 1) > MAX_SPAN_BITS * Ms)
+    if over.any():
+        stop = int(np.argmax(over))
+        Ms, a, valid = Ms[:stop], a[:stop], valid[:stop]
+    Ms, a = Ms[valid], a[valid]
+    g = np.gcd(a, Ms)
+    base = _TABLE_BLOCK + 1
+    keys = (a // g) * base + Ms // g
+    pairs, first = np.unique(keys, return_index=True)  # Ms ascending: first = smallest M
+    ar, mr = pairs // base, pairs % base
+    order = np.lexsort((mr, -ar / mr))
+    return ar[order], mr[order], Ms[first][order]
+
+
+def _ratio_candidates_direct(target: float, max_block: int) -> list[tuple[int, int]]:
+    """:func:`ratio_candidates` computed for this ``max_block`` alone."""
     # every M in order (as a loop over M would: a = floor(M·target) in the same float64
     # product), up to the first M with a >= 1 past the span cap; pairs reduced by their gcd
     Ms = np.arange(1, max(1, max_block) + 1, dtype=np.int64)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -23,7 +24,8 @@ from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
 from ..params import LN2
 from ..randomness import RandomSource, fill_words
-from .alias import AliasTable, quantize_weights, quantize_weights_array
+from .alias import AliasTable, exact_sum, quantize_weights_array
+from .pairwise import pairwise_sum, repeated_segment
 from .ratio_geometric import RatioGeometric
 from .run_spread import run_spread
 
@@ -68,26 +70,10 @@ class LatticeStaircase:
         self.joint = joint
         self.period = geo.M * S
         if joint:
-            starts, widths, weights = [], [], []
-            for R in range(geo.M):
-                for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner)):
-                    for start, width in aligned_blocks(lo, hi, 1 << BLOCK_BITS):
-                        starts.append(R * S + start)
-                        widths.append(width)
-                        weights.append(math.exp(-geo.inner * R - extra) * width)
-            # weights in units of 2^BLOCK_BITS: every threshold is a multiple of it, so the
-            # outcome depends only on the top 64 − BLOCK_BITS bits of the word and its low
-            # BLOCK_BITS bits are an independent uniform offset inside the block
-            q = quantize_weights(np.array(weights) / max(weights))
-            scaled = [(x >> BLOCK_BITS) for x in q]
-            rest = (1 << (64 - BLOCK_BITS)) - sum(scaled)
-            order = sorted(range(len(q)), key=lambda i: q[i] - (scaled[i] << BLOCK_BITS),
-                           reverse=True)
-            for i in order[:rest]:
-                scaled[i] += 1
-            self.period_table = AliasTable([x << BLOCK_BITS for x in scaled])
-            self.block_start = np.array(starts, dtype=np.int64)
-            self.block_width = np.array(widths, dtype=np.int64)
+            starts, widths, table = _joint_blocks(geo, S, G)
+            self.period_table = table
+            self.block_start = starts
+            self.block_width = widths
         else:
             cellw = np.where(np.arange(S) < G, 1.0, math.exp(-geo.inner))
             self.cell_table = AliasTable(quantize_weights_array(cellw))
@@ -108,13 +94,19 @@ class LatticeStaircase:
     def period_log(self) -> NDArray[np.float64]:
         """ln P(o) for o = 0..P−1 (from the exact integer weights)."""
         if self.joint:  # each block's probability spread evenly over its cells
-            w = self.period_table.exact_weights()
-            lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
-            lw -= np.log(self.block_width.astype(np.float64))
-            return np.repeat(lw, self.block_width)  # blocks are listed in cell order
-        cw = self.cell_table.exact_weights()
-        cl = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in cw])
+            return np.repeat(self._block_log, self.block_width)  # blocks in cell order
+        cw = _weights_of(self.cell_table)
+        with np.errstate(divide="ignore"):  # a zero weight: −inf, as log(0) stands for
+            cl = np.where(cw > 0, log_of_integers(np.maximum(cw, 1)) - 64 * LN2, -math.inf)
         return (self.geo.log_weights[:, None] + cl[None, :]).reshape(-1)
+
+    @cached_property
+    def _block_log(self) -> NDArray[np.float64]:
+        """Joint table: ln P(o) of each cell o of each block (one value per block)."""
+        w = self.period_table.exact_weights()
+        lw = np.array([math.log(x) - 64 * LN2 if x else -math.inf for x in w])
+        lw -= np.log(self.block_width.astype(np.float64))
+        return lw
 
     @cached_property
     def period_prob(self) -> NDArray[np.float64]:
@@ -146,10 +138,8 @@ class LatticeStaircase:
     @cached_property
     def _moments(self) -> tuple[float, float]:
         """(E[K + 1/2], E[(K + 1/2)^2]) in cells."""
-        if self.joint:
-            p = self.period_prob / self.period_prob.sum()
-            o = np.arange(self.period, dtype=np.float64) + 0.5
-            m1, m2 = _weighted_sum(p, o), _weighted_sum(p, o * o)
+        if self.joint:  # Σ p·o and Σ p·o² (p = period_prob / Σ period_prob, o = cell + 1/2)
+            m1, m2 = self._joint_sums()
         else:  # o + 1/2 = R·S + (j + 1/2) with R and j independent
             pr = np.array(self.geo.weights, dtype=np.float64) / 2.0**64
             pj = np.array(self.cell_table.exact_weights(), dtype=np.float64) / 2.0**64
@@ -164,6 +154,33 @@ class LatticeStaircase:
         eq, eq2 = rho / (1 - rho), rho * (1 + rho) / (1 - rho) ** 2
         P = self.period
         return P * eq + m1, P * P * eq2 + 2 * P * eq * m1 + m2
+
+    def _joint_sums(self) -> tuple[float, float]:
+        """``_weighted_sum(p, o)`` and ``_weighted_sum(p, o * o)`` for the joint table, with
+        p = period_prob / period_prob.sum() and o = arange(P) + 1/2: the same floats, summed
+        run by run (:func:`~dpnoise.exact.pairwise.pairwise_sum`) from the per-block
+        probabilities instead of arrays of P cells (exp commutes with repeating a value)."""
+        prob = np.exp(self._block_log)
+        starts, widths = self.block_start, self.block_width
+
+        def cells(lo: int, hi: int) -> NDArray[np.float64]:
+            return repeated_segment(prob, starts, widths, lo, hi)
+
+        total = pairwise_sum(cells, self.period)
+
+        def weighted(power: int) -> Callable[[int, int], NDArray[np.float64]]:
+            def run(lo: int, hi: int) -> NDArray[np.float64]:
+                o = np.arange(lo, hi, dtype=np.float64)
+                o += 0.5
+                if power == 2:
+                    o *= o
+                p = cells(lo, hi)
+                p /= total
+                p *= o
+                return p
+            return run
+
+        return pairwise_sum(weighted(1), self.period), pairwise_sum(weighted(2), self.period)
 
     def logpmf(self, K: ArrayLike) -> NDArray[np.float64]:
         """ln P(K) of the magnitude (the :class:`~dpnoise.laws.half_lattice.MagnitudeLaw` view)."""
@@ -196,16 +213,21 @@ class LatticeStaircase:
         and (j, j') vary independently -> max_k D_k + max_{j'<=j}(ln P_j(j) − ln P_j(j'))
         and its mirror (D_k = ln P_k(k) − ln P_k(k+1)).  Exact, O(M + S).
         """
-        if not np.all(np.isfinite(self.period_log)):
-            return math.inf  # a zero-weight position would be an impossible output
         if not self.joint:
-            cw = self.cell_table.exact_weights()
-            cl = np.array([math.log(x) for x in cw])
+            # period_log is finite iff every block and cell weight is > 0 (the block logs
+            # raise on a zero weight, as building period_log would)
+            self.geo.log_weights  # noqa: B018
+            cw = _weights_of(self.cell_table)
+            if not np.all(cw > 0):
+                return math.inf  # a zero-weight position would be an impossible output
+            cl = log_of_integers(cw)
             A = float(cl.max() - cl.min())
             up = float(np.max(cl - np.minimum.accumulate(cl)))
             down = float(np.max(np.maximum.accumulate(cl) - cl))
             D = self.geo.step_log_ratios
             return max(A, float(D.max()) + up, float(-D.min()) + down)
+        if not np.all(np.isfinite(self._block_log)):  # = period_log's cells, repeated
+            return math.inf  # a zero-weight position would be an impossible output
         return self._joint_loss()
 
     def _joint_loss(self) -> float:
@@ -224,7 +246,12 @@ class LatticeStaircase:
         k1 = np.minimum(k0 + np.tile(self.block_width, periods), W)
         keep = k0 < W
         k0, k1 = k0[keep], k1[keep]
-        value = self.log_magnitude(k0)
+        # log_magnitude(k0) from the per-block logs (k0 is a block start: period_log[o] is
+        # its block's value): the same floats without the P-cell period_log
+        nb = self.block_start.size
+        q = np.repeat(np.arange(periods, dtype=np.int64), nb)[keep]
+        value = (-(q * self.geo.a) * LN2 + self.geo.log_block
+                 + np.tile(self._block_log, periods)[keep])
         # index m + W: K-run [k0, k1) is [W + k0, W + k1) on the right, [W − k1, W − k0) left
         starts = np.concatenate([(W - k1)[::-1], W + k0])
         ends = np.concatenate([(W - k0)[::-1], W + k1])
@@ -368,6 +395,55 @@ class LatticeStaircase:
             np.multiply(x, grid, out=x)
             np.add(o, x, out=o)  # exact: multiples of L/2 below 2^53·L/2
         return out
+
+
+def _joint_blocks(geo: RatioGeometric, S: int, G: int
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64], AliasTable]:
+    """The joint period table: aligned blocks of up to 2^BLOCK_BITS cells of every step R
+    (plateau cells j < G, then outer cells j >= G), block weight e^(−inner·R − extra)·width,
+    quantised in units of 2^BLOCK_BITS.
+
+    Weights in units of 2^BLOCK_BITS make every threshold a multiple of it, so the outcome
+    depends only on the top 64 − BLOCK_BITS bits of the word and its low BLOCK_BITS bits are
+    an independent uniform offset inside the block.  The units quantize_weights leaves
+    over go to the largest remainders (a stable sort, as Python's ``sorted``).  Arrays
+    instead of a loop per block: the same ``math.exp`` per step and part, the same float
+    product with each width, the same integers."""
+    parts = [(extra, aligned_blocks(lo, hi, 1 << BLOCK_BITS))  # the same every step
+             for lo, hi, extra in ((0, G, 0.0), (G, S, geo.inner))]
+    step_starts = np.array([a for _, blocks in parts for a, _ in blocks], dtype=np.int64)
+    step_widths = np.array([w for _, blocks in parts for _, w in blocks], dtype=np.int64)
+    counts = [len(blocks) for _, blocks in parts]
+    exps = np.array([math.exp(-geo.inner * R - extra)
+                     for R in range(geo.M) for extra, _ in parts])
+    # exps runs over (R, part); each part's value repeats for that part's blocks
+    weights = np.repeat(exps, counts * geo.M) * np.tile(step_widths.astype(np.float64), geo.M)
+    starts = (np.arange(geo.M, dtype=np.int64)[:, None] * S + step_starts).reshape(-1)
+    widths = np.tile(step_widths, geo.M)
+    q = quantize_weights_array(weights / weights.max())
+    if not isinstance(q, np.ndarray):  # one block holds all the mass (2^64): no rest
+        return starts, widths, AliasTable([(x >> BLOCK_BITS) << BLOCK_BITS for x in q])
+    scaled = q >> np.uint64(BLOCK_BITS)
+    rest = (1 << (64 - BLOCK_BITS)) - exact_sum(scaled)
+    order = np.argsort(-(q & np.uint64((1 << BLOCK_BITS) - 1)).astype(np.int64),
+                       kind="stable")
+    scaled[order[:rest]] += np.uint64(1)
+    return starts, widths, AliasTable(scaled << np.uint64(BLOCK_BITS))
+
+
+def _weights_of(table: AliasTable) -> NDArray[Any]:
+    """The table's exact weights as uint64 (or as Python ints when one is 2^64)."""
+    if table.columns <= 2 or table.mass == 1 << 64:
+        return np.array(table.exact_weights(), dtype=object)
+    return table.exact_weights_array()
+
+
+def log_of_integers(w: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """``[math.log(x) for x in w.tolist()]`` as an array, with one ``math.log`` per distinct
+    value (a cell table holds a handful of distinct weights): the same floats, since each
+    is ``math.log`` of the same integer.  Every x must be > 0."""
+    values, where = np.unique(w, return_inverse=True)
+    return np.array([math.log(x) for x in values.tolist()])[where.reshape(-1)]
 
 
 def _weighted_sum(p: NDArray[np.float64], v: NDArray[np.float64]) -> float:

@@ -30,7 +30,7 @@ MIN_VALUES = 64  # below this many values per call the numpy reference is as fas
 
 
 def _library_path() -> Path | None:
-    here = Path(__file__).resolve().parent.parent
+    here = Path(os.path.abspath(__file__)).parent.parent  # no realpath walk: a cold start
     for suffix in EXTENSION_SUFFIXES:
         candidate = here / f"_kernels{suffix}"
         if candidate.exists():

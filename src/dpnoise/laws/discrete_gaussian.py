@@ -31,6 +31,7 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError
+from ..exact.float_sum import fsum_array
 
 REL_MARGIN = 1e-9
 MAX_SIGMA2 = 1e10
@@ -155,7 +156,7 @@ def moments(sigma2: float | Fraction) -> tuple[float, float, float]:
     K = window(s)
     z = np.arange(-K, K + 1, dtype=np.float64)
     p = pmf(z, s)
-    return float(p[K]), math.fsum((p * z * z).tolist()), math.fsum((p * np.abs(z)).tolist())
+    return float(p[K]), fsum_array(p * z * z), fsum_array(p * np.abs(z))  # = math.fsum
 
 
 def _bisect_sigma2(f, target: float, lo: float, hi: float, increasing: bool) -> float:

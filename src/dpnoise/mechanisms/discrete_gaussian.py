@@ -33,6 +33,7 @@ from ..exact.rational import as_fraction
 from ..exact.scalar import OneWordKernel
 from ..exact.words import WordStream
 from ..laws import discrete_gaussian as dga
+from ..laws.discrete_gaussian_search import calibrate_sigma2_on_grid
 from ..params import Interval, check_epsilon, supported
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee
@@ -100,7 +101,7 @@ class DiscreteGaussian(ClampedIntegerMechanism):
             raise ParameterError("give exactly one of delta= (calibrate) or sigma2= (scale)")
         if delta is not None:
             target = self._supported("delta", delta)
-            s2 = Fraction(dga.calibrate_sigma2(self.epsilon, target, self.sensitivity))
+            s2 = Fraction(calibrate_sigma2_on_grid(self.epsilon, target, self.sensitivity))
         else:
             s2 = as_fraction("sigma2", sigma2, low=Fraction(0), high=Fraction(10**10),
                              open_ends=False)

@@ -55,6 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum, largest_first
+from ..exact.float_sum import fsum_array
 from ..exact.geometric import exact_inverse
 from ..exact.scalar import OneWordKernel, grid_index
 from ..grid import (
@@ -67,6 +68,7 @@ from ..grid import (
 from ..kernels import MIN_VALUES
 from ..laws.base import TableLaw
 from ..laws.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta
+from ..laws.monotone_test import DecreasingTest
 from ..params import (
     SENSITIVITY_RANGE,
     Interval,
@@ -116,10 +118,16 @@ def _hockey(logp: NDArray[np.float64], steps: int, epsilon: float, *,
     out = 0.0
     for a, b in ((p, q),) if symmetric else ((p, q), (q, p)):
         with np.errstate(invalid="ignore", over="ignore"):
-            gap = b + epsilon - a
+            gap = b + epsilon
+            gap -= a  # b + ε − a
             mask = np.isfinite(a) & (gap < 0)
-            terms = np.exp(a[mask]) * -np.expm1(gap[mask])
-        out = max(out, math.fsum(terms.tolist()) if exact_sum else float(np.sum(terms)))
+            terms = a[mask]
+            np.exp(terms, out=terms)
+            tail = gap[mask]
+            np.expm1(tail, out=tail)
+            np.negative(tail, out=tail)
+            terms *= tail  # exp(a)·(−expm1(gap)), the same operations in fewer arrays
+        out = max(out, fsum_array(terms) if exact_sum else float(np.sum(terms)))
     return out
 
 
@@ -136,10 +144,25 @@ class _IdealDelta:
 
     def _buffers(self, T: int) -> None:
         top = max(T, int(self._top * 1.05) + 16)
-        self._zg = np.arange(-top, top + 1, dtype=np.float64) * self.grid  # z·L, exact
-        self._lp, self._gap, self._e, self._ta, self._tg = (
-            np.empty(2 * top + 1, dtype=np.float64) for _ in range(5))
+        self._zg = np.arange(-top, top + 1, dtype=np.float64)
+        self._zg *= self.grid  # z·L, exact
+        self._lp, self._gap, self._e, self._tg = (
+            np.empty(2 * top + 1, dtype=np.float64) for _ in range(4))
         self._top = top
+
+    def logpmf(self, sigma: float) -> NDArray[np.float64]:
+        """``_ideal_logpmf(σ, grid)[1]`` (the same operations), in the buffer (a view, valid
+        until the next call)."""
+        T = math.ceil(TAIL_SIGMAS * sigma / self.grid)
+        n = 2 * T + 1
+        if self._top < T:
+            self._buffers(T)
+        lp = self._lp[:n]
+        np.divide(self._zg[self._top - T : self._top + T + 1], sigma, out=lp)  # z·L/σ
+        np.square(lp, out=lp)
+        np.multiply(lp, -0.5, out=lp)
+        lp -= np.log(np.exp(lp, out=self._e[:n]).sum())  # the ideal log pmf
+        return lp
 
     def __call__(self, sigma: float) -> float:
         T, s = math.ceil(TAIL_SIGMAS * sigma / self.grid), self.steps
@@ -147,13 +170,7 @@ class _IdealDelta:
         if not 0 < s < n:  # (never for a calibrated table) the plain functions
             return _hockey(_ideal_logpmf(sigma, self.grid)[1], s, self.epsilon,
                            symmetric=True, exact_sum=False)
-        if self._top < T:
-            self._buffers(T)
-        lp, gap = self._lp[:n], self._gap[:n]
-        np.divide(self._zg[self._top - T : self._top + T + 1], sigma, out=lp)  # z·L/σ
-        np.square(lp, out=lp)
-        np.multiply(lp, -0.5, out=lp)
-        lp -= np.log(np.exp(lp, out=self._e[:n]).sum())  # the ideal log pmf
+        lp, gap = self.logpmf(sigma), self._gap[:n]
         # _hockey's one direction: terms exp(a)·(−expm1(b + ε − a)) where b + ε − a < 0,
         # a = lp[i], b = lp[i − S] (−inf for i < S: the term is exp(a)), in index order
         with np.errstate(invalid="ignore", over="ignore"):
@@ -162,7 +179,7 @@ class _IdealDelta:
             np.subtract(gap[s:], lp[s:], out=gap[s:])
             mask = gap < 0
             k = int(np.count_nonzero(mask))
-            ta, tg = self._ta[:k], self._tg[:k]
+            ta, tg = self._e[:k], self._tg[:k]  # (the normaliser's exp is spent)
             np.compress(mask, lp, out=ta)
             np.compress(mask, gap, out=tg)
             np.exp(ta, out=ta)
@@ -185,7 +202,8 @@ def _quantise(logp: NDArray[np.float64]) -> list[int]:
 def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
     """:func:`_quantise` as uint64, without a Python loop (the same integers: the floors are
     integer-valued floats, exact in uint64 below 2^64, and their sum is taken exactly)."""
-    scaled = np.exp(logp + 64 * math.log(2.0))
+    scaled = np.add(logp, 64 * math.log(2.0))
+    np.exp(scaled, out=scaled)  # = np.exp(logp + 64 ln 2), one array
     floors = np.floor(scaled)
     if not floors.max() < 2.0**64:  # pragma: no cover - a share of all the mass
         raise PrecisionError("weight quantisation overshot 2^64")
@@ -200,47 +218,63 @@ def _quantise_array(logp: NDArray[np.float64]) -> NDArray[np.uint64]:
     base, extra = divmod(rest, len(w))
     if base:
         w += np.uint64(base)
-    w[largest_first(scaled - floors, extra)] += np.uint64(1)  # the largest remainders
+    frac = np.subtract(scaled, floors, out=scaled)
+    w[largest_first(frac, extra)] += np.uint64(1)  # the largest remainders
     return w
 
 
 def _table_delta(weights: NDArray[np.uint64], S: int, epsilon: float) -> float:
     """Exact-as-float δ(ε) of the integer weights for a shift of S cells."""
-    w = weights.astype(np.float64)  # each correctly rounded, as float(int)
+    lp = weights.astype(np.float64)  # each correctly rounded, as float(int)
     with np.errstate(divide="ignore"):
-        lp = np.log(w) - 64 * math.log(2.0)
+        np.log(lp, out=lp)
+    lp -= 64 * math.log(2.0)  # = np.log(w) − 64 ln 2, in one array
     return _hockey(lp, S, epsilon)
+
+
+def _search_sigma(ideal: _IdealDelta, delta: float, sensitivity: float, sigma: float
+                  ) -> float:
+    """The smallest σ (bisection to 1e-8 relative) whose ideal lattice δ(ε) is <= δ(1 − 1e-7).
+
+    The bisection's questions ideal(σ) > goal are answered from a few evaluations near the
+    root where monotonicity decides them (the same answers, so the same σ)."""
+    goal = delta * (1 - 1e-7)
+    grid, S, epsilon = ideal.grid, ideal.steps, ideal.epsilon
+    lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
+    test = DecreasingTest(ideal, goal)
+    # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
+    # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
+    test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
+    while test.above(hi):
+        lo, hi = hi, hi * 1.01
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if test.above(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-8 * hi:
+            break
+    return hi
 
 
 @lru_cache(maxsize=16)
 def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: float,
-                      search: bool) -> tuple[float, float, int, AliasTable, tuple[int, ...], float]:
+                      search: bool) -> tuple[float, float, int, AliasTable, NDArray[np.uint64],
+                                             float]:
     """(σ, grid, S, alias table, weights, exact δ) of the lattice Gaussian for public
     parameters: pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if
     needed).  Cached per process: a second mechanism with the same parameters reuses it."""
     grid = _grid_for(sigma, sensitivity)
     S = grid_sensitivity(sensitivity, grid)
     target = delta * (1 - 1e-9)
+    ideal = _IdealDelta(grid, S, epsilon)  # its buffers serve the search and the table
     if search:  # smallest σ whose ideal discrete δ(ε) <= δ(1 − 1e-7)
-        goal = delta * (1 - 1e-7)
-        lo, hi = sigma * (1 - 1e-3), sigma * (S * grid / sensitivity) * (1 + 1e-3)
-        ideal = _IdealDelta(grid, S, epsilon)
-        while ideal(hi) > goal:
-            lo, hi = hi, hi * 1.01
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if ideal(mid) > goal:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo < 1e-8 * hi:
-                break
-        sigma = hi
+        sigma = _search_sigma(ideal, delta, sensitivity, sigma)
     else:
         sigma *= S * grid / sensitivity
     for _ in range(60):
-        _, lp = _ideal_logpmf(sigma, grid)
-        warr = _quantise_array(lp)
+        warr = _quantise_array(ideal.logpmf(sigma))  # = _ideal_logpmf(sigma, grid)[1]
         exact = _table_delta(warr, S, epsilon)
         if exact <= target:
             break
@@ -251,7 +285,8 @@ def _calibrated_table(epsilon: float, delta: float, sensitivity: float, sigma: f
             f"(exact delta {exact:.3g}); use delta >= {MIN_DELTA:g}")
     table = AliasTable(warr)
     sampled = table.exact_weights_array()  # the weights the table samples (= warr: reuse δ)
-    return (sigma, grid, S, table, tuple(warr.tolist()),
+    warr.flags.writeable = False  # cached: shared by every mechanism with these parameters
+    return (sigma, grid, S, table, warr,
             exact if np.array_equal(sampled, warr) else _table_delta(sampled, S, epsilon))
 
 
@@ -282,7 +317,7 @@ class _LatticeGaussian(Mechanism):
     sensitivity: float
     sigma: float
     grid: float
-    weights: tuple[int, ...]
+    _weight_array: NDArray[np.uint64]
     table: AliasTable
     exact_delta: float
     shift_steps: int
@@ -291,9 +326,15 @@ class _LatticeGaussian(Mechanism):
     def _build(self, sigma: float, *, search: bool) -> None:
         """Pick the grid, quantise, and make the exact δ(ε) <= δ (raising σ if needed);
         cached per public parameters (:func:`_calibrated_table`)."""
-        (self.sigma, self.grid, self.shift_steps, self.table, self.weights,
+        (self.sigma, self.grid, self.shift_steps, self.table, self._weight_array,
          self.exact_delta) = _calibrated_table(self.epsilon, self.delta, self.sensitivity,
                                                sigma, search)
+
+    @cached_property
+    def weights(self) -> tuple[int, ...]:
+        """The table's integer weights W_{−T..T} (sum 2^64), as Python ints (built when
+        first asked: a construction does not need 10^5 Python integers)."""
+        return tuple(self._weight_array.tolist())
 
     def _exact_delta(self, weights: NDArray[np.uint64], S: int) -> float:
         return _table_delta(weights, S, self.epsilon)
@@ -305,7 +346,7 @@ class _LatticeGaussian(Mechanism):
             note=f"{self.kind}; exact discretised Gaussian (64-bit alias table, "
                  "truncation and quantisation counted in delta)",
             details={"sigma": self.sigma, "grid": self.grid, "shift_steps": self.shift_steps,
-                     "support_cells": len(self.weights), "exact_delta": self.exact_delta},
+                     "support_cells": self._weight_array.size, "exact_delta": self.exact_delta},
         )
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
@@ -317,7 +358,8 @@ class _LatticeGaussian(Mechanism):
         if flat.size:  # refuse (as _alias_release would) before any random word is drawn
             check_representable(flat, self.grid)
         source = resolve_rng(rng)
-        out = _alias_release(self.table, source, flat, self.grid, (len(self.weights) - 1) // 2)
+        out = _alias_release(self.table, source, flat, self.grid,
+                             (self._weight_array.size - 1) // 2)
         return as_output(out.reshape(values.shape), true_value)
 
     @cached_property
@@ -327,7 +369,7 @@ class _LatticeGaussian(Mechanism):
 
     @cached_property
     def _scalar_kernel(self) -> OneWordKernel:
-        T = (len(self.weights) - 1) // 2
+        T = (self._weight_array.size - 1) // 2
         return OneWordKernel(self.table, [i - T for i in range(self.table.columns)])
 
     def _release_one(self, x: float, rng: RngLike) -> float:
@@ -368,7 +410,7 @@ class _LatticeGaussian(Mechanism):
     def privacy_model(self) -> Any:
         from ..verify import FiniteLattice
 
-        T = (len(self.weights) - 1) // 2
+        T = (self._weight_array.size - 1) // 2
         w = self.table.exact_weights_float()
         with np.errstate(divide="ignore"):
             lw = np.log(w) - 64 * math.log(2.0)
