@@ -32,6 +32,8 @@ Timing: the attempts, the big-integer sizes and the Bernoulli chains depend on t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -43,15 +45,17 @@ BASE_BITS = 24
 
 def uniform_below(words: WordStream, bound: int) -> int:
     """An exactly uniform integer in ``[0, bound)`` (``bound >= 1``): uniform bits of
-    ``bound``'s length, rejected when ``>= bound`` (probability < 1/2 per try)."""
+    ``bound``'s length (the first word most significant), rejected when ``>= bound``
+    (probability < 1/2 per try)."""
     bits = max(1, (bound - 1).bit_length())
     nwords = (bits + 63) // 64
+    shift = 64 * nwords - bits
     while True:
         w = words.take(nwords)
-        x = 0
-        for v in w.tolist():
-            x = (x << 64) | int(v)
-        x >>= 64 * nwords - bits
+        if nwords == 1:
+            x = int(w[0]) >> shift
+        else:  # the words as one big-endian integer (linear time, not a shift per word)
+            x = int.from_bytes(w.astype(">u8").tobytes(), "big") >> shift
         if x < bound:
             return x
 
@@ -88,17 +92,36 @@ def sample_pieces(words: WordStream, starts: NDArray[np.int64], lengths: NDArray
     """One lattice point with ``P(y) ∝ (p/2^24)^{score(y)}`` (see the module docstring).
 
     ``starts``/``lengths``/``scores``: the pieces (lengths >= 0; pieces of length 0 carry
-    no mass); ``cutoff``: ``c`` >= 0.  Returns the lattice point (an int).
+    no mass); ``cutoff``: ``c`` >= 0.  Returns the lattice point (an int).  The far bucket's
+    points are the far pieces' points in the pieces' order.
     """
     keep = lengths > 0
     starts, lengths, scores = starts[keep], lengths[keep], scores[keep]
     near = scores < cutoff
-    n_start, n_len, n_score = starts[near], lengths[near], scores[near]
     f_start, f_len, f_score = starts[~near], lengths[~near], scores[~near]
+    f_cum = np.cumsum(f_len)
+
+    def far_point(j: int) -> tuple[int, int]:
+        k = int(np.searchsorted(f_cum, j, side="right"))
+        offset = j - (int(f_cum[k - 1]) if k else 0)
+        return int(f_start[k]) + offset, int(f_score[k])
+
+    far_points = int(f_cum[-1]) if f_cum.size else 0
+    return sample_near_far(words, starts[near], lengths[near], scores[near], far_points,
+                           far_point, p, cutoff)
+
+
+def sample_near_far(words: WordStream, n_start: NDArray[np.int64], n_len: NDArray[np.int64],
+                    n_score: NDArray[np.int64], far_points: int,
+                    far_point: Callable[[int], tuple[int, int]], p: int, cutoff: int) -> int:
+    """The rejection loop of :func:`sample_pieces` given its near pieces (``n_*``: positive
+    lengths, scores ``< cutoff``, in order) and the far bucket as a count of points and a
+    map ``far_point(j) -> (point, score)`` from the bucket's ``j``-th point (scores
+    ``>= cutoff``).  Callers that can locate far points without listing the far pieces
+    (a bisection) pass that map; the words drawn, hence the output, are those of
+    :func:`sample_pieces` on the same pieces."""
     weights = [int(ln) * w for ln, w in zip(n_len.tolist(), scaled_powers(
         p, n_score.tolist(), cutoff), strict=True)]
-    f_cum = np.cumsum(f_len)
-    far_points = int(f_cum[-1]) if f_cum.size else 0
     weights.append(far_points * p ** cutoff)
     cum = np.cumsum(np.array(weights, dtype=object))
     total = int(cum[-1])
@@ -107,8 +130,6 @@ def sample_pieces(words: WordStream, starts: NDArray[np.int64], lengths: NDArray
         i = int(np.searchsorted(cum, x, side="right"))
         if i < len(n_len):
             return int(n_start[i]) + uniform_below(words, int(n_len[i]))
-        j = uniform_below(words, far_points)
-        k = int(np.searchsorted(f_cum, j, side="right"))
-        offset = j - (int(f_cum[k - 1]) if k else 0)
-        if bernoulli_power(words, p, int(f_score[k]) - cutoff):
-            return int(f_start[k]) + offset
+        point, score = far_point(uniform_below(words, far_points))
+        if bernoulli_power(words, p, score - cutoff):
+            return point

@@ -44,11 +44,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
-from ..exact.exponential_pieces import BASE_BITS, sample_pieces
+from ..exact.exponential_pieces import BASE_BITS
 from ..exact.words import WordStream
 from ..params import check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
+from .quantile_step import SortedRows, sample_step
 
 #: largest denominator of a level
 LEVEL_DENOMINATOR = 1 << 16
@@ -206,18 +207,22 @@ class IntervalQuantile(Mechanism):
     def release_index(self, values: ArrayLike, rng: RngLike = None) -> int:
         """The released lattice index ``j`` (the value is ``lower + j·grid``)."""
         idx = snap(values, self.lower, self.grid, self.n_points)
-        s, ln, d = pieces(idx, self.n_points, self.level.numerator, self.level.denominator)
-        words = WordStream(resolve_rng(rng), block=4096)
-        return sample_pieces(words, s, ln, d, self.p, self.cutoff)
+        return self.release_rows(SortedRows.from_sorted(idx), rng)
 
     def release_counts(self, index: ArrayLike, counts: ArrayLike, rng: RngLike = None) -> int:
         """The released lattice index for data given as distinct lattice indices ``index``
         (increasing, in ``[0, N]``) with their row counts -- the same law as
         :meth:`release_index` on the rows these stand for."""
-        s, ln, d = pieces_from_counts(np.asarray(index), np.asarray(counts), self.n_points,
-                                      self.level.numerator, self.level.denominator)
+        return self.release_rows(SortedRows.from_counts(index, counts), rng)
+
+    def release_rows(self, rows: SortedRows, rng: RngLike = None) -> int:
+        """The released lattice index for the rows' distinct sorted lattice indices and
+        cumulative counts: the law (and, under a seed, the draw) of
+        :func:`~dpnoise.exact.exponential_pieces.sample_pieces` on :func:`pieces`, in
+        ``O(log n + near pieces)`` operations (:mod:`dpnoise.mechanisms.quantile_step`)."""
         words = WordStream(resolve_rng(rng), block=4096)
-        return sample_pieces(words, s, ln, d, self.p, self.cutoff)
+        return sample_step(words, rows, 0, rows.size, 0, self.n_points, self.level.numerator,
+                           self.level.denominator, self.p, self.cutoff)
 
     def rank_error(self, beta: float = 0.05) -> float:
         """Rows: with probability >= 1 − β the release is an empirical p-quantile with
