@@ -113,9 +113,16 @@ def smallest_power(points: int, p: int, target: Fraction) -> int:
 def snap(values: ArrayLike, lower: float, grid: float, n_points: int) -> NDArray[np.int64]:
     """Sorted lattice indices of the non-NaN values, clamped into ``[0, N]``."""
     x = np.asarray(values, dtype=np.float64).ravel()
-    x = x[~np.isnan(x)]
-    j = np.clip(np.rint((x - lower) / grid), 0, n_points)
-    return np.sort(j.astype(np.int64))
+    nan = np.isnan(x)
+    if nan.any():
+        x = x[~nan]
+    j = np.subtract(x, lower)
+    np.divide(j, grid, out=j)
+    np.rint(j, out=j)
+    np.clip(j, 0, n_points, out=j)
+    idx = j.astype(np.int64)
+    idx.sort()
+    return idx
 
 
 def pieces(idx: NDArray[np.int64], n_points: int, q_num: int, q_den: int

@@ -52,6 +52,8 @@ class SortedRows:
         new = np.empty(x.size, dtype=np.bool_)
         new[0] = True
         np.not_equal(x[1:], x[:-1], out=new[1:])
+        if np.count_nonzero(new) == x.size:  # all distinct: no gather
+            return cls(x, np.arange(x.size + 1, dtype=np.int64))
         first = np.flatnonzero(new)
         upto = np.empty(first.size + 1, dtype=np.int64)
         upto[:-1] = first
