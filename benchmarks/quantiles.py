@@ -1,10 +1,14 @@
 """Quantiles side by side: the median of 10^6 lognormal incomes clamped to [0, 250000] at
-epsilon 1 (mean and 95th-percentile absolute error against the true median), and several
-quantiles in one release against composing single quantiles (mean rank error, time).
+epsilon 1 (mean absolute error against the true median with its standard error, and the 95th
+percentile), and several quantiles in one release against composing single quantiles (mean
+rank error with its standard error; the DP step's time against one quantile's, measured in
+interleaved rounds and reported as ratios of medians).
 
-Peers run in another interpreter (tmlt-analytics needs an older pyspark): set
-DPNOISE_PEERS_PYTHON to it (e.g. /work/peers/bin/python); without it the peers are skipped.
-Prints the machine's load (os.getloadavg()).  Usage: python benchmarks/quantiles.py [reps]
+Every mechanism releases from the SAME data (seed 7).  Peers run in another interpreter
+(tmlt-analytics needs an older pyspark): set DPNOISE_PEERS_PYTHON to it (e.g.
+/work/peers/bin/python); without it the peers are skipped.  Prints the machine's load
+(os.getloadavg()) before and after.  Usage: python benchmarks/quantiles.py [reps] [joint_reps]
+(defaults 50 and 30).
 """
 
 from __future__ import annotations
@@ -115,7 +119,7 @@ def median_rows(x: np.ndarray, reps: int) -> dict[str, list[float]]:
         return rows
     for name, code in PEERS.items():
         res = subprocess.run([peers, "-c", code, str(reps)], capture_output=True, text=True,
-                             timeout=3600)
+                             timeout=7200)
         if res.returncode == 0:
             vals = json.loads(res.stdout.strip().splitlines()[-1])
             rows[name] = [abs(v - truth) for v in vals]
@@ -124,41 +128,66 @@ def median_rows(x: np.ndarray, reps: int) -> dict[str, list[float]]:
     return rows
 
 
-def joint_rows(x: np.ndarray, levels: list[float], reps: int) -> tuple[float, float, float,
-                                                                        float, float]:
+def mean_se(values: list[float]) -> tuple[float, float]:
+    """The mean and its standard error (sample standard deviation / sqrt(count))."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+
+
+def joint_rows(x: np.ndarray, levels: list[float], reps: int) -> dict[str, float]:
+    """Mean rank errors (± standard error) of the joint release and of m composed singles,
+    and the median times of the joint release, the composed singles and one quantile, each
+    round timing all three back to back (so load changes hit them alike)."""
     xs = np.sort(x)
     joint = MultiQuantile(epsilon=EPS, levels=levels, lower=LOW, upper=HIGH)
     singles = [IntervalQuantile(epsilon=EPS / len(levels), level=q, lower=LOW, upper=HIGH)
                for q in levels]
     one = IntervalQuantile(epsilon=EPS, level=0.5, lower=LOW, upper=HIGH)
-    ej, es, tj, ts, t1 = [], [], 0.0, 0.0, 0.0
+    ej, es, tj, ts, t1 = [], [], [], [], []
     for _ in range(reps):
         t = time.perf_counter()
         out = joint.release(x)
-        tj += time.perf_counter() - t
-        ej.append(np.mean([rank_error(xs, y, q) for y, q in zip(out, levels, strict=True)]))
+        tj.append(time.perf_counter() - t)
         t = time.perf_counter()
         single = [s.release(x) for s in singles]
-        ts += time.perf_counter() - t
-        es.append(np.mean([rank_error(xs, y, q) for y, q in zip(single, levels, strict=True)]))
+        ts.append(time.perf_counter() - t)
         t = time.perf_counter()
         one.release(x)
-        t1 += time.perf_counter() - t
-    return float(np.mean(ej)), float(np.mean(es)), tj / reps, ts / reps, t1 / reps
+        t1.append(time.perf_counter() - t)
+        ej.append(np.mean([rank_error(xs, y, q) for y, q in zip(out, levels, strict=True)]))
+        es.append(np.mean([rank_error(xs, y, q) for y, q in zip(single, levels, strict=True)]))
+    (mj, sj), (ms, ss) = mean_se(ej), mean_se(es)
+    return {"joint": mj, "joint_se": sj, "single": ms, "single_se": ss,
+            "t_joint": float(np.median(tj)), "t_single": float(np.median(ts)),
+            "t_one": float(np.median(t1)),
+            "ratio_q25": float(np.percentile(np.array(tj) / np.array(t1), 25)),
+            "ratio_q75": float(np.percentile(np.array(tj) / np.array(t1), 75))}
 
 
 def main() -> None:
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    joint_reps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     print(f"load average {os.getloadavg()}; n = {N}, epsilon = {EPS}, {reps} repetitions")
     x = np.clip(np.random.default_rng(7).lognormal(10, 1, N), LOW, HIGH)
-    for name, errs in median_rows(x, reps).items():
-        print(f"median  {name:28s} MAE {np.mean(errs):10.4f}  p95 "
+    rows = median_rows(x, reps)
+    for name, errs in rows.items():
+        mae, se = mean_se(errs)
+        print(f"median  {name:42s} MAE {mae:10.4f} ± {se:.4f} (s.e.)  p95 "
               f"{np.percentile(errs, 95):10.4f}")
+    base = rows.get("tmlt-analytics median")
+    if base is not None:
+        (mb, sb) = mean_se(base)
+        for name in ("dpnoise interval-quantile", "dpnoise session 'median x'"):
+            md, sd = mean_se(rows[name])
+            print(f"median  {name} − tmlt-analytics: {md - mb:+.4f} ± {np.hypot(sd, sb):.4f} "
+                  f"(s.e. of the difference)")
     for levels in ([0.25, 0.5, 0.75], [k / 10 for k in range(1, 10)]):
-        ej, es, tj, ts, t1 = joint_rows(x, levels, max(3, reps // 4))
-        print(f"m={len(levels)}  mean rank error joint {ej:8.2f} vs composed singles {es:8.2f}; "
-              f"time joint {tj:.2f}s, composed {ts:.2f}s, one quantile {t1:.2f}s "
-              f"(joint/one {tj / t1:.2f}x)")
+        r = joint_rows(x, levels, joint_reps)
+        print(f"m={len(levels)}  mean rank error joint {r['joint']:7.2f} ± {r['joint_se']:.2f} vs "
+              f"composed singles {r['single']:7.2f} ± {r['single_se']:.2f}; median time joint "
+              f"{r['t_joint'] * 1e3:.1f} ms, composed {r['t_single'] * 1e3:.1f} ms, one quantile "
+              f"{r['t_one'] * 1e3:.1f} ms (joint/one {r['t_joint'] / r['t_one']:.2f}x; per round "
+              f"quartiles {r['ratio_q25']:.2f}-{r['ratio_q75']:.2f}x)")
     print(f"load average {os.getloadavg()}")
 
 

@@ -21,7 +21,13 @@ moves ``A``, ``B`` and ``n`` by at most ``k`` each, so every ``d(y)`` by at most
     P(y) ∝ b^{d(y)},   b = p/2^24 >= e^{−ε/(2Δ)}  (p the smallest such integer),
 
 so ``P(y | x)/P(y | x') <= b^{−2Δ} <= e^ε``: pure ε-DP (the realised loss
-``2Δ ln(2^24/p)`` is recorded).  ``d`` is constant on the runs of lattice points between
+``2Δ ln(2^24/p)`` is recorded).  The factor 2 is not slack: the score is not monotone (an
+added row raises the scores on one side of the level and lowers them on the other), and one
+row added below data with a long empty stretch at the level's rank moves a log-probability
+by more than ``0.98 ε`` (tests check it at q = 1/2 and q = 1/10).  ``Δ = k·max(Q, D − Q)``
+is the sensitivity of the rank distance ``|rank − q n|`` scaled by ``D`` under adding or
+removing rows -- the calibration of the exponential-mechanism quantiles of Tumult Core and
+OpenDP (for data of unknown size) as well.  ``d`` is constant on the runs of lattice points between
 consecutive distinct data values and on each data value itself, so the law is a weighting
 of at most ``2n + 1`` pieces by length x ``b^{d}`` -- sampled EXACTLY with integer
 arithmetic by :func:`dpnoise.exact.exponential_pieces.sample_pieces` (the piece by its
