@@ -181,3 +181,22 @@ def test_the_stated_epsilon_is_nearly_reached(level: float) -> None:
     _, lq = m.law_of(tuple(sorted((0, *base))))
     loss = float(np.max(np.abs(lp - lq)))
     assert 0.98 * m.epsilon < loss <= m.epsilon_realised * (1 + 1e-9)
+
+
+def test_private_bounds_clamp_statement_needs_its_preference_term() -> None:
+    """3000 rows at −2^40, ε = 0.1: the public preference for small magnitudes outweighs
+    the rows, both bounds land at 0 or next to it, and EVERY row lies outside -- more than
+    the statement without its ``λ·P/D`` term allows, so that term (which makes the statement
+    vacuous below ~10^4 rows at ε = 0.1) cannot be dropped; the full statement holds."""
+    from dpnoise.mechanisms.private_bounds import PrivateBounds
+
+    n = 3000
+    x = np.full(n, -2.0 ** 40)
+    m = PrivateBounds(epsilon=0.1)
+    frac, rows = m.clamped_rows_bound(0.05)
+    without = frac * n + sum(e / q.denominator for e, q in zip(m.rank_error(0.05), m.levels,
+                                                              strict=True))
+    for seed in range(3):
+        low, high = m.release(x, rng=dp.SeededRandom(seed))
+        outside = int(np.sum((x < low) | (x > high)))
+        assert without < outside == n <= frac * n + rows
