@@ -6,9 +6,11 @@ interleaved rounds and reported as ratios of medians).
 
 Every mechanism releases from the SAME data (seed 7).  Peers run in another interpreter
 (tmlt-analytics needs an older pyspark): set DPNOISE_PEERS_PYTHON to it (e.g.
-/work/peers/bin/python); without it the peers are skipped.  Prints the machine's load
-(os.getloadavg()) before and after.  Usage: python benchmarks/quantiles.py [reps] [joint_reps]
-(defaults 50 and 30).
+/work/peers/bin/python); without it the peers are skipped (DPNOISE_PEERS_REPS: their
+repetitions, default as dpnoise's; DPNOISE_PEERS_ONLY: name prefixes, e.g. "tmlt").
+Prints the machine's load (os.getloadavg()) before and after.  Usage:
+python benchmarks/quantiles.py [reps] [joint_reps] (defaults 50 and 30; joint_reps 0 skips
+the several-quantile rows).
 """
 
 from __future__ import annotations
@@ -109,23 +111,40 @@ def session_median(x: np.ndarray, reps: int) -> list[float]:
 
 
 def median_rows(x: np.ndarray, reps: int) -> dict[str, list[float]]:
+    """Absolute errors of each mechanism's median; each row is printed as soon as it is
+    measured (a peer can take minutes).  DPNOISE_PEERS_REPS sets the peers' repetitions
+    (default ``reps``); DPNOISE_PEERS_ONLY (comma-separated name prefixes) picks peers."""
     truth = float(np.median(x))
     m = IntervalQuantile(epsilon=EPS, level=0.5, lower=LOW, upper=HIGH)
-    rows = {"dpnoise interval-quantile": [abs(m.release(x) - truth) for _ in range(reps)],
-            "dpnoise session 'median x'": session_median(x, reps)}
+    rows: dict[str, list[float]] = {}
+    rows["dpnoise interval-quantile"] = [abs(m.release(x) - truth) for _ in range(reps)]
+    print_row("dpnoise interval-quantile", rows["dpnoise interval-quantile"])
+    rows["dpnoise session 'median x'"] = session_median(x, reps)
+    print_row("dpnoise session 'median x'", rows["dpnoise session 'median x'"])
     peers = os.environ.get("DPNOISE_PEERS_PYTHON")
     if not (peers and os.path.exists(peers)):
         print("DPNOISE_PEERS_PYTHON unset: peers skipped")
         return rows
+    peer_reps = int(os.environ.get("DPNOISE_PEERS_REPS", reps))
+    only = [w for w in os.environ.get("DPNOISE_PEERS_ONLY", "").split(",") if w]
     for name, code in PEERS.items():
-        res = subprocess.run([peers, "-c", code, str(reps)], capture_output=True, text=True,
-                             timeout=7200)
+        if only and not any(name.startswith(w) for w in only):
+            continue
+        res = subprocess.run([peers, "-c", code, str(peer_reps)], capture_output=True,
+                             text=True, timeout=7200)
         if res.returncode == 0:
             vals = json.loads(res.stdout.strip().splitlines()[-1])
             rows[name] = [abs(v - truth) for v in vals]
+            print_row(name, rows[name])
         else:
             print(f"{name} failed:", res.stderr[-300:])
     return rows
+
+
+def print_row(name: str, errs: list[float]) -> None:
+    mae, se = mean_se(errs)
+    print(f"median  {name:42s} MAE {mae:10.4f} ± {se:.4f} (s.e., {len(errs)} releases)  "
+          f"p95 {np.percentile(errs, 95):10.4f}", flush=True)
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -167,13 +186,10 @@ def joint_rows(x: np.ndarray, levels: list[float], reps: int) -> dict[str, float
 def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     joint_reps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
-    print(f"load average {os.getloadavg()}; n = {N}, epsilon = {EPS}, {reps} repetitions")
+    print(f"load average {os.getloadavg()}; n = {N}, epsilon = {EPS}, {reps} repetitions",
+          flush=True)
     x = np.clip(np.random.default_rng(7).lognormal(10, 1, N), LOW, HIGH)
     rows = median_rows(x, reps)
-    for name, errs in rows.items():
-        mae, se = mean_se(errs)
-        print(f"median  {name:42s} MAE {mae:10.4f} ± {se:.4f} (s.e.)  p95 "
-              f"{np.percentile(errs, 95):10.4f}")
     base = rows.get("tmlt-analytics median")
     if base is not None:
         (mb, sb) = mean_se(base)
@@ -181,7 +197,7 @@ def main() -> None:
             md, sd = mean_se(rows[name])
             print(f"median  {name} − tmlt-analytics: {md - mb:+.4f} ± {np.hypot(sd, sb):.4f} "
                   f"(s.e. of the difference)")
-    for levels in ([0.25, 0.5, 0.75], [k / 10 for k in range(1, 10)]):
+    for levels in ([0.25, 0.5, 0.75], [k / 10 for k in range(1, 10)]) if joint_reps else ():
         r = joint_rows(x, levels, joint_reps)
         print(f"m={len(levels)}  mean rank error joint {r['joint']:7.2f} ± {r['joint_se']:.2f} vs "
               f"composed singles {r['single']:7.2f} ± {r['single_se']:.2f}; median time joint "
