@@ -41,6 +41,7 @@ for a ``p`` within ``E/(D n)`` of ``q`` (a rank error of at most ``E/D`` rows).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -96,6 +97,7 @@ def lattice(lower: float, upper: float, grid: float | None) -> tuple[float, floa
     return lo, g, n
 
 
+@functools.lru_cache(maxsize=1024)
 def base_numerator(epsilon: float, delta_u: int) -> int:
     """The smallest integer ``p`` with ``p/2^24 >= e^{−ε/(2Δ)}``."""
     with mpmath.workdps(60):

@@ -149,9 +149,10 @@ class MultiQuantile(Mechanism):
 
     def _release_sorted(self, idx: NDArray[np.int64], rng: RngLike) -> list[int]:
         words = WordStream(resolve_rng(rng), block=4096)
-        jitter = (words.take(idx.size) >> np.uint64(64 - JITTER_BITS)).astype(np.int64)
+        jitter = words.take(idx.size)  # fresh words, never handed out again: shift in place
+        jitter >>= np.uint64(64 - JITTER_BITS)
         fine = np.left_shift(idx, JITTER_BITS)
-        fine += jitter
+        fine += jitter.view(np.int64)  # < 2^16: the same value as a signed integer
         # idx is sorted, so fine is sorted but within runs of equal idx: a stable sort
         # (timsort) finishes nearly sorted data in about one pass (same result as any sort)
         rows = SortedRows.from_sorted(np.sort(fine, kind="stable"))
