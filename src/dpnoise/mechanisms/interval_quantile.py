@@ -27,11 +27,15 @@ row added below data with a long empty stretch at the level's rank moves a log-p
 by more than ``0.98 ε`` (tests check it at q = 1/2 and q = 1/10).  ``Δ = k·max(Q, D − Q)``
 is the sensitivity of the rank distance ``|rank − q n|`` scaled by ``D`` under adding or
 removing rows -- the calibration of the exponential-mechanism quantiles of Tumult Core and
-OpenDP (for data of unknown size) as well.  ``d`` is constant on the runs of lattice points between
-consecutive distinct data values and on each data value itself, so the law is a weighting
-of at most ``2n + 1`` pieces by length x ``b^{d}`` -- sampled EXACTLY with integer
-arithmetic by :func:`dpnoise.exact.exponential_pieces.sample_pieces` (the piece by its
-weight, then a uniform point in it).
+OpenDP (for data of unknown size) as well.
+
+``d`` is constant on the runs of lattice points between consecutive distinct data values
+and on each data value itself, so the law is a weighting of at most ``2n + 1`` pieces
+(:func:`pieces`) by length x ``b^{d}`` -- sampled EXACTLY with integer arithmetic as
+:func:`dpnoise.exact.exponential_pieces.sample_pieces` does (the piece by its weight, then a
+uniform point in it), by the sliced step of :mod:`dpnoise.mechanisms.quantile_step`: the
+same words and the same output without listing the pieces (the full arrays stay the
+reference the tests compare with).
 
 Accuracy (from public parameters only): some point has ``d = 0`` and at most ``N + 1``
 points exist, so ``P(d(y) >= E) <= (N + 1) b^E``; with ``E`` the smallest integer with
