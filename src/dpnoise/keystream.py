@@ -28,6 +28,7 @@ import ctypes
 import os
 import sys
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -182,7 +183,7 @@ class _LibcryptoCipher:
         """Next ``m`` keystream bytes (any size) into raw[:m] in ONE foreign call, so the GIL
         is released once, not once per :data:`BLOCK_BYTES` (``dpk_keystream`` in
         kernels/keyed.c, the same bytes); False when the compiled kernels are off."""
-        fn = _keystream_kernel()
+        fn = fill_kernel()
         if fn is None:
             return False
         if fn(self._update_address, self._ctx, self._zeros, BLOCK_BYTES, raw.ctypes.data, m):
@@ -202,18 +203,14 @@ class _LibcryptoCipher:
         return self._update_address, self._ctx
 
 
-_KEYSTREAM_KERNEL: Any = False
+def _no_fill_kernel() -> Any:
+    return None
 
 
-def _keystream_kernel() -> Any:
-    """``dpk_keystream`` from the compiled kernels, or None (not built or disabled)."""
-    global _KEYSTREAM_KERNEL
-    if _KEYSTREAM_KERNEL is False:
-        from . import kernels
-
-        vp, i64 = ctypes.c_void_p, ctypes.c_int64
-        _KEYSTREAM_KERNEL = kernels.function("dpk_keystream", [vp, vp, vp, i64, vp, i64], i64)
-    return _KEYSTREAM_KERNEL
+#: ``() -> dpk_keystream`` (a ctypes function) or None: set by :mod:`dpnoise.kernels.keyed`
+#: when it is imported (the kernels sit above this module; without them every fill is one
+#: cipher call per :data:`BLOCK_BYTES`, the same bytes)
+fill_kernel: Callable[[], Any] = _no_fill_kernel
 
 
 def libcrypto() -> Any:

@@ -33,6 +33,17 @@ def _driver() -> Any:
     return function("dpk_keyed_run", [vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp], i64)
 
 
+@lru_cache(maxsize=1)
+def _keystream_fill() -> Any:
+    """``dpk_keystream`` with its ctypes signature, or None (kernels off): one foreign call
+    for a keystream fill of any size (:meth:`dpnoise.keystream._LibcryptoCipher.into_all`)."""
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    return function("dpk_keystream", [vp, vp, vp, i64, vp, i64], i64)
+
+
+keystream.fill_kernel = _keystream_fill
+
+
 @lru_cache(maxsize=8)
 def _address(name: str) -> int | None:
     """The address of the adapter ``name`` in the kernel library, or None."""
