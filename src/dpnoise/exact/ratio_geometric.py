@@ -89,6 +89,20 @@ _TABLE_BLOCK = 1 << 16  # the largest block length (RatioGeometric's M <= 2^16)
 _TABLE_FROM = 1 << 12  # below this cap the direct computation is quicker than the table
 
 
+def _blocks(target: float, top: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every block length M = 1 .. ``top`` in order (as a loop over M would: a =
+    floor(M·target) in the same float64 product) with a >= 1, up to the first M with
+    a >= 1 past the span cap: the arrays (M, a)."""
+    Ms = np.arange(1, top + 1, dtype=np.int64)
+    a = np.floor(Ms * target).astype(np.int64)
+    valid = a >= 1
+    over = valid & (a * (Ms - 1) > MAX_SPAN_BITS * Ms)
+    if over.any():
+        stop = int(np.argmax(over))
+        Ms, a, valid = Ms[:stop], a[:stop], valid[:stop]
+    return Ms[valid], a[valid]
+
+
 @lru_cache(maxsize=32)
 def _candidate_table(target: float) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                              NDArray[np.int64]]:
@@ -96,14 +110,7 @@ def _candidate_table(target: float) -> tuple[NDArray[np.int64], NDArray[np.int64
     order, with the smallest block length m that yields it: the list for a smaller
     ``max_block`` b is the candidates with m <= b (the M that yield a reduced pair are its
     multiples, and the span cap stops at the same M whatever b), in the same order."""
-    Ms = np.arange(1, _TABLE_BLOCK + 1, dtype=np.int64)
-    a = np.floor(Ms * target).astype(np.int64)
-    valid = a >= 1
-    over = valid & (a * (Ms - 1) > MAX_SPAN_BITS * Ms)
-    if over.any():
-        stop = int(np.argmax(over))
-        Ms, a, valid = Ms[:stop], a[:stop], valid[:stop]
-    Ms, a = Ms[valid], a[valid]
+    Ms, a = _blocks(target, _TABLE_BLOCK)
     g = np.gcd(a, Ms)
     base = _TABLE_BLOCK + 1
     keys = (a // g) * base + Ms // g
@@ -115,16 +122,7 @@ def _candidate_table(target: float) -> tuple[NDArray[np.int64], NDArray[np.int64
 
 def _ratio_candidates_direct(target: float, max_block: int) -> list[tuple[int, int]]:
     """:func:`ratio_candidates` computed for this ``max_block`` alone."""
-    # every M in order (as a loop over M would: a = floor(M·target) in the same float64
-    # product), up to the first M with a >= 1 past the span cap; pairs reduced by their gcd
-    Ms = np.arange(1, max(1, max_block) + 1, dtype=np.int64)
-    a = np.floor(Ms * target).astype(np.int64)
-    valid = a >= 1
-    over = valid & (a * (Ms - 1) > MAX_SPAN_BITS * Ms)
-    if over.any():
-        stop = int(np.argmax(over))
-        Ms, a, valid = Ms[:stop], a[:stop], valid[:stop]
-    Ms, a = Ms[valid], a[valid]
+    Ms, a = _blocks(target, max(1, max_block))  # pairs reduced by their gcd below
     if not Ms.size:
         raise ParameterError(
             f"cannot represent the ratio 2^-{target:.3g} with block length <= {max_block}; "
