@@ -33,11 +33,9 @@ from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
+from .block_words import alias_outcome, apply_sign, trailing_zeros_63
 
 _LOW63 = np.uint64((1 << 63) - 1)
-_TOP = np.uint64(1 << 63)
-_ONE = np.uint64(1)
-_S63 = np.int64(63)
 _EXACT = 1 << 53
 _MAX_INDEX = float(1 << 51)
 _CHUNK = 1 << 14
@@ -230,34 +228,19 @@ class BlockGeometric:
         b-words; ``out`` (length c) receives 2Z, or the release with ``centre``."""
         thr2, outcome2 = self._kernel_tables
         col_shift = np.uint64(64 - self.table.bits - 1)  # keeps one extra bit, cleared below
-        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(self.table.mass - 1)
         a, b = words[:c], words[c : 2 * c]
         lo, t, cl, ab, K, R, S = (scratch[k][:c] for k in
                                   ("lowest", "tmp", "col2", "above", "K", "R", "S"))
-        # Q: trailing zeros of (a | 2^63) -- equals ctz of the low 63 bits, 63 if they are 0
-        np.bitwise_or(a, _TOP, out=lo)
-        np.negative(lo, out=t)
-        np.bitwise_and(lo, t, out=lo)
-        np.subtract(lo, _ONE, out=lo)
-        np.bitwise_count(lo, out=lo)
-        Q = lo.view(np.int64)
+        Q = trailing_zeros_63(a, lo, t)
         if Q.max() >= 63:  # probability 2^-63 per draw: extend the count exactly
             self._extend_counts(rng, a, Q)
-        # R from the alias table as the odd number 2R + 1: outcome2[2·col + (u >= thr)]
-        np.right_shift(b, col_shift, out=t)
-        np.bitwise_and(t, even_mask, out=t)
-        cl[:] = t
-        np.bitwise_and(b, thr_mask, out=t)
-        np.greater_equal(t, thr2[cl], out=ab)
-        np.add(cl, ab, out=cl)
-        np.take(outcome2, cl, out=R)
-        # 2Z = ±(2QM + 2R + 1): sign s in {0, -1} from bit 63, applied as (x ^ s) - s
+        # R from the alias table as the odd number 2R + 1
+        alias_outcome(b, thr2, outcome2, col_shift, thr_mask, t, cl, ab, R)
+        # 2Z = ±(2QM + 2R + 1)
         np.multiply(Q, np.int64(2 * self.M), out=K)
         np.add(K, R, out=K)
-        np.right_shift(a.view(np.int64), _S63, out=S)
-        np.bitwise_xor(K, S, out=K)
-        np.subtract(K, S, out=K)
+        apply_sign(a, K, S)
         if centre is None:
             out[:] = K
             return

@@ -48,11 +48,9 @@ from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, refer
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
+from .block_words import alias_outcome, apply_sign, trailing_zeros_63
 
 _LOW63 = np.uint64((1 << 63) - 1)
-_TOP = np.uint64(1 << 63)
-_ONE = np.uint64(1)
-_S63 = np.int64(63)
 _CHUNK = 1 << 14
 #: largest j + log2(M): the smallest in-block weight keeps >= ~20 significant bits
 MAX_SPAN_BITS = 44
@@ -149,7 +147,6 @@ class IntegerBlockLaplace:
         words = np.empty(2 * chunk + 8, dtype=np.uint64)
         scratch: list[NDArray[Any]] = []  # the reference's work arrays, made when it first runs
         col_shift = np.uint64(64 - table.bits - 1)
-        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(table.mass - 1)
         kern = _intblock_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
@@ -175,31 +172,15 @@ class IntegerBlockLaplace:
                 scratch = [np.empty(chunk, dt) for dt in (np.uint64, np.uint64, np.intp, bool,
                                                           np.int64, np.int64, np.int64)]
             lo, t, cl, ab, K, NZ, S = (b_[:c] for b_ in scratch)
-            # C = trailing zeros of (a | 2^63): the ctz of the low 63 bits, 63 if they are 0
-            np.bitwise_or(a, _TOP, out=lo)
-            np.negative(lo, out=t)
-            np.bitwise_and(lo, t, out=lo)
-            np.subtract(lo, _ONE, out=lo)
-            np.bitwise_count(lo, out=lo)
-            C = lo.view(np.int64)
-            # magnitude outcome from the alias table: mag2[2·col + (u >= thr)]
-            np.right_shift(b, col_shift, out=t)
-            np.bitwise_and(t, even_mask, out=t)
-            cl[:] = t
-            np.bitwise_and(b, thr_mask, out=t)
-            np.greater_equal(t, thr2[cl], out=ab)
-            np.add(cl, ab, out=cl)
-            np.take(mag2, cl, out=K)
+            C = trailing_zeros_63(a, lo, t)  # the ctz of the low 63 bits, 63 if all 0
+            alias_outcome(b, thr2, mag2, col_shift, thr_mask, t, cl, ab, K)  # the magnitude
             # block offset Q·M only for non-zero outcomes
             np.minimum(K, 1, out=NZ)
             # C = 63: probability 2^-63 per draw; the count continues exactly on fresh words
             blocks = self._long_counts(rng, a, C) if C.max() >= 63 else np.take(qm, C)
             np.multiply(blocks, NZ, out=NZ)
             np.add(K, NZ, out=K)
-            # sign s in {0, -1} from bit 63, applied as (k ^ s) - s (0 stays 0)
-            np.right_shift(a.view(np.int64), _S63, out=S)
-            np.bitwise_xor(K, S, out=K)
-            np.subtract(K, S, out=out[start : start + c])
+            apply_sign(a, K, S, out=out[start : start + c])  # 0 stays 0
             part = slice(start, start + c)
             add_clamp(out[part], None if add is None else add[part], lower, upper)
 
