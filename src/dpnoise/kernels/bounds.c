@@ -11,6 +11,21 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* The values x[i..n) after a vector loop, folded into (lo, hi, bad); the result written to
+ * lohi and returned as dpk_bounds does. */
+static int64_t finish(const double *x, int64_t i, int64_t n, double lo, double hi,
+                      int64_t bad, double *lohi) {
+    for (; i < n; i++) {
+        double v = x[i];
+        bad |= v != v;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    lohi[0] = lo;
+    lohi[1] = hi;
+    return bad;
+}
+
 __attribute__((target("avx512f")))
 static int64_t bounds_avx512(const double *x, int64_t n, double *lohi) {
     __m512d lo0 = _mm512_set1_pd(__builtin_inf()), hi0 = _mm512_set1_pd(-__builtin_inf());
@@ -28,15 +43,7 @@ static int64_t bounds_avx512(const double *x, int64_t n, double *lohi) {
     double lo = _mm512_reduce_min_pd(_mm512_min_pd(lo0, lo1));
     double hi = _mm512_reduce_max_pd(_mm512_max_pd(hi0, hi1));
     int64_t bad = nan != 0;
-    for (; i < n; i++) {
-        double v = x[i];
-        bad |= v != v;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    lohi[0] = lo;
-    lohi[1] = hi;
-    return bad;
+    return finish(x, i, n, lo, hi, bad, lohi);
 }
 
 __attribute__((target("avx2")))
@@ -61,15 +68,7 @@ static int64_t bounds_avx2(const double *x, int64_t n, double *lohi) {
         lo = l[j] < lo ? l[j] : lo;
         hi = h[j] > hi ? h[j] : hi;
     }
-    for (; i < n; i++) {
-        double v = x[i];
-        bad |= v != v;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    lohi[0] = lo;
-    lohi[1] = hi;
-    return bad;
+    return finish(x, i, n, lo, hi, bad, lohi);
 }
 #endif
 
