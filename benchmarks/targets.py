@@ -158,8 +158,8 @@ def parallel_share(fn: Callable[[], object], n: int, cores: int, repeats: int = 
     """(p, bound): p = the median share of a 1-thread release's CPU time (``thread_time``,
     so time the process waits for a core does not count) spent inside its chunk jobs (the
     input checks and the draws) -- the part ``cores`` threads share -- and the Amdahl bound
-    1 / ((1 - p) + p * w), w = the busiest thread's share of the chunks (whole chunks of
-    SPLIT_CHUNK values)."""
+    1 / ((1 - p) + p * w), w = the busiest thread's share of the pieces (SPLIT_SPAN values
+    with a sampler's compiled spans, else whole chunks of SPLIT_CHUNK values)."""
     from dpnoise import parallel
 
     real_split, real_map = parallel.run_split, parallel.chunk_map
@@ -174,10 +174,21 @@ def parallel_share(fn: Callable[[], object], n: int, cores: int, repeats: int = 
 
         return job
 
+    class TimedSpans:  # a sampler's compiled spans, timed like the jobs
+        def __init__(self, compiled: Any) -> None:
+            self.span = timed(compiled.span)
+
+    used_spans = [False]
+
+    def split(source: Any, size: int, work: Any, compiled: Any = None) -> None:
+        used_spans[0] = compiled is not None
+        real_split(source, size, timed(work), None if compiled is None else TimedSpans(compiled))
+
     os.environ["DPNOISE_THREADS"] = "1"
     # the mechanisms import these when they release: the input checks (chunk_map) and the
-    # draws (run_split) are what the threads share
-    parallel.run_split = lambda source, size, work: real_split(source, size, timed(work))
+    # draws (run_split: per-chunk work, or the sampler's compiled spans) are what the
+    # threads share
+    parallel.run_split = split
     parallel.chunk_map = lambda size, fn: real_map(size, timed(fn))
     shares = []
     try:
@@ -189,8 +200,9 @@ def parallel_share(fn: Callable[[], object], n: int, cores: int, repeats: int = 
     finally:
         parallel.run_split, parallel.chunk_map = real_split, real_map
     p = statistics.median(shares)
-    chunks = -(-n // parallel.SPLIT_CHUNK)
-    w = min(1.0, -(-chunks // cores) * parallel.SPLIT_CHUNK / n)
+    piece = parallel.SPLIT_SPAN if used_spans[0] else parallel.SPLIT_CHUNK
+    pieces = -(-n // piece)
+    w = min(1.0, -(-pieces // cores) * piece / n)
     return p, 1.0 / ((1.0 - p) + p * w)
 
 

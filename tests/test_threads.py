@@ -70,9 +70,58 @@ def test_one_call_path_equals_the_python_loop(monkeypatch: pytest.MonkeyPatch) -
     fused = [m.release(x, rng=SeededRandom(5)) for _, m, x in _cases()]
     for mod in _KEYED_SAMPLERS:
         monkeypatch.setattr(f"dpnoise.exact.{mod}.keyed_run", lambda *a, **k: None)
+        monkeypatch.setattr(f"dpnoise.exact.{mod}.compiled_job", lambda *a, **k: None)
     loop = [m.release(x, rng=SeededRandom(5)) for _, m, x in _cases()]
     for a, b in zip(fused, loop, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@needs_fused
+def test_a_span_reads_its_chunk_stream_from_where_it_starts() -> None:
+    """dpk_keyed_span keys ChaCha20 itself with the block counter of its first word: a span
+    that starts inside a chunk reads the words the chunk's whole loop reads there."""
+    key, sub, per_value, chunk_start, n = bytes(range(32)), 1024, 2, 5000, 5000 + 4 * 1024 + 77
+    want = KeyedRandom(key, stream=7).words(per_value * (n - chunk_start))
+    out = np.zeros(per_value * n, dtype=np.uint64)  # the adapter writes at per_value * index
+    job = keyed.compiled_job("dpk_keyed_words", keyed.kernel_args(out.ctypes.data, per_value, -1),
+                             per_value, sub, (out,))
+    assert job is not None
+    for start in (chunk_start + 2 * sub, chunk_start):  # the later piece first
+        end = n if start > chunk_start else chunk_start + 2 * sub
+        assert job.span(key, 7, chunk_start, start, end)
+    np.testing.assert_array_equal(out[per_value * chunk_start:], want)
+    with pytest.raises(ValueError, match="grid"):
+        job.span(key, 7, chunk_start, chunk_start + 100, n)
+
+
+@needs_fused
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_span_stopped_for_the_reference_recomputes_its_chunk(
+        threads: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probability-2^-63 path of a compiled span: it computes part of chunk 1 and asks
+    for the reference; run_split recomputes that whole chunk the per-chunk way -- the same
+    values as a release without spans."""
+    monkeypatch.setenv("DPNOISE_THREADS", threads)
+    real = keyed.CompiledJob.span
+    stopped: list[int] = []
+
+    def stop_in_chunk_1(self: keyed.CompiledJob, key: bytes, stream: int, chunk_start: int,
+                        start: int, end: int) -> bool:
+        if stream != 1:
+            return real(self, key, stream, chunk_start, start, end)
+        stopped.append(start)
+        real(self, key, stream, chunk_start, start, start + self.sub)
+        self._keep[0][start + self.sub : end] = -12345  # the rest of the piece: not computed
+        return False
+
+    for name, m, x in _cases():
+        want = m.release(x, rng=SeededRandom(11))
+        stopped.clear()
+        monkeypatch.setattr(keyed.CompiledJob, "span", stop_in_chunk_1)
+        got = m.release(x, rng=SeededRandom(11))
+        monkeypatch.setattr(keyed.CompiledJob, "span", real)
+        assert stopped, name
+        np.testing.assert_array_equal(got, want)
 
 
 @needs_fused

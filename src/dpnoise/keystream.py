@@ -51,11 +51,14 @@ _RFC_IV = (1).to_bytes(4, "little") + bytes.fromhex("000000000000004a00000000")
 _RFC_FIRST16 = bytes.fromhex("224f51f3401bd9e12fde276fb8631ded")
 
 
-def iv_for(stream: int) -> bytes:
-    """The 16-byte IV of stream ``stream``: block counter 0, then the stream index as nonce."""
+def iv_for(stream: int, counter: int = 0) -> bytes:
+    """The 16-byte IV of stream ``stream``: the 32-bit block counter (0: the stream's
+    start; k: its k-th 64-byte block, 8 words on), then the stream index as nonce."""
     if not 0 <= stream < 1 << 64:
         raise ParameterError("stream index must be in [0, 2^64)")
-    return b"\x00" * 4 + stream.to_bytes(12, "little")
+    if not 0 <= counter < 1 << 32:
+        raise ParameterError("block counter must be in [0, 2^32)")
+    return counter.to_bytes(4, "little") + stream.to_bytes(12, "little")
 
 
 class _CryptographyCipher:
@@ -220,6 +223,26 @@ def libcrypto() -> Any:
         _LIB_TRIED = True
         _LIB = _load_libcrypto()
     return _LIB
+
+
+_EVP: Any = None
+
+
+def evp_entry_points() -> Any:
+    """The checked libcrypto's ``EVP_CIPHER_CTX_new``, ``EVP_CIPHER_CTX_free``,
+    ``EVP_EncryptInit_ex``, ``EVP_EncryptUpdate`` and ``EVP_chacha20()`` as a ctypes array
+    of five addresses (compiled code keys a ChaCha20 context itself:
+    ``dpk_keyed_span`` in kernels/keyed.c), or None without the library."""
+    global _EVP
+    lib = libcrypto()
+    if lib is None:
+        return None
+    if _EVP is None:
+        names = ("EVP_CIPHER_CTX_new", "EVP_CIPHER_CTX_free", "EVP_EncryptInit_ex",
+                 "EVP_EncryptUpdate")
+        addresses = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in names]
+        _EVP = (ctypes.c_void_p * 5)(*addresses, lib.EVP_chacha20())
+    return _EVP
 
 
 def backend() -> str:

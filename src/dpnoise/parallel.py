@@ -41,7 +41,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,6 +51,9 @@ from .randomness import KeyedRandom, RandomSource
 
 SPLIT_MIN = 1 << 19
 SPLIT_CHUNK = 1 << 18
+#: the piece of a chunk one thread computes when several share a release (compiled spans):
+#: a multiple of every sampler's sub-chunk, so a piece starts where the chunk's loop would
+SPLIT_SPAN = 1 << 16
 
 Work = Callable[[RandomSource, int, int], None]
 T = TypeVar("T")
@@ -151,22 +154,51 @@ def extremes(values: NDArray[Any]) -> tuple[Any, Any]:
     return both[:, 0].min(), both[:, 1].max()
 
 
-def run_split(source: RandomSource, n: int, work: Work) -> None:
+class CompiledSpans(Protocol):
+    """A sampler's compiled body over a whole split release
+    (:class:`dpnoise.kernels.keyed.CompiledJob`)."""
+
+    def span(self, key: bytes, stream: int, chunk_start: int, start: int, end: int) -> bool:
+        """Values [start, end) of chunk ``stream``; False: recompute the chunk with work."""
+        ...
+
+
+def run_split(source: RandomSource, n: int, work: Work,
+              compiled: CompiledSpans | None = None) -> None:
     """Run ``work(chunk_source, start, stop)`` over [0, n).
 
     Below :data:`SPLIT_MIN`: one call with ``source`` itself.  Otherwise: one key from
     ``source``, chunk i of SPLIT_CHUNK values on ``KeyedRandom(key, stream=i)``, chunks
     computed by up to :func:`threads` threads (:func:`_each`; results identical for any
-    thread count).
+    thread count).  With ``compiled`` (and libcrypto) the chunks run as compiled spans
+    instead -- whole chunks on one thread, pieces of :data:`SPLIT_SPAN` values on several
+    (finer pieces balance the threads) -- each one GIL-free call with no Python object
+    per chunk; a chunk whose span asked for the sampler's reference is recomputed by
+    ``work`` afterwards (its words and values are the same).
     """
     if n < SPLIT_MIN:
         work(source, 0, n)
         return
     key = source.words(4).tobytes()
     which = keystream.gil_free()  # libcrypto when loaded: same words, drawn without the GIL
+    count = -(-n // SPLIT_CHUNK)
 
     def job(i: int) -> None:
         s = i * SPLIT_CHUNK
         work(KeyedRandom(key, stream=i, backend=which), s, min(s + SPLIT_CHUNK, n))
 
-    _each(-(-n // SPLIT_CHUNK), job)
+    if compiled is None:
+        _each(count, job)
+        return
+    size = SPLIT_CHUNK if threads() <= 1 else SPLIT_SPAN
+    spans = [(s // SPLIT_CHUNK, s) for s in range(0, n, size)]
+    redo: set[int] = set()
+
+    def piece(k: int) -> None:
+        i, s = spans[k]
+        if not compiled.span(key, i, i * SPLIT_CHUNK, s, min(s + size, n)):
+            redo.add(i)
+
+    _each(len(spans), piece)
+    for i in sorted(redo):  # probability about 2^-45 a chunk: its reference draws more words
+        job(i)

@@ -26,7 +26,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import (
+    CompiledJob,
+    add_clamp,
+    compiled_job,
+    count_args,
+    kernel_args,
+    keyed_run,
+    reference_chunks,
+)
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 from .float_sum import fsum_array
@@ -94,6 +102,28 @@ class DGTable:
         out2[1::2] = t._alias - self.K
         return thr2, out2
 
+    def _alias_args(self, out: NDArray[np.int64], add: NDArray[np.int64] | None,
+                    lower: int | None, upper: int | None) -> NDArray[np.int64]:
+        """The slots of kernels/keyed.c's ``dpk_keyed_alias`` adapter: the interleaved
+        table, the column shift and threshold mask, the output's address (the adapter adds
+        a value's index), then the counts to add and the clamps (:func:`count_args`)."""
+        thr2, out2 = self._kernel
+        t = self.table
+        return kernel_args(thr2.ctypes.data, out2.ctypes.data, 64 - t.bits - 1, t.mass - 1,
+                           out.ctypes.data, *count_args(add, lower, upper))
+
+    def keyed_job(self, out: NDArray[np.int64], *, add: NDArray[np.int64] | None = None,
+                  lower: int | None = None, upper: int | None = None) -> CompiledJob | None:
+        """:meth:`sample_into` of the whole of ``out`` as compiled spans for a split release
+        (:func:`dpnoise.parallel.run_split`): the same adapter, words and values; None where
+        :meth:`sample_into` would not run the kernel."""
+        if _alias_kernel() is None or out.dtype != np.int64 or not out.flags.c_contiguous:
+            return None
+        if add is not None:
+            add = np.ascontiguousarray(add, dtype=np.int64)
+        return compiled_job("dpk_keyed_alias", self._alias_args(out, add, lower, upper), 1,
+                            _CHUNK, (out, add, self._kernel))
+
     def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         """n exact draws, one word each."""
         out = np.empty(n, dtype=np.int64)
@@ -126,7 +156,7 @@ class DGTable:
             args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
             p_words, p_out = words.ctypes.data, out.ctypes.data
             run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias",
-                            kernel_args(*args, p_out, *count_args(add, lower, upper)))
+                            self._alias_args(out, add, lower, upper))
 
             def step(start: int, c: int) -> bool:
                 kern(p_words, c, *args, p_out + 8 * start)

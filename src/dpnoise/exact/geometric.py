@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import CompiledJob, compiled_job, kernel_args, keyed_run, reference_chunks
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -194,9 +194,8 @@ class BlockGeometric:
             half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
             bits, two_m, isa = self.table.bits, 2 * self.M, SIMD_LEVEL
             stream = int(n >= STREAM_MIN)
-            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block", kernel_args(
-                p_packed, bits, two_m, p_centre or None, float(inv), float(half), p_out, isa,
-                stream))
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block",
+                            self._block_args(out, centre, grid))
 
             def step(start: int, c: int) -> bool:  # False: Q = 63 somewhere (p = 2^-63 a value)
                 return kern(p_words, c, c, p_packed, bits, two_m,
@@ -210,6 +209,37 @@ class BlockGeometric:
             part = None if centre is None else centre[start : start + c]
             self._reference_chunk(rng, words[: 2 * c], c, scratch, part, grid,
                                   out[start : start + c])
+
+    def _block_args(self, out: NDArray[Any], centre: NDArray[np.float64] | None,
+                    grid: float | None) -> NDArray[np.int64]:
+        """The slots of kernels/keyed.c's ``dpk_keyed_block`` adapter for ``out`` (and
+        ``centre``, C-contiguous float64): the packed table, its bits, 2M, the centre's
+        address (None: integers), 1/L and L/2, the output's address (the adapter adds a
+        value's index to both), the instruction set, and non-temporal stores for a large
+        release."""
+        release = centre is not None
+        half, inv = (grid / 2, 1.0 / grid) if release and grid else (0.0, 1.0)
+        return kernel_args(self._packed_table.ctypes.data, self.table.bits, 2 * self.M,
+                           centre.ctypes.data if centre is not None else None, float(inv),
+                           float(half), out.ctypes.data, SIMD_LEVEL,
+                           int(out.size >= STREAM_MIN))
+
+    def keyed_job(self, out: NDArray[Any], *, centre: NDArray[np.float64] | None = None,
+                  grid: float | None = None) -> CompiledJob | None:
+        """:meth:`release_into` of the whole of ``out`` as compiled spans for a split release
+        (:func:`dpnoise.parallel.run_split`): the same adapter, words and values, keyed in C
+        chunk by chunk; None where :meth:`release_into` would not run the kernel (its
+        per-chunk path then runs)."""
+        if _block_kernel() is None or not out.flags.c_contiguous:
+            return None
+        if centre is not None:
+            if grid is None or not exact_inverse(grid) or out.dtype != np.float64:
+                return None
+            centre = np.ascontiguousarray(centre, dtype=np.float64)
+        elif out.dtype != np.int64:
+            return None
+        return compiled_job("dpk_keyed_block", self._block_args(out, centre, grid), 2, _CHUNK,
+                            (out, centre, self._packed_table))
 
     @staticmethod
     def _scratch(chunk: int) -> dict[str, NDArray[Any]]:

@@ -44,7 +44,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import add_clamp, count_args, kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import (
+    CompiledJob,
+    add_clamp,
+    compiled_job,
+    count_args,
+    kernel_args,
+    keyed_run,
+    reference_chunks,
+)
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -122,6 +130,30 @@ class IntegerBlockLaplace:
         qm = (np.arange(64, dtype=np.int64) // self.j) * self.M
         return thr2, mag2, qm
 
+    def _intblock_args(self, out: NDArray[np.int64], add: NDArray[np.int64] | None,
+                       lower: int | None, upper: int | None) -> NDArray[np.int64]:
+        """The slots of kernels/keyed.c's ``dpk_keyed_intblock`` adapter: the interleaved
+        tables, the column shift and threshold mask, the output's address (the adapter adds
+        a value's index), then the counts to add and the clamps (:func:`count_args`)."""
+        thr2, mag2, qm = self._kernel_tables
+        table = self.table
+        return kernel_args(thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data,
+                           64 - table.bits - 1, table.mass - 1, out.ctypes.data,
+                           *count_args(add, lower, upper))
+
+    def keyed_job(self, out: NDArray[np.int64], *, add: NDArray[np.int64] | None = None,
+                  lower: int | None = None, upper: int | None = None) -> CompiledJob | None:
+        """:meth:`sample_into` of the whole of ``out`` as compiled spans for a split release
+        (:func:`dpnoise.parallel.run_split`): the same adapter, words and values; None where
+        :meth:`sample_into` would not run the kernel."""
+        if (_intblock_kernel() is None or out.dtype != np.int64
+                or not out.flags.c_contiguous):
+            return None
+        if add is not None:
+            add = np.ascontiguousarray(add, dtype=np.int64)
+        return compiled_job("dpk_keyed_intblock", self._intblock_args(out, add, lower, upper),
+                            2, _CHUNK, (out, add, self._kernel_tables))
+
     def sample(self, rng: RandomSource, n: int) -> NDArray[np.int64]:
         """n exact draws (int64), two words each, in cache-sized chunks."""
         out = np.empty(n, dtype=np.int64)
@@ -156,8 +188,8 @@ class IntegerBlockLaplace:
             p_words, p_out = words.ctypes.data, out.ctypes.data
             p_thr, p_mag, p_qm = thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data
             shift, mask = int(col_shift), int(thr_mask)
-            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock", kernel_args(
-                p_thr, p_mag, p_qm, shift, mask, p_out, *count_args(add, lower, upper)))
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock",
+                            self._intblock_args(out, add, lower, upper))
 
             def step(start: int, c: int) -> bool:  # False: C = 63 somewhere (p = 2^-63 a value)
                 if kern(p_words, c, p_thr, p_mag, p_qm, shift, mask, p_out + 8 * start):

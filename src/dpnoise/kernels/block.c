@@ -194,6 +194,14 @@ static int64_t block_avx512(const uint64_t *a, const uint64_t *b, int64_t c,
         for (; i + 8 <= c; i += 8)
             _mm512_storeu_si512(out_i + i, signed_odd8(&k5, a + i, b + i, packed, &ext));
     } else if (stream) {  /* prefetch one line a step, DPK_AHEAD values ahead (no faults) */
+        for (; i + 16 <= c; i += 16) {  /* two vectors a step: their table reads overlap */
+            _mm_prefetch((const char *)(centre + i + DPK_AHEAD), _MM_HINT_NTA);
+            _mm_prefetch((const char *)(centre + i + 8 + DPK_AHEAD), _MM_HINT_NTA);
+            __m512i k = signed_odd8(&k5, a + i, b + i, packed, &ext);
+            __m512i k2 = signed_odd8(&k5, a + i + 8, b + i + 8, packed, &ext);
+            _mm512_stream_pd(out_f + i, release8(&k5, k, centre + i));
+            _mm512_stream_pd(out_f + i + 8, release8(&k5, k2, centre + i + 8));
+        }
         for (; i + 8 <= c; i += 8) {
             _mm_prefetch((const char *)(centre + i + DPK_AHEAD), _MM_HINT_NTA);
             __m512i k = signed_odd8(&k5, a + i, b + i, packed, &ext);

@@ -64,6 +64,39 @@ int64_t dpk_keyed_run(void *update, void *ctx, const void *zeros, int64_t block,
     return n;
 }
 
+typedef void *(*dpk_ctx_new)(void);
+typedef void (*dpk_ctx_free)(void *ctx);
+typedef int (*dpk_cipher_init)(void *ctx, const void *cipher, void *engine,
+                               const unsigned char *key, const unsigned char *iv);
+
+/* libcrypto's entry points for a span (dpk_keyed_span): EVP_CIPHER_CTX_new, _free,
+ * EVP_EncryptInit_ex, EVP_EncryptUpdate and the cipher EVP_chacha20(), as addresses. */
+typedef struct {
+    void *ctx_new, *ctx_free, *init, *update, *cipher;
+} dpk_evp;
+
+/* Values [start, end) of a split release's chunk on a cipher context of its own: ChaCha20
+ * keyed with `key` and the 16-byte `iv` -- block counter (the span's first keystream block
+ * within the chunk's stream, little-endian), then the chunk's nonce -- so a span that
+ * starts inside a chunk reads exactly the keystream bytes the whole chunk's loop would
+ * read there (sub-chunks of `sub` values from `start`, each per_value * c words, as
+ * dpk_keyed_run).  The context is freed (its key schedule with it) before returning.
+ * Returns end, the start of the sub-chunk the caller's reference must redo (the span's
+ * later values are then not computed), or -1 when libcrypto failed. */
+int64_t dpk_keyed_span(const dpk_evp *evp, const unsigned char *key, const unsigned char *iv,
+                       const void *zeros, int64_t block, uint64_t *words, int64_t start,
+                       int64_t end, int64_t sub, int64_t per_value, void *kernel,
+                       const int64_t *args) {
+    void *ctx = ((dpk_ctx_new)evp->ctx_new)();
+    if (!ctx) return -1;
+    int64_t got = -1;
+    if (((dpk_cipher_init)evp->init)(ctx, evp->cipher, 0, key, iv) == 1)
+        got = dpk_keyed_run(evp->update, ctx, zeros, block, words, start, end, sub, per_value,
+                            kernel, args);
+    ((dpk_ctx_free)evp->ctx_free)(ctx);
+    return got;
+}
+
 static double as_double(int64_t bits) {
     double d;
     memcpy(&d, &bits, sizeof d);

@@ -14,6 +14,7 @@ stays the path for every other source (and :func:`reference_chunks` serves both)
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -110,6 +111,73 @@ def keyed_run(source: RandomSource, words: NDArray[np.uint64], per_value: int, s
     if handle is None:
         return None
     return KeyedRun(stream, handle, words, per_value, sub, address, args)
+
+
+@lru_cache(maxsize=1)
+def _span_driver() -> Any:
+    """``dpk_keyed_span`` with its ctypes signature, or None (kernels off)."""
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    return function("dpk_keyed_span", [vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp],
+                    i64)
+
+
+_LOCAL = threading.local()  # each thread's words buffer for its spans
+
+
+def _thread_words(size: int) -> NDArray[np.uint64]:
+    """This thread's words buffer, at least ``size`` words (kept for its next span)."""
+    words = getattr(_LOCAL, "words", None)
+    if words is None or words.size < size:
+        words = _LOCAL.words = np.empty(size, dtype=np.uint64)
+    return words
+
+
+class CompiledJob:
+    """A sampler's compiled chunk body over a whole split release
+    (:func:`dpnoise.parallel.run_split`): :meth:`span` computes values [start, end) of one
+    keyed chunk in one GIL-free call, keying its own ChaCha20 context in C
+    (``dpk_keyed_span``) -- no Python object per chunk, and a span may start inside a chunk
+    (the keystream's block counter set to where the chunk's loop would be), so threads can
+    share a release in pieces smaller than a chunk with the same words and values.
+
+    ``args`` hold the adapter's slots with the addresses of the WHOLE release's arrays
+    (the adapter adds a value's index); ``keep`` holds those arrays alive.
+    """
+
+    def __init__(self, adapter: int, args: NDArray[np.int64], per_value: int, sub: int,
+                 keep: tuple[Any, ...]) -> None:
+        self.adapter, self.args, self.per_value, self.sub = adapter, args, per_value, sub
+        self._keep = keep
+        self._tail = (sub, per_value, adapter, args.ctypes.data)
+        self._evp = keystream.evp_entry_points()
+
+    def span(self, key: bytes, stream: int, chunk_start: int, start: int, end: int) -> bool:
+        """Values [start, end) of chunk ``stream`` (which starts at ``chunk_start``; ``start``
+        on its grid of ``sub`` values).  False: a sub-chunk needs the sampler's reference
+        (probability about 2^-63 a value) -- the caller then recomputes the whole chunk the
+        Python way, whose words and values are these."""
+        first_word = self.per_value * (start - chunk_start)
+        if (start - chunk_start) % self.sub or first_word % 8:
+            raise ValueError("a span starts on the chunk's grid of sub-chunks")
+        iv = keystream.iv_for(stream, counter=first_word // 8)  # 8 words a ChaCha20 block
+        words = _thread_words(self.per_value * self.sub + 8)
+        got = _span_driver()(self._evp, key, iv, keystream.zeros_address, keystream.BLOCK_BYTES,
+                             words.ctypes.data, start, end, *self._tail)
+        if got < 0:
+            raise RuntimeError("EVP_EncryptInit_ex / EVP_EncryptUpdate(chacha20) failed")
+        return bool(got == end)
+
+
+def compiled_job(adapter: str, args: NDArray[np.int64], per_value: int, sub: int,
+                 keep: tuple[Any, ...]) -> CompiledJob | None:
+    """A :class:`CompiledJob` of the adapter named ``adapter``, or None when the kernels are
+    off or the chunks' keystreams do not come from the system libcrypto (the caller's
+    per-chunk Python path then runs, with the same words)."""
+    address = _address(adapter)
+    if (address is None or _span_driver() is None or keystream.gil_free() != "libcrypto"
+            or keystream.evp_entry_points() is None):
+        return None
+    return CompiledJob(address, args, per_value, sub, keep)
 
 
 def count_args(add: NDArray[np.int64] | None, lower: int | None, upper: int | None

@@ -268,7 +268,7 @@ class HalfLatticeMechanism(Mechanism):
         values, lo, hi = check_values_bounds("true_value", true_value)
         flat = np.ascontiguousarray(values.reshape(-1))
         check_representable(flat, self.grid, bounds=(lo, hi))  # before any random word
-        from ..parallel import run_split
+        from ..parallel import SPLIT_MIN, run_split
 
         source = resolve_rng(rng)
         sampler = self._sampler()
@@ -285,7 +285,11 @@ class HalfLatticeMechanism(Mechanism):
             else:
                 out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
 
-        run_split(source, n, work)
+        keyed_job = getattr(sampler, "keyed_job", None)
+        compiled = None
+        if keyed_job is not None and n >= SPLIT_MIN:
+            compiled = keyed_job(out, centre=flat, grid=self.grid)
+        run_split(source, n, work, compiled)
         return as_output(out.reshape(values.shape), true_value)
 
     @cached_property

@@ -231,8 +231,18 @@ def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int |
     def work(src: RandomSource, s: int, e: int) -> None:
         sampler.sample_into(src, out[s:e], add=flat[s:e], lower=lo, upper=hi)
 
-    run_split(resolve_rng(rng), flat.size, work)
+    source = resolve_rng(rng)
+    run_split(source, flat.size, work, _compiled(sampler, out, add=flat, lower=lo, upper=hi))
     return as_output(out.reshape(counts.shape), true_value)
+
+
+def _compiled(sampler: Any, out: NDArray[np.int64], **kw: Any) -> Any:
+    """The sampler's compiled spans over the whole of ``out`` (``keyed_job``) for a split
+    release, or None (small release, or no compiled body: the per-chunk path)."""
+    from ..parallel import SPLIT_MIN
+
+    keyed_job = getattr(sampler, "keyed_job", None)
+    return keyed_job(out, **kw) if keyed_job is not None and out.size >= SPLIT_MIN else None
 
 
 class ClampedIntegerMechanism(Mechanism):
@@ -281,7 +291,9 @@ class ClampedIntegerMechanism(Mechanism):
         from ..parallel import run_split
 
         out = np.empty(int(n), dtype=np.int64)
-        run_split(resolve_rng(rng), out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]))
+        source = resolve_rng(rng)
+        run_split(source, out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]),
+                  _compiled(sampler, out))
         return out
 
     def _law_of(self, z: NDArray[np.int64], p: NDArray[np.float64],
