@@ -23,16 +23,24 @@ way).  They share the whole release, not only the draws:
   words in the same order as the Python loop (two calls per 2^14 values) it replaces;
   chunk keystreams therefore come from libcrypto whatever the thread count (the same bytes
   as the ``cryptography`` package: :mod:`dpnoise.keystream`);
-* the calling thread and ``DPNOISE_THREADS - 1`` pool workers take the next chunk index in
-  turn (:func:`_each`); the caller waits only for jobs a worker has taken, and workers let
-  go of the release's arrays before it returns.
+* a sampler with a compiled body hands :func:`run_split` its *compiled spans*
+  (:class:`dpnoise.kernels.keyed.CompiledJob`): each span keys its own ChaCha20 context in
+  C, with the block counter at its first word, so no Python object is made per chunk and a
+  span may start inside a chunk -- one thread takes whole chunks, several take pieces of
+  :data:`SPLIT_SPAN` values (10^6 values: 16 pieces instead of 3.8 chunks to share); a
+  span that meets the sampler's probability-2^-63 event stops, and its chunk is recomputed
+  by the per-chunk path afterwards (the same words and values);
+* the calling thread and ``DPNOISE_THREADS - 1`` pool workers take the next chunk (or
+  piece) index in turn (:func:`_each`); the caller waits only for jobs a worker has taken,
+  and workers let go of the release's arrays before it returns.
 
-What stays serial is the output's allocation, the key and the Python around each chunk:
-a 10^6-value release spends 90-97 % of its one-thread CPU time in the chunk jobs
-(``benchmarks/targets.py`` prints the share next to each two-thread row), an Amdahl bound of
-1.75-1.86x on two threads with whole chunks.  On this project's shared 2-vCPU machine a
-GIL-free ``np.sort`` on two threads gains only about 1.5x, so threads stay opt-in
-(docs/performance.md, "Threads").
+What stays serial is the output's allocation, the key and the input checks' Python: a
+10^6-value release spends about 96-97 % of its one-thread CPU time in the chunk jobs
+(``benchmarks/targets.py`` prints the share next to each two-thread row), an Amdahl bound
+of about 1.85x on two threads.  What the threads cannot share is memory bandwidth: the
+input is read twice (checks, then kernel) and the output written once, and on this
+project's shared 2-vCPU machine a GIL-free ``np.sort`` on two threads gains only about
+1.5x, so threads stay opt-in (docs/performance.md, "Threads").
 """
 
 from __future__ import annotations

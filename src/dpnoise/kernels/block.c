@@ -29,7 +29,8 @@
  * its nonzero 32-bit half converted to float (AVX2: a power of two converts exactly).  The
  * table is read with scalar loads (faster than a gather here).  Measured on this project's
  * machine (AVX-512), 2^14 values with their words in cache: ~0.5 ns a value, against ~0.8 ns
- * for AVX2, ~2.1 ns for plain C and 2.6 ns for the former one-value-at-a-time kernel.
+ * for AVX2, ~2.1 ns for plain C and 2.6 ns for the former one-value-at-a-time kernel; the
+ * streaming loop takes two vectors a step (their table reads overlap): 0.40 -> 0.36 ns.
  *
  * Returns the number of values whose low 63 bits of a were all zero (probability 2^-63
  * each): the caller then recomputes these chunks with the reference, which draws the extra
