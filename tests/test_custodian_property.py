@@ -153,7 +153,7 @@ QUERIES_2D = ["count by g", "sum x by g, k", "mean x by k", "variance x by g",
               "stddev x by t", "quantile 0.75 x by t", "count", "sum x"]
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
+@settings(max_examples=9, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(row, min_size=0, max_size=7), query=st.sampled_from(QUERIES_2D))
 def test_two_dimensional_bounding_and_private_keys_stay_within_the_calibration(

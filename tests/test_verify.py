@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import laplace, norm
 
@@ -25,6 +25,7 @@ def laplace_family(eps: float, sens: float = 1.0) -> ContinuousFamily:
     )
 
 
+@settings(max_examples=10)  # each verify() integrates the whole density ratio (~0.4 s)
 @given(st.floats(0.05, 5.0), st.floats(0.1, 10.0))
 def test_continuous_laplace_loss_is_exactly_epsilon(eps: float, sens: float) -> None:
     report = verify(laplace_family(eps, sens), epsilons=[eps])
