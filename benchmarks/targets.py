@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import dpnoise
+from constructions import INTEGER
 
 GEN = np.random.default_rng()
 
@@ -372,32 +373,9 @@ def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
 _BUILD = r"""
 import json, sys, time
 import dpnoise
+from constructions import builders  # benchmarks/ is on the PYTHONPATH the caller passes
 name, eps, sens = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-isens = int(sens)
-build = {
-    "Laplace": lambda: dpnoise.Laplace(epsilon=eps, sensitivity=sens),
-    "ClampedLaplace": lambda: dpnoise.ClampedLaplace(epsilon=eps, sensitivity=sens, lower=0,
-                                                     upper=100 * sens),
-    "TruncatedLaplace": lambda: dpnoise.TruncatedLaplace(epsilon=eps, delta=1e-6,
-                                                         sensitivity=sens),
-    "Gaussian": lambda: dpnoise.Gaussian(epsilon=min(eps, 0.99), delta=1e-6, sensitivity=sens),
-    "AnalyticGaussian": lambda: dpnoise.AnalyticGaussian(epsilon=eps, delta=1e-6,
-                                                         sensitivity=sens),
-    "Staircase": lambda: dpnoise.Staircase(epsilon=eps, sensitivity=sens),
-    "MultivariateStaircase": lambda: dpnoise.MultivariateStaircase(
-        epsilon=max(eps, 0.003), sensitivities=(sens, sens, sens)),
-    "RangeLaplace": lambda: dpnoise.RangeLaplace(epsilon=eps, sensitivity=sens,
-                                                 domain=(0, 100 * sens)),
-    "RangeLaplace half-line": lambda: dpnoise.RangeLaplace(epsilon=eps, sensitivity=sens,
-                                                           domain=(0, float("inf"))),
-    "Geometric": lambda: dpnoise.Geometric(epsilon=eps, sensitivity=isens),
-    "DiscreteGaussian": lambda: dpnoise.DiscreteGaussian(epsilon=eps, delta=1e-6,
-                                                         sensitivity=isens),
-    "CountNoise": lambda: dpnoise.CountNoise.from_delta(epsilon=min(eps, 100), delta=1e-6,
-                                                        D=16),
-    "PlanarLaplace": lambda: dpnoise.PlanarLaplace.with_margin(
-        epsilon=eps / sens, grid=1.0, domain=((0, 2000), (0, 2000))),
-}[name]
+build = builders(eps, sens)[name]
 getattr(dpnoise, name.split()[0])
 w, c = time.perf_counter(), time.process_time()
 try:
@@ -411,7 +389,7 @@ build()
 print(json.dumps([cold * 1e3, cpu * 1e3, (time.perf_counter() - w) * 1e3]))
 """
 
-_INTEGER = ("Geometric", "DiscreteGaussian", "CountNoise")
+_INTEGER = INTEGER
 _EPSILONS = (0.01, 0.1, 1.0, 5.0)
 
 

@@ -14,51 +14,29 @@ calibration unnoticed.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import dpnoise
 
+# the constructions the benchmarks time cold (benchmarks/constructions.py): one table
+_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "constructions.py"
+_spec = importlib.util.spec_from_file_location("bench_constructions", _PATH)
+assert _spec is not None and _spec.loader is not None
+_constructions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_constructions)
+builders: Callable[[float, float], dict[str, Callable[[], Any]]] = _constructions.builders
+INTEGER: tuple[str, ...] = _constructions.INTEGER
+
 EPSILONS = (0.01, 0.013, 0.1, 0.37, 1.0, 2.2, 5.0)
 SENSITIVITIES = (1, 10, 17, 1000)
 INTEGER_SENSITIVITIES = (1, 2, 3, 16, 17)
-
-
-def builders(eps: float, sens: float) -> dict[str, Callable[[], Any]]:
-    """The benchmark's constructions (benchmarks/targets.py) at (ε, Δ)."""
-    isens = int(sens)
-    return {
-        "Laplace": lambda: dpnoise.Laplace(epsilon=eps, sensitivity=sens),
-        "ClampedLaplace": lambda: dpnoise.ClampedLaplace(epsilon=eps, sensitivity=sens,
-                                                         lower=0, upper=100 * sens),
-        "TruncatedLaplace": lambda: dpnoise.TruncatedLaplace(epsilon=eps, delta=1e-6,
-                                                             sensitivity=sens),
-        "Gaussian": lambda: dpnoise.Gaussian(epsilon=min(eps, 0.99), delta=1e-6,
-                                             sensitivity=sens),
-        "AnalyticGaussian": lambda: dpnoise.AnalyticGaussian(epsilon=eps, delta=1e-6,
-                                                             sensitivity=sens),
-        "Staircase": lambda: dpnoise.Staircase(epsilon=eps, sensitivity=sens),
-        "MultivariateStaircase": lambda: dpnoise.MultivariateStaircase(
-            epsilon=max(eps, 0.003), sensitivities=(sens, sens, sens)),
-        "RangeLaplace": lambda: dpnoise.RangeLaplace(epsilon=eps, sensitivity=sens,
-                                                     domain=(0, 100 * sens)),
-        "RangeLaplace half-line": lambda: dpnoise.RangeLaplace(
-            epsilon=eps, sensitivity=sens, domain=(0, float("inf"))),
-        "Geometric": lambda: dpnoise.Geometric(epsilon=eps, sensitivity=isens),
-        "DiscreteGaussian": lambda: dpnoise.DiscreteGaussian(epsilon=eps, delta=1e-6,
-                                                             sensitivity=isens),
-        "CountNoise": lambda: dpnoise.CountNoise.from_delta(epsilon=min(eps, 100), delta=1e-6,
-                                                            D=16),
-        "PlanarLaplace": lambda: dpnoise.PlanarLaplace.with_margin(
-            epsilon=eps / sens, grid=1.0, domain=((0, 2000), (0, 2000))),
-    }
-
-
-INTEGER = ("Geometric", "DiscreteGaussian", "CountNoise")
 SHAPES = {"MultivariateStaircase": (64, 3), "PlanarLaplace": (64, 2)}
 
 
