@@ -36,6 +36,7 @@ from .fixed_point import fine_quantile_grid
 from .interval_rank import recorded_level_interval, true_levels
 from .intervals import component_interval, ratio_interval, variance_interval
 from .query import Query
+from .rank_bar import rank_bar_parts
 from .schema import Schema
 from .stats import level_interval, rank_error_from_parameters
 
@@ -185,7 +186,9 @@ def entry_cells(entry: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
 def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
                        noisy: Mapping[str, Any], shape: tuple[int, ...]) -> Any:
     """``confidence -> (low, high)`` from the NOISY components and public plans only (a
-    quantile's ``rank`` plan may be its recorded parameters)."""
+    quantile's ``rank`` plan may be its recorded parameters); a quantile released with its
+    bar in ranks (no count): ``(rank_error, level_slack)`` instead
+    (:mod:`dpnoise.session.rank_bar`)."""
     pl = {r: p for r, p in plans if r not in ("selection", "other")}
 
     def ivs(confidence: float) -> tuple[NDArray[Any], NDArray[Any]]:
@@ -205,6 +208,8 @@ def interval_function(stat: str, col_range: Any, plans: list[tuple[str, Any]],
             lo, hi = variance_interval(c, s1, s2, h)
             if stat == "stddev":
                 lo, hi = np.sqrt(lo), np.sqrt(hi)
+        elif "count" not in pl:  # quantile with its bar in ranks: no count, all alpha
+            return rank_bar_parts(pl["rank"], alpha, shape)
         else:  # quantile: levels
             c = component_interval(pl["count"], noisy["count"], alpha / 2)
             rank = pl["rank"]

@@ -22,6 +22,7 @@ from .interval_rank import IntervalRankPlan
 from .optimal import person_selection
 from .other_row import OTHER_SHARE, other_plan, wants_other
 from .query import Query
+from .rank_bar import wants_rank_bar
 from .schema import Schema
 from .stats import SelectionPlan
 from .threshold import THRESHOLDED_STATS, thresholded_plans
@@ -97,8 +98,9 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     """The calibrated components of ``q`` at total (epsilon, delta).
 
     Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
-    its rank); with keys that are not public, a statistic with a count keeps the groups
-    whose released count clears a threshold (all of epsilon to the components, all of
+    its rank; with its error bar in ranks, all of it to the rank:
+    :mod:`dpnoise.session.rank_bar`); with keys that are not public, a statistic with a
+    count keeps the groups whose released count clears a threshold (all of epsilon to the components, all of
     delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
     groups under ``pld`` may use discrete Gaussian noise instead:
     :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends
@@ -135,9 +137,11 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         col = schema.numeric(q.column)  # type: ignore[arg-type]
         grid = fine_quantile_grid(exact_sum(col, schema.max_rows))
         levels = q.quantile if isinstance(q.quantile, tuple) else (q.quantile,)
-        out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
-                                  mechanism=mechanism, exact_sampler=exact)))
-        out.append(("rank", IntervalRankPlan(grid, levels, 3 * epsilon / 4, cells,  # type: ignore[arg-type]
+        share = 1.0 if wants_rank_bar(q) else 3 / 4  # a rank bar needs no count
+        if share < 1:
+            out.append(("count", plan(targets[0][1], epsilon=epsilon / 4, delta=0.0,
+                                      mechanism=mechanism, exact_sampler=exact)))
+        out.append(("rank", IntervalRankPlan(grid, levels, share * epsilon, cells,  # type: ignore[arg-type]
                                              l1, per_cell, changed)))
         return out
     share = len(targets)

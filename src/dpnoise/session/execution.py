@@ -37,6 +37,7 @@ from .other_row import other_details, select_with_other
 from .planning import release_spec
 from .quantile_query import with_levels
 from .query import Query
+from .rank_bar import wants_rank_bar
 from .release import PendingRelease, Release, write_on_executors
 from .schema import Schema
 from .table import duckdb_error, write_table
@@ -101,16 +102,38 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
         parameters={"plans": {role: p.parameters() for role, p in plans},
                     "schema": session.schema.fingerprint(),
                     "declared": declared_rules(session.schema, q),
-                    "interval": {"confidence": confidence,
-                                 "method": "test inversion per component, union bound",
-                                 "kind": "level" if q.stat == "quantile" else "value",
-                                 "stat": q.stat, "range": column_range(session.schema, q)},
+                    "interval": interval_recipe(q, plans, confidence,
+                                                column_range(session.schema, q)),
                     "cells": public_cells(*with_levels(q, q.group_by, group_keys))},
         guarantee={"epsilon": eps, "delta": dl, "text": guarantee,
                    "cells": {role: p.guarantee.as_dict() for role, p in plans}},
         accounting=charge)
     return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
                           guarantee, executors, output, confidence, reservation, legacy_key)
+
+def bar_of(q: Query) -> str:
+    """A release's error-bar kind: ``rank`` for a quantile ``with rank bar``, else
+    ``level`` (the field is read for quantiles only)."""
+    return "rank" if wants_rank_bar(q) else "level"
+
+
+def interval_recipe(q: Query, plans: list[tuple[str, Any]], confidence: float,
+                    col_range: Any) -> dict[str, Any]:
+    """What the ledger records of a release's error bars (public): the method, the kind
+    (``value``, ``level`` or ``rank``) and, for a rank bar, its bound at the release's
+    confidence (``rank_error`` rows + ``level_slack``·n, per level)."""
+    kind = ("rank" if wants_rank_bar(q) else "level") if q.stat == "quantile" else "value"
+    out: dict[str, Any] = {"confidence": confidence, "kind": kind, "stat": q.stat,
+                           "method": "test inversion per component, union bound",
+                           "range": col_range}
+    if kind == "rank":
+        fixed, slope = dict(plans)["rank"].rank_bar(1 - confidence)
+        out["method"] = "the exponential mechanism's public rank bound (no count)"
+        out["rank_bound"] = {"rank_error": np.atleast_1d(fixed).tolist(),
+                             "level_slack": np.atleast_1d(slope).tolist(),
+                             "reads": "rank within rank_error + level_slack*n rows of q*n"}
+    return out
+
 
 def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
     """An identical earlier release served from the ledger at no cost, else None."""
@@ -137,7 +160,7 @@ def replayed_release(session: ReleaseHost, p: PendingRelease) -> Release | None:
                    *with_levels(q, q.group_by, group_keys), hit.answer, p.mech_name,
                    hit.epsilon, hit.delta, p.guarantee, hit.id, replayed=True, ledger_head=hit.head,
                    details=details, confidence=p.confidence, _intervals=replayed_iv,
-                   declared=declared_rules(session.schema, q))
+                   declared=declared_rules(session.schema, q), bar=bar_of(q))
 
 def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any) -> Release:
     """Steps 5-6 of a release whose charge ``rid`` is reserved: aggregate, noise,
@@ -200,7 +223,7 @@ def execute_release(session: ReleaseHost, p: PendingRelease, rid: int, rng: Any)
     release = Release(str(q.text), q.canonical(), q.stat, group_by, group_keys, answer,
                       p.mech_name, p.eps, p.dl, p.guarantee, rid, details=details,
                       ledger_head=head, confidence=p.confidence, _intervals=intervals,
-                      declared=declared_rules(session.schema, q))
+                      declared=declared_rules(session.schema, q), bar=bar_of(q))
     if output is not None and not executors:
         try:
             write_table(release, str(output))

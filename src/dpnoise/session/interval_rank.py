@@ -46,7 +46,7 @@ from ..mechanisms.registry import Request, build
 from .buckets import SparseBuckets
 from .fixed_point import QuantileGrid
 
-__all__ = ["IntervalRankPlan", "recorded_level_interval", "true_levels"]
+__all__ = ["IntervalRankPlan", "rebuild_rank_plan", "recorded_level_interval", "true_levels"]
 
 #: probe points per cell of :meth:`IntervalRankPlan.utilities` (a custodian's check)
 PROBES = 1025
@@ -135,6 +135,17 @@ class IntervalRankPlan:
         parts = np.asarray(self.mechanism.rank_error_parts(beta), dtype=np.float64)
         return parts[:, 0] + n * parts[:, 1]  # (*cells, m): fixed + slope·n
 
+    def rank_bar(self, beta: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(rank_error, level_slack)``: with probability ``>= 1 − beta`` every released
+        value's rank is within ``rank_error + level_slack·n`` rows of ``q·n`` (one level:
+        ``(E/D, 0)``; several: :meth:`MultiQuantile.rank_error_parts`, per level).  Public
+        parameters only (:mod:`dpnoise.session.rank_bar`)."""
+        if not self.multi:
+            return (np.asarray(self.mechanism.rank_error(beta), dtype=np.float64),
+                    np.asarray(0.0))
+        parts = np.asarray(self.mechanism.rank_error_parts(beta), dtype=np.float64)
+        return parts[:, 0], parts[:, 1]
+
     def level_interval(self, n_low: Any, beta: float
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return _levels(self.levels, self.multi, self.rank_error(beta, n_low), n_low)
@@ -193,6 +204,12 @@ def recorded_level_interval(p: dict[str, Any], n_low: Any, beta: float
                             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:meth:`IntervalRankPlan.level_interval` of a recorded plan (its ``parameters()``),
     the mechanism rebuilt from the recorded public recipe."""
+    return rebuild_rank_plan(p).level_interval(n_low, beta)
+
+
+def rebuild_rank_plan(p: dict[str, Any]) -> IntervalRankPlan:
+    """The plan of a recorded quantile release (its ``parameters()``), rebuilt from the
+    recorded public recipe as one cell at the recorded per-cell epsilon and rows."""
     g = p["grid"]
     grid = QuantileGrid(int(g["shift"]), int(p["lattice"]["points"]), int(g["lo_q"]),
                         int(g["hi_q"]), int(g["scale_exp"]))
@@ -200,9 +217,8 @@ def recorded_level_interval(p: dict[str, Any], n_low: Any, beta: float
     levels = tuple(Fraction(int(a), int(b)) for a, b in raw)
     # rebuilt as one cell at the recorded per-cell epsilon and rows: the same mechanism
     rows = int(p["contributions"])
-    plan = IntervalRankPlan(grid, tuple(float(v) for v in levels), float(p["cell_epsilon"]),
+    return IntervalRankPlan(grid, tuple(float(v) for v in levels), float(p["cell_epsilon"]),
                             False, rows, rows, 1)
-    return plan.level_interval(n_low, beta)
 
 
 def true_levels(grid: QuantileGrid, level: Any, buckets: SparseBuckets) -> NDArray[Any]:

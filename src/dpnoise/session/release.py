@@ -13,6 +13,7 @@ from ..errors import DpnoiseError, ParameterError
 from .adapter import Plan
 from .declared import rules_in_words
 from .query import Query
+from .rank_bar import rank_bar_note
 from .table import positive_zero
 
 
@@ -53,6 +54,9 @@ class Release:
     declared : dict, default {}
         The schema's rules behind the numbers (clamping bounds, contribution caps), as
         :func:`dpnoise.session.declared.declared_rules` gives them.
+    bar : {"level", "rank"}, default "level"
+        A quantile's error bar: levels (with a noisy count) or ranks
+        (:mod:`dpnoise.session.rank_bar`: :meth:`rank_bar`, no count).
     """
 
     query: str
@@ -73,12 +77,49 @@ class Release:
     _intervals: Any = field(default=None, compare=False, repr=False)
     #: the schema's rules behind the numbers (:func:`dpnoise.session.declared.declared_rules`)
     declared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    bar: str = "level"
 
     @property
     def interval_kind(self) -> str:
-        """``value`` (the interval holds the true value), or ``level`` for a quantile
-        (the released value is an empirical p-quantile for p in the interval)."""
-        return "level" if self.stat == "quantile" else "value"
+        """``value`` (the interval holds the true value), ``level`` for a quantile (the
+        released value is an empirical p-quantile for p in the interval), or ``rank`` for
+        a quantile released ``with rank bar`` (:meth:`rank_bar`)."""
+        if self.stat != "quantile":
+            return "value"
+        return "rank" if self.bar == "rank" else "level"
+
+    def rank_bar(self, confidence: float | None = None
+                 ) -> tuple[NDArray[Any], NDArray[Any]]:
+        """``(rank_error, level_slack)`` arrays shaped like ``values``, for a quantile
+        released ``with rank bar``: at ``confidence`` (default: the release's), at once for
+        all cells and levels, each released value is an empirical q-quantile of its cell's
+        snapped values up to a rank error of ``rank_error + level_slack·n`` rows (``n`` the
+        cell's rows, not released).  Public parameters only (:mod:`dpnoise.session.rank_bar`).
+
+        Raises
+        ------
+        ParameterError
+            If the release's error bar is not stated in ranks.
+        """
+        if self.interval_kind != "rank":
+            raise ParameterError("rank_bar(): this release's error bar is not stated in "
+                                 "ranks (ask for it with bar='rank' / 'with rank bar'); "
+                                 "see interval()")
+        return self.error_bars(confidence)
+
+    def error_bars(self, confidence: float | None = None) -> tuple[NDArray[Any], NDArray[Any]]:
+        """The two error-bar arrays of this release's kind (:attr:`interval_kind`): an
+        interval's ends (``interval()``) or the rank bar (``rank_bar()``) -- the error-bar
+        columns of :meth:`rows` and of a written table."""
+        from ..laws.base import check_level
+
+        if self._intervals is None:
+            raise ParameterError("this release carries no error bars (replayed from a "
+                                 "ledger entry whose components were not recorded, or "
+                                 "written by the executors)")
+        conf = self.confidence if confidence is None else check_level(confidence)
+        lo, hi = self._intervals(conf)
+        return positive_zero(lo), positive_zero(hi)
 
     def interval(self, confidence: float | None = None) -> tuple[NDArray[Any], NDArray[Any]]:
         """``(low, high)`` arrays shaped like ``values``: a confidence set for each cell's
@@ -100,17 +141,14 @@ class Release:
         ------
         ParameterError
             If the release carries no error bars (replayed from a ledger entry without recorded
-            components) or ``confidence`` is not in (0, 1).
+            components), states them in ranks (:meth:`rank_bar`) or ``confidence`` is not
+            in (0, 1).
         """
-        from ..laws.base import check_level
-
-        if self._intervals is None:
-            raise ParameterError("this release carries no error bars (replayed from a "
-                                 "ledger entry whose components were not recorded, or "
-                                 "written by the executors)")
-        conf = self.confidence if confidence is None else check_level(confidence)
-        lo, hi = self._intervals(conf)
-        return positive_zero(lo), positive_zero(hi)
+        if self.interval_kind == "rank":
+            raise ParameterError("this quantile's error bar is stated in ranks (released "
+                                 "'with rank bar', no noisy count): see rank_bar(); no "
+                                 "interval of values or levels exists without the row count")
+        return self.error_bars(confidence)
 
     def _repr_html_(self) -> str:
         """Notebook display: the released table and the error law at a public point."""
@@ -162,7 +200,7 @@ class Release:
         keys = self.key_arrays()
         lo = hi = None
         if intervals and self._intervals is not None:
-            lo, hi = (np.asarray(a).ravel() for a in self.interval())
+            lo, hi = (np.asarray(a).ravel() for a in self.error_bars())
         return [(*tuple(item_of(keys[g][i]) for g in self.group_by), flat[i].item(),
                  *((lo[i].item(), hi[i].item()) if lo is not None else ()))  # type: ignore[index]
                 for i in range(n)]
@@ -181,10 +219,10 @@ class Release:
         list of str
             The names.
         """
-        extra = []
+        extra: list[str] = []
         if intervals and self._intervals is not None:
-            extra = ["level_low", "level_high"] if self.interval_kind == "level" else \
-                ["low", "high"]
+            extra = {"level": ["level_low", "level_high"], "rank": ["rank_error", "level_slack"]
+                     }.get(self.interval_kind, ["low", "high"])
         return [*self.group_by, self.stat, *extra]
 
     def has_intervals(self) -> bool:
@@ -295,7 +333,9 @@ class Release:
         """
         note = ("intervals from the released output and public parameters only, by "
                 "inverting each component's test, union bound; conservative")
-        if self.interval_kind == "level":
+        if self.interval_kind == "rank":
+            note = rank_bar_note()
+        elif self.interval_kind == "level":
             note = ("level_low/level_high: the released value is an empirical p-quantile "
                     "(data snapped to the public grid) for p in [level_low, level_high]; "
                     + note)

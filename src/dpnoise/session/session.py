@@ -50,6 +50,7 @@ from .opening import open_engine, resolve_schema
 from .planning import ReleasePlan, plan_release
 from .quantile_query import with_levels
 from .query import Query, parse_query
+from .rank_bar import with_bar
 from .release import Release
 from .schema import Schema
 from .suggest import BoundsSuggestion
@@ -408,7 +409,8 @@ class Session(BoundsSuggestion):
     def release(self, query: str | Query, *, epsilon: float | None = None,
                 delta: float | None = None, mechanism: str | None = None,
                 replay: bool | None = None, output: str | None = None,
-                reserve_for: int | None = None, confidence: float = 0.95) -> Release:
+                reserve_for: int | None = None, confidence: float = 0.95,
+                bar: str | None = None) -> Release:
         """Release ``query`` at (epsilon, delta); see the module docstring for the steps.
 
         ``reserve_for=N`` (instead of ``epsilon``): take the largest epsilon that leaves
@@ -416,9 +418,7 @@ class Session(BoundsSuggestion):
         (:meth:`plan`; ``delta`` then defaults to a share of the total for mechanisms that
         need one).  ``output``: where a release noised on the Spark executors is written
         (parquet); required exactly when the engine noises this query there (more cells
-        than its ``driver_cells``, or ``noise="executors"``).  ``confidence``: the level
-        of the error bars carried by the release (``Release.interval``; the ``low``/``high``
-        columns).
+        than its ``driver_cells``, or ``noise="executors"``).
 
         Parameters
         ----------
@@ -438,7 +438,9 @@ class Session(BoundsSuggestion):
         reserve_for : int or None, default None
             Instead of ``epsilon``: the largest ε that leaves room for this many more releases.
         confidence : float or None, default None
-            The error bars' confidence (None: 0.95).
+            The error bars' confidence (None: 0.95; ``Release.interval``, low/high columns).
+        bar : {None, "level", "rank"}, default None
+            ``"rank"``: a quantile ``with rank bar`` (:mod:`dpnoise.session.rank_bar`).
 
         Returns
         -------
@@ -454,7 +456,7 @@ class Session(BoundsSuggestion):
         """
         from ..laws.base import check_level
 
-        q = self.parse(query)
+        q = self.parse(with_bar(self.parse(query), bar))
         confidence = check_level(confidence)
         if self.engine is None:
             raise ParameterError("this session has no data (data=None: planning only)")

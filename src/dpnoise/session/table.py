@@ -61,7 +61,7 @@ def release_columns(release: Any, intervals: bool = True) -> dict[str, NDArray[A
     cols: list[NDArray[Any]] = [np.asarray(keys[g]) for g in release.group_by]
     cols.append(positive_zero(np.asarray(release.values).ravel()))
     if len(names) > len(cols):  # the release carries error bars
-        cols.extend(positive_zero(np.asarray(a).ravel()) for a in release.interval())
+        cols.extend(positive_zero(np.asarray(a).ravel()) for a in release.error_bars())
     return dict(zip(names, cols, strict=True))
 
 
