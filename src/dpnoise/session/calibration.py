@@ -100,8 +100,8 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
     Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
     its rank; with its error bar in ranks, all of it to the rank:
     :mod:`dpnoise.session.rank_bar`); with keys that are not public, a statistic with a
-    count keeps the groups whose released count clears a threshold (all of epsilon to the components, all of
-    delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
+    count keeps the groups whose released count clears a threshold (all of epsilon to the
+    components, all of delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
     groups under ``pld`` may use discrete Gaussian noise instead:
     :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends
     half of epsilon and ALL of delta on partition selection first (the optimal selection for
