@@ -97,16 +97,15 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
               *, rows: int | None, accountant: str) -> list[tuple[str, Any]]:
     """The calibrated components of ``q`` at total (epsilon, delta).
 
-    Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to
-    its rank; with its error bar in ranks, all of it to the rank:
-    :mod:`dpnoise.session.rank_bar`); with keys that are not public, a statistic with a
-    count keeps the groups whose released count clears a threshold (all of epsilon to the
-    components, all of delta to the threshold: :mod:`dpnoise.session.threshold`; a count of persons in many
-    groups under ``pld`` may use discrete Gaussian noise instead:
-    :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends
-    half of epsilon and ALL of delta on partition selection first (the optimal selection for
-    one group per person: :mod:`dpnoise.session.optimal`) and its components are
-    pure."""
+    Splits: components share epsilon equally (a quantile: 1/4 to its count, 3/4 to its rank;
+    with its error bar in ranks, all of it to the rank: :mod:`dpnoise.session.rank_bar`);
+    with keys that are not public, a statistic with a count keeps the groups whose released
+    count clears a threshold (all of epsilon to the components, all of delta to the
+    threshold: :mod:`dpnoise.session.threshold`; a count of persons in many groups under
+    ``pld`` may use discrete Gaussian noise instead:
+    :mod:`dpnoise.session.gaussian_threshold`), a sum or a quantile spends half of epsilon
+    and ALL of delta on partition selection first (the optimal selection for one group per
+    person: :mod:`dpnoise.session.optimal`) and its components are pure."""
     targets = component_targets(schema, q, rows)
     out: list[tuple[str, Any]] = []
     exact = accountant == "zcdp"  # Renyi curves: no finite-support tables
