@@ -63,6 +63,10 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="reproducible (NOT secure) randomness, only with --ledger :memory:; "
                         "default: OS-keyed CSPRNG")
     g.add_argument("--json", action="store_true", help="machine-readable output")
+    g.add_argument("--bar", choices=("level", "rank"), default=None,
+                   help="a quantile's error bar: level (default; a quarter of epsilon to a "
+                        "noisy count) or rank (all of it to the quantile, the bar in rows: "
+                        "the same as ending the query with 'with rank bar')")
     g.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the error bars (low/high columns; default 0.95)")
     g.add_argument("--text", metavar="COL", action="append", default=[],

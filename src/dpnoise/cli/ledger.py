@@ -213,6 +213,10 @@ def _show_ledger(led: Any, path: str, args: argparse.Namespace) -> int:
     return 0
 
 
+#: the error-bar columns of a release, by its interval kind
+BAR_COLUMNS = {"level": ("level_low", "level_high"), "rank": ("rank_error", "level_slack")}
+
+
 def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     """One past release with its error bars, from its answer, the noisy components
     recorded in its complete event and its public recipe only; cells labelled with their
@@ -230,7 +234,8 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     group_by, keys = entry_cells(e)
     labels = _labels(group_by, keys, ans.size)
     params = e.parameters or {}
-    level = (params.get("interval") or {}).get("kind") == "level"
+    kind = str((params.get("interval") or {}).get("kind") or "value")
+    level = kind == "level"
     note = None
     try:
         low, high = entry_interval(e, args.confidence)
@@ -241,7 +246,7 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     sel = (params.get("plans") or {}).get("selection")
     if args.json:
         emit_json({**_entry_json(e), "confidence": args.confidence,
-                   "group_by": list(group_by), "interval_kind": "level" if level else "value",
+                   "group_by": list(group_by), "interval_kind": kind,
                    "error_bars": note or "recomputed",
                    "rows": [[*lab, a.item(), *((b.item(), c.item()) if lo is not None else ())]
                             for lab, a, b, c in zip(labels, ans,
@@ -252,6 +257,11 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     print(f"release {e.id}: {e.query}  (eps={e.epsilon:.4g}, {e.mechanism})")
     if lo is None:
         print(f"no error bars: {note}")
+    elif kind == "rank":
+        from ..session.rank_bar import rank_bar_note
+
+        print(f"error bars at {args.confidence:g} confidence, from public parameters only; "
+              + rank_bar_note())
     else:
         print(f"error bars at {args.confidence:g} confidence, from the released answer, its "
               "recorded noisy components and public parameters only (test inversion, union "
@@ -259,13 +269,13 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
         if level:
             print("level_low/level_high: the released value is an empirical p-quantile (data "
                   "snapped to the public grid) for p in [level_low, level_high]")
+
     if sel:
         print(f"groups selected by DP partition selection (threshold {sel['threshold']} "
               "persons): groups near the threshold appear only when their selection noise "
               "was high, so the released set is biased upward")
     heads = [*(group_by or ("cell",)), "answer",
-             *((("level_low", "level_high") if level else ("low", "high"))
-               if lo is not None else ())]
+             *(BAR_COLUMNS.get(kind, ("low", "high")) if lo is not None else ())]
     table = [[*(lab or (str(i),)), _num(a), *((_num(b), _num(c)) if lo is not None else ())]
              for i, (lab, a, b, c) in enumerate(zip(
                  labels, ans, lo if lo is not None else ans, hi if hi is not None else ans,

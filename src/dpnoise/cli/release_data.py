@@ -33,9 +33,18 @@ def run_data_release(args: argparse.Namespace) -> int:
     if getattr(args, "workload", None) is not None:
         from .release_workload import run_workload_release
 
+        if getattr(args, "bar", None) is not None:
+            raise ParameterError("--bar applies to --query; in a workload write the clause "
+                                 "in the query, e.g. query = \"median income with rank bar\"")
+
         return run_workload_release(args)
     if args.query is None:
         raise ParameterError("--data needs --query, e.g. --query \"count where age > 30\"")
+    if getattr(args, "bar", None) is not None:  # before anything is opened or spent
+        from ..session.query import parse_query
+        from ..session.rank_bar import with_bar
+
+        args.query = with_bar(parse_query(args.query), args.bar).text
     if args.data_epsilon is None and args.reserve_for is None:
         raise ParameterError("--data needs --epsilon (the budget to spend on this release) "
                              "or --reserve-for N")

@@ -123,3 +123,16 @@ def level_words(num: int, den: int) -> str:
     p = 100 * num / den
     return f"{ordinal(round(p))} percentile" if abs(p - round(p)) < 1e-9 else \
         f"{p:g}th percentile"
+
+
+def ranks_in_words(rank_error: float, level_slack: float) -> str:
+    """A quantile's rank bar in words, rounded outward: "rank within ±21 rows of q·n" (and
+    "+ 0.0113 % of n" for the part that grows with the cell's rows ``n``)."""
+    rows = math.ceil(float(rank_error) - 1e-9)
+    text = f"rank within ±{rows:,} rows of q·n"
+    if level_slack > 0:
+        pct = 100 * float(level_slack)
+        digits = max(1, 1 - math.floor(math.log10(pct)))  # two significant digits, up
+        up = math.ceil(pct * 10 ** digits - 1e-9) / 10 ** digits
+        text = f"rank within ±({rows:,} rows + {up:.{digits}f} % of n) of q·n"
+    return text

@@ -245,7 +245,7 @@ def release_html(release: Any) -> str:
 
         raise ParameterError("a custodian-only TRUE answer is never reported")
     try:
-        iv = release.interval()
+        iv = release.error_bars()  # an interval, or a quantile's rank bar (interval_kind)
     except Exception:  # a release without error bars (replayed, executor-written)
         iv = None
     view = ReleaseView(

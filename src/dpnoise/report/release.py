@@ -24,7 +24,14 @@ import numpy as np
 
 from ..session.declared import rules_in_words
 from .laws import released_law
-from .numbers import interval_texts, level_words, levels_in_words, significant, value_text
+from .numbers import (
+    interval_texts,
+    level_words,
+    levels_in_words,
+    ranks_in_words,
+    significant,
+    value_text,
+)
 from .svg import interval_chart
 
 MAX_CELLS_SHOWN = 50
@@ -50,7 +57,7 @@ class ReleaseView:
     intervals: tuple[np.ndarray, np.ndarray] | None = None
     confidence: float | None = None
     replayed: bool = False
-    interval_kind: str = "value"  # "level": a quantile's interval of quantile levels
+    interval_kind: str = "value"  # "level": a quantile's levels; "rank": its rank bar
     stat: str = ""
     declared: dict[str, Any] = field(default_factory=dict)  # schema rules (public)
     components: dict[str, Any] = field(default_factory=dict)  # released noisy components
@@ -98,9 +105,10 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
     labels = cell_labels(view, n)
     integer = _is_count(view)
     head = [*(escape(g) for g in view.group_by), "released value"]
-    level = view.interval_kind == "level"
+    level = view.interval_kind in ("level", "rank")
     if lows is not None:
-        head += ([f"{_conf(view)} error bar, in levels"] if level else
+        unit = "ranks" if view.interval_kind == "rank" else "levels"
+        head += ([f"{_conf(view)} error bar, in {unit}"] if level else
                  [f"low ({_conf(view)})", f"high ({_conf(view)})"])
     rows = []
     for i in range(n):
@@ -108,8 +116,9 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
         if lows is None or highs is None:
             cells.append(f"<td>{value_text(flat[i], integer=integer)}</td>")
         elif level:
+            words = ranks_in_words if view.interval_kind == "rank" else levels_in_words
             cells += [f"<td>{significant(flat[i])}</td>",
-                      f'<td class="q">{escape(levels_in_words(lows[i], highs[i]))}</td>']
+                      f'<td class="q">{escape(words(lows[i], highs[i]))}</td>']
         else:
             lo, hi = interval_texts(lows[i], highs[i], integer=integer)
             cells += [f"<td>{value_text(flat[i], lows[i], highs[i], integer)}</td>",
@@ -139,7 +148,13 @@ def _table_notes(view: ReleaseView, size: int, shown: int) -> str:
         notes.append("a quantile's error bar is a range of levels: the released value lies "
                      "between those percentiles of the (clamped) data; it is not stated in "
                      "the data's units, which would need more released values")
-    if view.intervals is not None and view.interval_kind != "level":
+    if view.interval_kind == "rank" and view.intervals is not None:
+        notes.append("a quantile's error bar in ranks (released with its whole epsilon on the "
+                     "quantile, no count): the released value is an empirical quantile of the "
+                     "(clamped, snapped) data whose rank is within the stated rows of q·n, n "
+                     "the cell's rows, which is not released; no interval of values or levels "
+                     "is stated")
+    if view.intervals is not None and view.interval_kind not in ("level", "rank"):
         notes.append("numbers rounded to the precision their error bar supports (the csv "
                      "holds the released values in full)")
     return "".join(f'<p class="meta">{n}</p>' for n in notes)
@@ -153,8 +168,9 @@ def table_csv(view: ReleaseView) -> str:
     labels = cell_labels(view, n)
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    extra = [] if lows is None else (["level_low", "level_high"]
-                                     if view.interval_kind == "level" else ["low", "high"])
+    extra = [] if lows is None else {"level": ["level_low", "level_high"],
+                                     "rank": ["rank_error", "level_slack"]
+                                     }.get(view.interval_kind, ["low", "high"])
     w.writerow([*view.group_by, view.stat or "value", *extra])
     for i in range(n):
         ends = [] if lows is None or highs is None else [repr(float(lows[i])),
@@ -183,8 +199,8 @@ def table_chart(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
     flat, lows, highs = _flat(view)
     n = min(limit, flat.size)
     labels = [" · ".join(t) or "all" for t in cell_labels(view, n)]
-    if view.interval_kind == "level":
-        lows = highs = None  # level bars are not in the data's units
+    if view.interval_kind in ("level", "rank"):
+        lows = highs = None  # level and rank bars are not in the data's units
     what = f"{view.stat} of {view.declared.get('column')}" if view.declared.get("column") \
         else (view.stat or "released value")
     bars = "" if lows is None else f" with {_conf(view)} error bars"
@@ -204,7 +220,7 @@ def law_chart(view: ReleaseView) -> str:
     if lv is None:
         return ""
     shown = significant(answer)
-    if view.intervals is not None and view.interval_kind != "level":
+    if view.intervals is not None and view.interval_kind not in ("level", "rank"):
         lo, hi = (float(np.asarray(a).reshape(-1)[0]) for a in view.intervals)
         shown = value_text(answer, lo, hi, _is_count(view))
     if view.stat in ("count", "sum"):

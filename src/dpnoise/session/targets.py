@@ -26,7 +26,10 @@ seven points across its range (:data:`MEAN_POSITIONS`: the bars are clipped to t
 range, so the widest lie inside it) -- and computes the error bars with the release's own interval
 code (test inversion per component, union bound).  It keeps the 97.5th percentile of the
 half-widths over :data:`DRAWS` draws (the widest case of the stand-ins), so that at least
-95 % of released cells meet the target.  The draws use a fixed seed: they are a public
+95 % of released cells meet the target.  A quantile ``with rank bar``
+(:mod:`dpnoise.session.rank_bar`) is planned without draws: its target is a half-width in
+levels, met for every cell of at least ``group_size`` rows when ``rank_error/group_size +
+level_slack`` (the worst level; public) is at most the target.  The draws use a fixed seed: they are a public
 computation that decides nothing about the data and spend nothing (the release itself
 draws from the OS-keyed source).
 
@@ -47,6 +50,7 @@ from ..randomness import SeededRandom
 from .accuracy_target import AccuracyTarget
 from .answers import column_range, interval_function
 from .planning import release_spec
+from .rank_bar import wants_rank_bar
 
 if TYPE_CHECKING:
     from .workload import Workload, WorkloadQuery
@@ -203,6 +207,14 @@ def expected_half_width(session: Any, q: Any, epsilon: float, delta: float, *,
         The half-width and the mechanism's name.
     """
     plans = session.plans(q, epsilon, delta, mechanism)
+    name = ", ".join(f"{r}={p.name}" for r, p in plans) if len(plans) > 1 else plans[0][1].name
+    if wants_rank_bar(q):  # deterministic: rank_error/size + level_slack, the worst level
+        if group_size is None:
+            raise ParameterError(f"query {q.text!r}: a quantile 'with rank bar' is planned "
+                                 "from the declared group_size (its levels |p - q| are at "
+                                 "most rank_error/n + level_slack for n >= group_size)")
+        fixed, slope = dict(plans)["rank"].rank_bar(1 - confidence)
+        return float(np.max(np.asarray(fixed) / group_size + np.asarray(slope))), name
     noised = [(r, p) for r, p in plans if r not in ("selection", "rank")]
     col_range = column_range(session.schema, q)
     worst = 0.0
@@ -215,7 +227,6 @@ def expected_half_width(session: Any, q: Any, epsilon: float, delta: float, *,
         lo, hi = interval_function(q.stat, col_range, plans, noisy, shape)(confidence)
         half = (np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64)) / 2
         worst = max(worst, float(np.percentile(half, PERCENTILE)))
-    name = ", ".join(f"{r}={p.name}" for r, p in plans) if len(plans) > 1 else plans[0][1].name
     return worst, name
 
 
