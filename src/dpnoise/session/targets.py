@@ -29,9 +29,9 @@ half-widths over :data:`DRAWS` draws (the widest case of the stand-ins), so that
 95 % of released cells meet the target.  A quantile ``with rank bar``
 (:mod:`dpnoise.session.rank_bar`) is planned without draws: its target is a half-width in
 levels, met for every cell of at least ``group_size`` rows when ``rank_error/group_size +
-level_slack`` (the worst level; public) is at most the target.  The draws use a fixed seed: they are a public
-computation that decides nothing about the data and spend nothing (the release itself
-draws from the OS-keyed source).
+level_slack`` (the worst level; public) is at most the target.  The draws use a fixed
+seed: they are a public computation that decides nothing about the data and spend nothing
+(the release itself draws from the OS-keyed source).
 
 Running a planned workload is one all-or-nothing reservation (:func:`dpnoise.session.
 workload.run_workload`); the ledger records exactly the planned charges.
