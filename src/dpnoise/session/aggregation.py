@@ -50,8 +50,8 @@ from .fixed_point import (
     PowerFixed,
     QuantileGrid,
     exact_sum,
-    fine_quantile_grid,
     power_fixed,
+    quantile_grid,
 )
 from .query import Between, BoolOp, Compare, InList, IsNull, Not, Predicate, Query
 from .schema import Schema
@@ -321,7 +321,7 @@ def compile_query(q: Query, schema: Schema) -> AggregatePlan:
             pf = power_fixed(fixed)  # type: ignore[arg-type]
             aggs += [PowerSum(token, pf, 1, "c1"), PowerSum(token, pf, 2, "c2")]
         elif q.stat == "quantile":
-            buckets = fine_quantile_grid(fixed)  # type: ignore[arg-type]
+            buckets = quantile_grid(fixed, q)  # type: ignore[arg-type]
             aggs = [CountValues(token)]
     if any(k.private for k in keys) or q.stat == "distinct":  # distinct: persons per cell
         aggs.append(CountPersons())

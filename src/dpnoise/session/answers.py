@@ -32,7 +32,7 @@ from ..errors import ParameterError
 from .adapter import Plan, Target, plan
 from .aggregation import combine
 from .engine import Aggregates, exact_sum
-from .fixed_point import fine_quantile_grid
+from .fixed_point import quantile_grid
 from .interval_rank import recorded_level_interval, true_levels
 from .intervals import component_interval, ratio_interval, variance_interval
 from .query import Query
@@ -65,7 +65,7 @@ def true_quantile(q: Query, schema: Schema, agg: Aggregates) -> NDArray[Any]:
     """The exact quantile(s) of the data snapped up to the public lattice, per cell: the
     first lattice point with ``D·B(y) >= Q·n`` (utility 0).  NOT private."""
     col = schema.numeric(q.column)  # type: ignore[arg-type]
-    grid = fine_quantile_grid(exact_sum(col, schema.max_rows))
+    grid = quantile_grid(exact_sum(col, schema.max_rows), q)
     return true_levels(grid, q.quantile, agg.buckets)  # type: ignore[arg-type]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import ParameterError
 from .adapter import UNBOUNDED_CELLS, Target, plan
 from .distinct import distinct_bounds
-from .fixed_point import exact_sum, fine_quantile_grid, power_fixed
+from .fixed_point import exact_sum, power_fixed, quantile_grid
 from .gaussian_threshold import choose, gaussian_plans
 from .interval_rank import IntervalRankPlan
 from .optimal import person_selection
@@ -134,7 +134,7 @@ def calibrate(schema: Schema, q: Query, epsilon: float, delta: float, mechanism:
         cells = bool(q.group_by)
         l1, per_cell, changed = schema.bounds(cells)
         col = schema.numeric(q.column)  # type: ignore[arg-type]
-        grid = fine_quantile_grid(exact_sum(col, schema.max_rows))
+        grid = quantile_grid(exact_sum(col, schema.max_rows), q)
         levels = q.quantile if isinstance(q.quantile, tuple) else (q.quantile,)
         share = 1.0 if wants_rank_bar(q) else 3 / 4  # a rank bar needs no count
         if share < 1:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +34,10 @@ DEFAULT_ROW_CAP = 2**36
 VARIANCE_BITS = 25
 #: a quantile's lattice: at most 2^24 + 1 points (its error bar grows with ln(points))
 FINE_QUANTILE_BITS = 24
+#: the lattice of a quantile released with its bar in ranks (accuracy first): at most
+#: 2^32 + 1 points -- its law within 0.02 % of the continuous one on 10^6 incomes (expected
+#: absolute error), for a rank bar about 27 % wider than on 2^24 points
+RANK_BAR_BITS = 32
 
 
 # ------------------------------------------------------------------ exact sums
@@ -138,13 +143,21 @@ class QuantileGrid:
         return np.array([math.ldexp(float(v), -self.scale_exp) for v in q])
 
 
-def fine_quantile_grid(fixed: ExactSum) -> QuantileGrid:
+def quantile_grid(fixed: ExactSum, q: Any) -> QuantileGrid:
+    """The lattice of quantile query ``q``: :func:`fine_quantile_grid` with
+    :data:`RANK_BAR_BITS` for a quantile ``with rank bar``, else
+    :data:`FINE_QUANTILE_BITS` (a public function of the query text)."""
+    rank = getattr(q, "bar", "level") == "rank"
+    return fine_quantile_grid(fixed, RANK_BAR_BITS if rank else FINE_QUANTILE_BITS)
+
+
+def fine_quantile_grid(fixed: ExactSum, bits: int = FINE_QUANTILE_BITS) -> QuantileGrid:
     """The lattice a quantile is released on: the exact sum's fixed-point grid
     ``2^-scale_exp`` coarsened by the smallest power of two ``2^p`` that leaves at most
-    ``2^FINE_QUANTILE_BITS + 1`` points ``lo_q + j·2^p <= hi_q`` (``j = 0..span >> p``; a
+    ``2^bits + 1`` points ``lo_q + j·2^p <= hi_q`` (``j = 0..span >> p``; a
     row's bucket ``ceil((q - lo_q)/2^p)`` is clamped to the last of them)."""
     span = fixed.hi_q - fixed.lo_q
-    p = max(0, span.bit_length() - FINE_QUANTILE_BITS)
+    p = max(0, span.bit_length() - bits)
     return QuantileGrid(p, (span >> p) + 1, fixed.lo_q, fixed.hi_q, fixed.scale_exp)
 
 
