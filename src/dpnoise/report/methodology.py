@@ -120,7 +120,11 @@ ERROR_BARS = ("<p>Next to each number is its 95% error bar: an interval that, wi
               "in the data's units, from its released count and sums. A quantile (such as a "
               "median) has an error bar of <em>levels</em>: \"between the 47th and 53rd "
               "percentiles\" means the released value lies between those percentiles of the "
-              "clamped data. Numbers are rounded to the precision their error bar supports; "
+              "clamped data; one released <em>with rank bar</em> (its whole budget on the "
+              "quantile, no count) has an error bar of <em>ranks</em>: \"rank within ±21 "
+              "rows of q·n\" means the released value is a value of the clamped data whose "
+              "rank among the n rows (n not published) is that close to q·n. Numbers are "
+              "rounded to the precision their error bar supports; "
               "the csv downloads hold the released values in full. Each chart of an error law "
               "is drawn at the released value, as if it were the true value (the true value "
               "is never published).</p>")

@@ -28,7 +28,9 @@ Error bars (from the output's count and public parameters only): with probabilit
 a ``p`` within ``E/n`` of the level -- ``E`` rows the mechanism's public rank bound
 (:meth:`IntervalQuantile.rank_error`, :meth:`MultiQuantile.rank_error`, the latter for all
 levels at once) -- and ``n`` is replaced by the lower end of the released noisy count
-(union bound, ``β = α/2`` each).
+(union bound, ``β = α/2`` each).  Released ``with rank bar``
+(:mod:`dpnoise.session.rank_bar`): no count, the whole ``α`` to the rank statement
+(:meth:`IntervalRankPlan.rank_bar`), on a lattice of at most ``2^32 + 1`` points.
 """
 
 from __future__ import annotations
