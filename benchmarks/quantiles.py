@@ -274,7 +274,8 @@ def main() -> None:
     print(f"median  expected MAE, exact from each law on this data (no sampling error): "
           f"dpnoise interval-quantile {expected_mae_dpnoise(x, truth):.7f}, the law "
           f"tmlt-analytics documents {expected_mae_interval_law(x, truth):.7f}", flush=True)
-    print("median  expected MAE, exact, of the session's law (level bar: 2^24 + 1 lattice points, rank bar: 2^32 + 1): "
+    print("median  expected MAE, exact, of the session's law (level bar: 2^24 + 1 lattice "
+          "points, rank bar: 2^32 + 1): "
           + ", ".join(f"{name} {expected_mae_session(x, truth, q):.7f}"
                       for name, q in SESSION_QUERIES.items()), flush=True)
     rows = median_rows(x, reps)
