@@ -104,7 +104,7 @@ def with_bar(q: Query, bar: str | None) -> Query:
     if bar != "rank" or wants_rank_bar(q):
         return q
     base = {f.name: getattr(q, f.name) for f in fields(Query)}
-    return RankBarQuery(**{**base, "text": f"{q.text} with rank bar"})
+    return RankBarQuery(**{**base, "text": f"{q.text or q.canonical()} with rank bar"})
 
 
 def _is_word(t: Token, word: str) -> bool:
