@@ -133,6 +133,7 @@ def test_recorded_replayed_shown_and_reported(tmp_path: Any,
         np.testing.assert_array_equal(again.rank_bar(0.8)[0], r.rank_bar(0.8)[0])
         assert list(r.to_pandas().columns) == ["g", "level", "quantile", "rank_error",
                                                "level_slack"]
+        assert "error bar, in ranks" in r._repr_html_()  # the notebook display
         html = ledger_report(s.ledger, name="x")
         assert "error bar, in ranks" in html and "rank within ±(" in html
         assert "level_low" not in html

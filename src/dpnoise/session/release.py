@@ -96,6 +96,16 @@ class Release:
         snapped values up to a rank error of ``rank_error + level_slack·n`` rows (``n`` the
         cell's rows, not released).  Public parameters only (:mod:`dpnoise.session.rank_bar`).
 
+        Parameters
+        ----------
+        confidence : float or None, default None
+            In (0, 1); None: the release's ``confidence``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(rank_error, level_slack)``.
+
         Raises
         ------
         ParameterError
@@ -110,7 +120,23 @@ class Release:
     def error_bars(self, confidence: float | None = None) -> tuple[NDArray[Any], NDArray[Any]]:
         """The two error-bar arrays of this release's kind (:attr:`interval_kind`): an
         interval's ends (``interval()``) or the rank bar (``rank_bar()``) -- the error-bar
-        columns of :meth:`rows` and of a written table."""
+        columns of :meth:`rows` and of a written table.
+
+        Parameters
+        ----------
+        confidence : float or None, default None
+            In (0, 1); None: the release's ``confidence``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(low, high)``, or ``(rank_error, level_slack)`` for a rank bar.
+
+        Raises
+        ------
+        ParameterError
+            If the release carries no error bars or ``confidence`` is not in (0, 1).
+        """
         from ..laws.base import check_level
 
         if self._intervals is None:
