@@ -68,6 +68,7 @@ def test_every_spelling_is_one_query_apart_from_the_level_bar() -> None:
     ("sum x", "rank", "bar='rank'.*not to sum"),
     ("median x", "ranks", "bar must be one of 'level', 'rank'"),
     ("median x with rank bar", "level", "bar='level' contradicts"),
+    ("median x with rank bar with rank bar", None, "given twice"),
 ])
 def test_bad_bar_is_refused_before_any_spend(query: str, bar: Any, match: str,
                                               tmp_path: Any) -> None:

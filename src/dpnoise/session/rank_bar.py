@@ -119,6 +119,8 @@ def parse_rank_bar(text: str) -> RankBarQuery | None:
             _is_word(t, w) for t, w in zip(toks[-len(WORDS) - 1:-1], WORDS, strict=True)):
         return None
     inner = parse_query(text[:toks[-len(WORDS) - 1].pos])
+    if wants_rank_bar(inner):
+        raise ParameterError(f"query: 'with rank bar' is given twice in {text!r}")
     base = {f.name: getattr(inner, f.name) for f in fields(Query)}
     return RankBarQuery(**{**base, "text": text})
 
