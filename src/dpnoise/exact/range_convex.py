@@ -170,7 +170,8 @@ class ConvexSampler:
             nl, nr = np.minimum(idx, C), np.minimum(2 * C - idx, C)
         T = np.empty(size, dtype=np.uint64)
         self._tkind = "formula"
-        self._thresholds(nl, nr, _Work(size), T)
+        # "nl" and "two" index n_R as n_L backwards: e(n_R) is e(n_L) reversed
+        self._thresholds(nl, nr, _Work(size), T, mirrored=kind in ("nl", "two"))
         return kind, T, 0
 
     # ------------------------------------------------------------ side probability
@@ -294,9 +295,11 @@ class ConvexSampler:
         np.multiply(out, self.grid, out=out)
 
     def _thresholds(self, nl: NDArray[np.int64], nr: NDArray[np.int64], w: _Work,
-                    T: NDArray[np.uint64]) -> None:
+                    T: NDArray[np.uint64], mirrored: bool = False) -> None:
         """T(c) − 1 (mod 2^64) for every element: one lookup in the construction-time table
-        when it exists, else the formula (both give exactly :meth:`threshold` − 1)."""
+        when it exists, else the formula (both give exactly :meth:`threshold` − 1).
+        ``mirrored``: ``nr`` is ``nl`` backwards, so e(n_R) is e(n_L) backwards (the same
+        floats, computed once: the table build)."""
         b = nl.size
         kind = self._tkind
         if kind == "const":
@@ -321,7 +324,10 @@ class ConvexSampler:
             return
         f2, f3 = w.f2[:b], w.f3[:b]
         self._e_vec(nl, w, f2)
-        self._e_vec(nr, w, f3)
+        if mirrored:
+            np.copyto(f3, f2[::-1])
+        else:
+            self._e_vec(nr, w, f3)
         np.add(f2, f3, out=f2)
         np.divide(f3, f2, out=f3)
         np.multiply(f3, _TWO63, out=f3)
