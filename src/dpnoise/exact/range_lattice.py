@@ -80,8 +80,14 @@ class BlockWeights:
     """Integer weights W_r ∝ 2^(−r/M), r < M, summing to exactly 2^64."""
 
     M: int
-    W: tuple[int, ...]
+    small: tuple[int, ...] = ()  # the weights as ints when there is no W64 (M <= 2)
     W64: NDArray[np.uint64] | None = field(default=None, compare=False, repr=False)  # M >= 2
+
+    @cached_property
+    def W(self) -> tuple[int, ...]:  # noqa: N802 -- the weights W_r of the module docstring
+        """The weights as Python ints (made on first use: a construction that only needs
+        the uint64 array does not convert M of them)."""
+        return self.small if self.W64 is None else tuple(self.W64.tolist())
 
     @cached_property
     def cum(self) -> NDArray[np.float64]:
@@ -147,7 +153,7 @@ def block_weights(M: int) -> BlockWeights:
         lo = int((b64 & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
         if (hi << 32) + lo != TOTAL or int(b64.min()) <= 0:  # pragma: no cover
             raise AssertionError("block weight quantisation failed")
-        return BlockWeights(M, tuple(b64.tolist()), b64)
+        return BlockWeights(M, (), b64)
     if sum(ints) != TOTAL or min(ints) <= 0:  # pragma: no cover
         raise AssertionError("block weight quantisation failed")
     return BlockWeights(M, tuple(ints))
