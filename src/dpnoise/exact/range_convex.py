@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -134,6 +134,9 @@ class ConvexSampler:
         self._clip = CLIP_BLOCKS * self.M
         bw = block_weights(self.M)
         self._rest: NDArray[np.float64] | None = None  # for :meth:`tails`
+        # C_0 = 0 .. C_M = 2^64 as Python ints for the scalar path -- built here, not on a
+        # first release (every release runs the same operations)
+        self._cum = bw.cum_int
         w = bw.W64 if bw.W64 is not None else np.array(bw.W, dtype=np.float64)
         self._lnw = np.log(w.astype(np.float64)) - 64 * LN2  # ln(W_r / 2^64), rounded once
         self._E, self._A, self._K = _side_tables(self.M)
@@ -142,11 +145,6 @@ class ConvexSampler:
         self._B, self._D, self._shift, self._mask = _packed_guide(self.M)
         self.grid = gd.grid
         self._tkind, self._ttab, self._tconst = self._threshold_table(table_limit)
-
-    @cached_property
-    def _cum(self) -> tuple[int, ...]:
-        """C_0 = 0 .. C_M = 2^64 as Python ints (the scalar path; made on first use)."""
-        return block_weights(self.M).cum_int
 
     def _threshold_table(self, limit: int) -> tuple[str, NDArray[np.uint64], int]:
         """T − 1 as a table over an index computed from (n_L, n_R) when it has <= ``limit``
