@@ -146,8 +146,8 @@ class CompiledJob:
 
     def __init__(self, adapter: int, args: NDArray[np.int64], per_value: int, sub: int,
                  keep: tuple[Any, ...]) -> None:
-        self.adapter, self.args, self.per_value, self.sub = adapter, args, per_value, sub
-        self._keep = keep
+        self.per_value, self.sub = per_value, sub
+        self._keep = (*keep, args)  # the arrays whose raw addresses the C code uses
         self._tail = (sub, per_value, adapter, args.ctypes.data)
         self._evp = keystream.evp_entry_points()
 

@@ -238,6 +238,16 @@ def as_output(values: NDArray[Any], like: ArrayLike) -> Any:
     return values
 
 
+def compiled_spans(sampler: Any, out: NDArray[Any], **kw: Any) -> Any:
+    """The sampler's compiled body over the whole of ``out`` (its ``keyed_job(out, **kw)``)
+    for a split release (:func:`dpnoise.parallel.run_split`), or None: a release too small
+    to be split, or a sampler without one (the per-chunk path then runs)."""
+    from ..parallel import SPLIT_MIN
+
+    keyed_job = getattr(sampler, "keyed_job", None)
+    return keyed_job(out, **kw) if keyed_job is not None and out.size >= SPLIT_MIN else None
+
+
 class HalfLatticeMechanism(Mechanism):
     """A mechanism releasing c·L + Z·L with Z = ±(K + 1/2) on the half-offset grid.
 
@@ -268,7 +278,7 @@ class HalfLatticeMechanism(Mechanism):
         values, lo, hi = check_values_bounds("true_value", true_value)
         flat = np.ascontiguousarray(values.reshape(-1))
         check_representable(flat, self.grid, bounds=(lo, hi))  # before any random word
-        from ..parallel import SPLIT_MIN, run_split
+        from ..parallel import run_split
 
         source = resolve_rng(rng)
         sampler = self._sampler()
@@ -285,11 +295,7 @@ class HalfLatticeMechanism(Mechanism):
             else:
                 out[s:e] = sampler.signed_odd(src, e - s, centre=flat[s:e], grid=self.grid)
 
-        keyed_job = getattr(sampler, "keyed_job", None)
-        compiled = None
-        if keyed_job is not None and n >= SPLIT_MIN:
-            compiled = keyed_job(out, centre=flat, grid=self.grid)
-        run_split(source, n, work, compiled)
+        run_split(source, n, work, compiled_spans(sampler, out, centre=flat, grid=self.grid))
         return as_output(out.reshape(values.shape), true_value)
 
     @cached_property

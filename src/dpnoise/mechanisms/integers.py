@@ -32,7 +32,7 @@ from ..errors import ParameterError
 from ..laws.base import TableLaw
 from ..params import real_array
 from ..randomness import RandomSource, RngLike, resolve_rng
-from .base import INT_SCALARS, Mechanism, as_output
+from .base import INT_SCALARS, Mechanism, as_output, compiled_spans
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
 MAX_COUNT = 1 << 53
@@ -232,17 +232,9 @@ def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int |
         sampler.sample_into(src, out[s:e], add=flat[s:e], lower=lo, upper=hi)
 
     source = resolve_rng(rng)
-    run_split(source, flat.size, work, _compiled(sampler, out, add=flat, lower=lo, upper=hi))
+    run_split(source, flat.size, work, compiled_spans(sampler, out, add=flat, lower=lo, upper=hi))
     return as_output(out.reshape(counts.shape), true_value)
 
-
-def _compiled(sampler: Any, out: NDArray[np.int64], **kw: Any) -> Any:
-    """The sampler's compiled spans over the whole of ``out`` (``keyed_job``) for a split
-    release, or None (small release, or no compiled body: the per-chunk path)."""
-    from ..parallel import SPLIT_MIN
-
-    keyed_job = getattr(sampler, "keyed_job", None)
-    return keyed_job(out, **kw) if keyed_job is not None and out.size >= SPLIT_MIN else None
 
 
 class ClampedIntegerMechanism(Mechanism):
@@ -293,7 +285,7 @@ class ClampedIntegerMechanism(Mechanism):
         out = np.empty(int(n), dtype=np.int64)
         source = resolve_rng(rng)
         run_split(source, out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]),
-                  _compiled(sampler, out))
+                  compiled_spans(sampler, out))
         return out
 
     def _law_of(self, z: NDArray[np.int64], p: NDArray[np.float64],
