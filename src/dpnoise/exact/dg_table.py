@@ -37,6 +37,7 @@ from ..kernels.keyed import (
 )
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
+from .block_words import alias_outcome
 from .float_sum import fsum_array
 
 #: largest table (entries); σ up to ~2^13
@@ -146,7 +147,6 @@ class DGTable:
         words = np.empty(chunk + 8, dtype=np.uint64)
         scratch = None  # the reference's work arrays, made when it first runs
         col_shift = np.uint64(64 - t.bits - 1)
-        even_mask = np.uint64(~1 & 0xFFFFFFFFFFFFFFFF)
         thr_mask = np.uint64(t.mass - 1)
         kern = _alias_kernel() if n >= MIN_VALUES else None
         if out.dtype != np.int64 or not out.flags.c_contiguous:
@@ -168,14 +168,8 @@ class DGTable:
             if scratch is None:
                 scratch = (np.empty(chunk, np.uint64), np.empty(chunk, np.intp),
                            np.empty(chunk, bool))
-            w, tt, cl, a = words[:c], scratch[0][:c], scratch[1][:c], scratch[2][:c]
-            np.right_shift(w, col_shift, out=tt)
-            np.bitwise_and(tt, even_mask, out=tt)
-            cl[:] = tt
-            np.bitwise_and(w, thr_mask, out=tt)
-            np.greater_equal(tt, thr2[cl], out=a)
-            np.add(cl, a, out=cl)
-            np.take(out2, cl, out=out[start : start + c])
+            alias_outcome(words[:c], thr2, out2, col_shift, thr_mask, scratch[0][:c],
+                          scratch[1][:c], scratch[2][:c], out[start : start + c])
             part = slice(start, start + c)
             add_clamp(out[part], None if add is None else add[part], lower, upper)
 
