@@ -23,17 +23,13 @@ import pytest
 
 from dpnoise import Budget, ParameterError, SeededRandom, Session
 from dpnoise.session.answers import entry_interval
+from tests.test_session_quantiles import _data  # the same synthetic table
 
 SCHEMA = {"dataset": {"user_id": "pid", "max_rows": 5000},
           "columns": {"x": {"lower": 0, "upper": 100},
                       "g": {"categories": ["u", "v", "w"]},
                       "city": {"text": True}}}
 
-
-def _data(n: int, seed: int) -> dict[str, np.ndarray]:
-    r = np.random.default_rng(seed)
-    return {"pid": np.arange(n).astype(str), "x": r.lognormal(3, 0.8, n).clip(0, 100),
-            "g": r.choice(["u", "v", "w"], n), "city": r.choice(["a", "b"], n)}
 
 
 def _rank_errors(plan: Any, buckets: Any, released: Any) -> np.ndarray:
