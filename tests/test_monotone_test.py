@@ -12,19 +12,7 @@ from dpnoise.laws.gaussian import analytic_gaussian_sigma
 from dpnoise.laws.monotone_test import DecreasingTest
 from dpnoise.mechanisms import gaussian
 
-
-def _bisect(above, lo: float, hi: float) -> float:
-    while above(hi):
-        lo, hi = hi, hi * 1.01
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if above(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-8 * hi:
-            break
-    return hi
+_bisect = gaussian.bisect_above  # the search the mechanism runs
 
 
 @settings(max_examples=60, deadline=None)

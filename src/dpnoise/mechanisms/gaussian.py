@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -245,11 +245,18 @@ def _search_sigma(ideal: _IdealDelta, delta: float, sensitivity: float, sigma: f
     # the continuous Gaussian's root at the grid sensitivity S·L: within ~1e-8 of the
     # lattice law's for ε <= 5 (further for larger ε: then secant steps close in)
     test.locate(analytic_gaussian_sigma(epsilon, goal, S * grid))
-    while test.above(hi):
+    return bisect_above(test.above, lo, hi)
+
+
+def bisect_above(above: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The smallest x (to 1e-8 relative, at most 40 halvings) with ``above(x)`` false, for a
+    predicate true below some root and false above it: ``hi`` first grows by 1 % until
+    false, then [lo, hi] is halved."""
+    while above(hi):
         lo, hi = hi, hi * 1.01
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        if test.above(mid):
+        if above(mid):
             lo = mid
         else:
             hi = mid
