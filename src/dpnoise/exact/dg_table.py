@@ -29,6 +29,7 @@ from ..kernels import MIN_VALUES
 from ..kernels.keyed import (
     CompiledJob,
     add_clamp,
+    chunk_step,
     compiled_job,
     count_args,
     kernel_args,
@@ -153,16 +154,9 @@ class DGTable:
             kern = None  # the reference writes through numpy
         run = step = None
         if kern is not None:  # the compiled chunk body: same word, same table entry
-            args = (thr2.ctypes.data, out2.ctypes.data, int(col_shift), int(thr_mask))
-            p_words, p_out = words.ctypes.data, out.ctypes.data
-            run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias",
-                            self._alias_args(out, add, lower, upper))
-
-            def step(start: int, c: int) -> bool:
-                kern(p_words, c, *args, p_out + 8 * start)
-                part = slice(start, start + c)
-                add_clamp(out[part], None if add is None else add[part], lower, upper)
-                return True
+            args = self._alias_args(out, add, lower, upper)
+            run = keyed_run(rng, words, 1, chunk, "dpk_keyed_alias", args)
+            step = chunk_step("dpk_keyed_alias", words, args)
 
         for start, c in reference_chunks(rng, words, n, chunk, 1, step, run):
             if scratch is None:

@@ -29,7 +29,14 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError, PrecisionError
 from ..grid import round_half_up_inplace
 from ..kernels import MIN_VALUES
-from ..kernels.keyed import CompiledJob, compiled_job, kernel_args, keyed_run, reference_chunks
+from ..kernels.keyed import (
+    CompiledJob,
+    chunk_step,
+    compiled_job,
+    kernel_args,
+    keyed_run,
+    reference_chunks,
+)
 from ..params import LN2
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
@@ -184,24 +191,12 @@ class BlockGeometric:
         run = step = None
         if kern is not None and release and not exact_inverse(grid):
             kern = None  # not a power of two (callers check; the reference copes anyway)
-        if kern is not None:  # raw addresses for the compiled chunk body (same words, same K)
-            packed = self._packed_table
-            p_words, p_packed = words.ctypes.data, packed.ctypes.data
+        if kern is not None:  # the compiled chunk body (same words, same K), by its adapter
             if release:  # the numpy reference accepts any real array; the kernel needs this
                 centre = np.ascontiguousarray(centre, dtype=np.float64)
-            p_centre = centre.ctypes.data if release else 0
-            p_out = out.ctypes.data
-            half, inv = (grid / 2, 1.0 / grid) if release else (0.0, 1.0)
-            bits, two_m, isa = self.table.bits, 2 * self.M, SIMD_LEVEL
-            stream = int(n >= STREAM_MIN)
-            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block",
-                            self._block_args(out, centre, grid))
-
-            def step(start: int, c: int) -> bool:  # False: Q = 63 somewhere (p = 2^-63 a value)
-                return kern(p_words, c, c, p_packed, bits, two_m,
-                            p_centre + 8 * start if release else None, inv, half,
-                            p_out + 8 * start if release else None,
-                            None if release else p_out + 8 * start, isa, stream) == 0
+            args = self._block_args(out, centre, grid)
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_block", args)
+            step = chunk_step("dpk_keyed_block", words, args)  # False: Q = 63 (p = 2^-63)
 
         for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             if scratch is None:

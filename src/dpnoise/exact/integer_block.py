@@ -47,6 +47,7 @@ from ..kernels import MIN_VALUES
 from ..kernels.keyed import (
     CompiledJob,
     add_clamp,
+    chunk_step,
     compiled_job,
     count_args,
     kernel_args,
@@ -184,19 +185,10 @@ class IntegerBlockLaplace:
         if out.dtype != np.int64 or not out.flags.c_contiguous:
             kern = None  # the reference writes through numpy
         run = step = None
-        if kern is not None:  # the compiled chunk body (same words, same values)
-            p_words, p_out = words.ctypes.data, out.ctypes.data
-            p_thr, p_mag, p_qm = thr2.ctypes.data, mag2.ctypes.data, qm.ctypes.data
-            shift, mask = int(col_shift), int(thr_mask)
-            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock",
-                            self._intblock_args(out, add, lower, upper))
-
-            def step(start: int, c: int) -> bool:  # False: C = 63 somewhere (p = 2^-63 a value)
-                if kern(p_words, c, p_thr, p_mag, p_qm, shift, mask, p_out + 8 * start):
-                    return False
-                part = slice(start, start + c)
-                add_clamp(out[part], None if add is None else add[part], lower, upper)
-                return True
+        if kern is not None:  # the compiled chunk body (same words, same values), its adapter
+            args = self._intblock_args(out, add, lower, upper)
+            run = keyed_run(rng, words, 2, chunk, "dpk_keyed_intblock", args)
+            step = chunk_step("dpk_keyed_intblock", words, args)  # False: C = 63 (p = 2^-63)
 
         for start, c in reference_chunks(rng, words, n, chunk, 2, step, run):
             a, b = words[:c], words[c : 2 * c]

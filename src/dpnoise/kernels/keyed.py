@@ -53,6 +53,32 @@ def _address(name: str) -> int | None:
     return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
 
 
+@lru_cache(maxsize=8)
+def _adapter(name: str) -> Any:
+    """The adapter ``name`` as a ctypes function ``(words, start, c, args) -> int64``, or
+    None (kernels off)."""
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    return function(name, [vp, i64, i64, vp], i64)
+
+
+def chunk_step(adapter: str, words: NDArray[np.uint64], args: NDArray[np.int64]) -> Any:
+    """The adapter ``adapter`` as the per-chunk ``kernel`` of :func:`reference_chunks` for
+    a source the C loop cannot key (:func:`keyed_run` gave None): ``step(start, c)`` runs
+    the adapter on values [start, start + c) from the c values' words in ``words`` (drawn
+    by the Python loop) -- the same call, slots and values as in :class:`KeyedRun` --
+    and is True when they are done, False when the numpy reference must recompute them.
+    None when the kernels are off."""
+    fn = _adapter(adapter)
+    if fn is None:
+        return None
+    p_words, p_args = words.ctypes.data, args.ctypes.data
+
+    def step(start: int, c: int, keep: tuple[Any, ...] = (words, args)) -> bool:
+        return fn(p_words, start, c, p_args) == 0
+
+    return step
+
+
 def kernel_args(*values: int | float | None) -> NDArray[np.int64]:
     """The ``args`` slots of an adapter: ints (pointers, shifts, masks) modulo 2^64,
     floats bit for bit, None as 0 (a null pointer)."""
