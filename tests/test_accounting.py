@@ -312,6 +312,26 @@ def test_cks_conversion_is_an_upper_bound_and_tighter_than_classic(sigma) -> Non
         assert delta_from_rho(rho, e) <= d * (1 + 1e-9)
 
 
+def test_cks_conversion_of_a_large_rho_is_one_not_a_traceback(tmp_path) -> None:
+    """rho >= ~100 (delta near 1 at small epsilon): the CKS minimiser wandered to alpha = 1 and
+    raised ValueError (math domain error) -- a zCDP ledger's reservation of Laplace(15)
+    against a total (1, 1e-6) crashed instead of refusing."""
+    for rho in (100.0, 1250.0, 1e10):
+        assert delta_from_rho(rho, 0.0) == 1.0 and delta_from_rho(rho, 1.0) == 1.0
+        e = epsilon_from_rho(rho, 1e-6)
+        assert rho < e <= rho + 2 * math.sqrt(rho * math.log(1e6))
+    from dpnoise.session import Ledger
+
+    led = Ledger(tmp_path / "z.sqlite", budget=dp.Budget(1.0, 1e-6, accountant="zcdp"),
+                 create=True)
+    charge = get_accountant("zcdp").charge_for(dp.Laplace(epsilon=15.0, sensitivity=1.0))
+    with pytest.raises(dp.BudgetExceededError):
+        led.reserve(epsilon=15.0, delta=0.0, query="q", canonical="q", query_key="k",
+                    dataset="d", mechanism="laplace", parameters={}, guarantee={},
+                    accounting=charge)
+    assert led.spent().epsilon == 0.0
+
+
 def test_zcdp_accountant_with_rho_budget() -> None:
     acc = get_accountant("zcdp")
     dg = dp.DiscreteGaussian(epsilon=1.0, sigma2=50.0, upper=None, sampler="cks")

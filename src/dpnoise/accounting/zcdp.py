@@ -64,9 +64,15 @@ def delta_from_rho(rho: float, epsilon: float) -> float:
         return 0.0
     # the minimiser is near α* = (ε + ρ)/(2ρ) + 1; search on ln(α − 1)
     def f(t: float) -> float:
-        return _log_delta_at(1 + math.exp(t), rho, epsilon)
+        # every α > 1 gives a valid bound; where α − 1 leaves the double range (the search
+        # wanders towards α = 1 when ρ is large and δ is near 1), log δ = 0 (δ <= 1) is
+        # the trivially valid value
+        if not -700.0 < t < 700.0:
+            return 0.0
+        alpha = 1 + math.exp(t)
+        return 0.0 if alpha == 1.0 else _log_delta_at(alpha, rho, epsilon)
 
-    guess = math.log(max(1e-9, (epsilon + rho) / (2 * rho)))
+    guess = min(690.0, math.log(max(1e-9, (epsilon + rho) / (2 * rho))))
     from scipy import optimize  # lazily: importing scipy.optimize costs ~1 s
 
     res = optimize.minimize_scalar(f, bracket=(guess - 1, guess + 1), tol=1e-12)
