@@ -125,6 +125,20 @@ def test_clamped_laplace_stays_in_range_and_piles_on_ends() -> None:
     assert verify(m).passed
 
 
+def test_clamped_upper_end_mass_is_exact_in_the_far_tail() -> None:
+    """P(Y >= upper) was 1 - cdf: at epsilon 6.8464, sensitivity 2 on [0, 12] the end's
+    mass from x = 0 (~1e-18) came out 0, so ``dpnoise verify`` reported an infinite loss and
+    FAIL for a mechanism whose real loss (6.825) is below its claim (on [0, 10] with the
+    default grid: a loss of 6.870 from float noise)."""
+    m = ClampedLaplace(epsilon=6.8464, sensitivity=2.0, lower=0.0, upper=12.0, grid=2.0**-6)
+    law = m.laplace.noise(0.0)
+    for y in (1.0, 5.0, 9.9):  # the law is symmetric about its centre: P(Y > y) = P(Y < -y)
+        below = float(law.cdf(np.nextafter(-y, -np.inf)))
+        assert math.isclose(float(law.sf(y)), below, rel_tol=1e-9), y
+    report = verify(m, epsilons=[m.guarantee.epsilon])
+    assert report.passed and report.epsilon <= m.guarantee.epsilon
+
+
 def test_constant_block_ratio() -> None:
     m = Laplace(epsilon=1.0, sensitivity=1.0)
     k = np.arange(0, 3 * m.block.M)

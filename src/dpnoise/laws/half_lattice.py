@@ -55,7 +55,7 @@ def half_lattice_logpmf(
 class HalfLatticeLaw(LatticeLaw):
     """Law of c + Z·L, Z = ±(K + 1/2) (scipy-like: pmf, cdf, ppf, moments, interval).
 
-    Writes logpmf, cdf and the moments from the magnitude law; inherits pmf, sf, std,
+    Writes logpmf, cdf, sf and the moments from the magnitude law; inherits pmf, std,
     interval and ppf (bisection on the half-offset lattice) from
     :class:`~dpnoise.laws.base.LatticeLaw`.  ``support_max`` is the largest possible K
     (None: unbounded); it bounds the ppf search.
@@ -89,6 +89,17 @@ class HalfLatticeLaw(LatticeLaw):
         kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
         return np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
                         0.5 * self.magnitude.sf(kneg))
+
+    def sf(self, y: ArrayLike) -> NDArray[np.float64]:
+        """P(Y > y), from the magnitude's tail directly (1 − cdf would lose every digit of
+        an upper tail below ~1e-16 to cancellation)."""
+        u = self._cells(y)
+        if self.support_max is not None:
+            u = np.clip(u, -(self.support_max + 2.0), self.support_max + 2.0)
+        kpos = np.floor(u - 0.5).astype(np.int64) + 1
+        kneg = np.ceil(-u - 0.5).astype(np.int64)
+        return np.where(u >= 0, 0.5 * self.magnitude.sf(kpos),
+                        1.0 - 0.5 * self.magnitude.sf(kneg))
 
     def mean(self) -> float:
         return self.center

@@ -355,7 +355,7 @@ class ClampedLaplace(Mechanism):
         below = float(law.cdf(np.nextafter(self.lower, -math.inf)))  # mass strictly below lower
         at_lower = below + (float(law.pmf(self.lower)) if self.laplace.in_output_set(
             [self.lower])[0] else 0.0)
-        above = 1.0 - float(law.cdf(np.nextafter(self.upper, -math.inf)))  # P(Y >= upper)
+        above = float(law.sf(np.nextafter(self.upper, -math.inf)))  # P(Y >= upper)
         ys = np.concatenate([[self.lower], pts, [self.upper]])
         with np.errstate(divide="ignore"):
             lp = np.concatenate([[math.log(at_lower) if at_lower > 0 else -math.inf], logp,
