@@ -254,6 +254,23 @@ def test_fits_and_basic_accountant() -> None:
         get_accountant("nope")
 
 
+def test_compose_many_refuses_a_negative_or_fractional_count() -> None:
+    """compose_many(state, charge, -1) returned a state with count -1 and epsilon -0.5 (a
+    budget given back) under basic and pld, and 2.5 copies under basic."""
+    m = dp.Laplace(epsilon=0.5, sensitivity=1.0)
+    for name in ("basic", "pld", "zcdp"):
+        acc = get_accountant(name)
+        charge = acc.charge_for(m)
+        for n in (-1, 2.5, True):
+            with pytest.raises(dp.ParameterError, match="integer >= 0"):
+                acc.compose_many(acc.empty(), charge, n)
+        assert acc.compose_many(acc.empty(), charge, np.int64(2)).basic_epsilon == 1.0
+    with pytest.raises(dp.ParameterError, match="integer >= 0"):
+        largest_share("basic", AccountingBudget(1.0, 0.0),
+                      lambda e: dp.Laplace(epsilon=e, sensitivity=1.0), -3,
+                      bounds=(0.01, 1.0), noisier="decreasing")
+
+
 # ------------------------------------------------------------------ a charge is a release
 def test_k_cells_is_k_fold_composition_and_gaussian_l2() -> None:
     acc = get_accountant("pld")

@@ -266,6 +266,9 @@ class Accountant(ABC):
 
     def compose_many(self, state: State, charge: Charge, n: int) -> State:
         """``n`` copies of ``charge`` at once (repeated squaring of the PLD)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ParameterError(f"the number of releases must be an integer >= 0, got {n!r}")
+        n = int(n)
         pld = state.pld
         if charge.pld is not None and n > 0:
             many = charge.pld.self_compose(n)
