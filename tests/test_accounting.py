@@ -271,6 +271,19 @@ def test_compose_many_refuses_a_negative_or_fractional_count() -> None:
                       bounds=(0.01, 1.0), noisier="decreasing")
 
 
+def test_largest_share_is_within_the_total_strictly() -> None:
+    """fits() allowed 1e-12 over the total, so largest_share returned epsilon 1.0000000000009
+    for a total of 1.0 (documented: "the answer always fits"; a ledger refuses it)."""
+    for name in ("basic", "pld", "zcdp"):
+        acc = get_accountant(name)
+        p, m = largest_share(name, AccountingBudget(1.0, 0.0),
+                             lambda e: dp.Laplace(epsilon=e, sensitivity=1.0), 1,
+                             bounds=(0.5, 1.0 + 9e-13), noisier="decreasing")
+        assert p <= 1.0 and acc.epsilon(acc.compose(acc.empty(), acc.charge_for(m)), 0.0) <= 1.0
+        assert not acc.fits(acc.compose(acc.empty(), acc.charge_for(
+            dp.Laplace(epsilon=1.0 + 9e-13, sensitivity=1.0))), AccountingBudget(1.0, 0.0))
+
+
 # ------------------------------------------------------------------ a charge is a release
 def test_k_cells_is_k_fold_composition_and_gaussian_l2() -> None:
     acc = get_accountant("pld")

@@ -299,12 +299,15 @@ class Accountant(ABC):
         return state.basic_delta if epsilon >= state.basic_epsilon else 1.0
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
+        """Strict, like a ledger's test: the composed δ at the total's ε, or the composed ε
+        at the total's δ, within the total (no tolerance: a total exceeded by 1e-12 is
+        exceeded, and a ledger refuses it)."""
         if budget.rho is not None:
             raise ParameterError(f"a rho budget needs the 'zcdp' accountant, not {self.name!r}")
         if state.count == 0:
             return True
-        return self.delta(state, budget.epsilon) <= budget.delta * (1 + 1e-12) or \
-            self.epsilon(state, budget.delta) <= budget.epsilon * (1 + 1e-12)
+        return self.delta(state, budget.epsilon) <= budget.delta or \
+            self.epsilon(state, budget.delta) <= budget.epsilon
 
 
 class BasicAccountant(Accountant):
