@@ -284,6 +284,20 @@ def test_largest_share_is_within_the_total_strictly() -> None:
             dp.Laplace(epsilon=1.0 + 9e-13, sensitivity=1.0))), AccountingBudget(1.0, 0.0))
 
 
+def test_every_accountant_refuses_a_nan_or_out_of_range_query() -> None:
+    """basic answered epsilon(delta=nan or -1) with inf and delta(epsilon=nan) with 1.0
+    where pld raised; every accountant now names the parameter."""
+    m = dp.Laplace(epsilon=0.5, sensitivity=1.0)
+    for name in ("basic", "pld", "zcdp"):
+        acc = get_accountant(name)
+        state = acc.compose(acc.empty(), acc.charge_for(m))
+        for bad in (math.nan, -1.0, 1.5):
+            with pytest.raises(dp.ParameterError, match="delta"):
+                acc.epsilon(state, bad)
+        with pytest.raises(dp.ParameterError, match="epsilon"):
+            acc.delta(state, math.nan)
+
+
 # ------------------------------------------------------------------ a charge is a release
 def test_k_cells_is_k_fold_composition_and_gaussian_l2() -> None:
     acc = get_accountant("pld")

@@ -293,9 +293,13 @@ class Accountant(ABC):
 
     # basic composition is valid under every accountant: each reports the better bound
     def epsilon(self, state: State, delta: float) -> float:
+        if not 0 <= delta <= 1:  # NaN too: it compared False and gave inf silently
+            raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
         return state.basic_epsilon if delta >= state.basic_delta else math.inf
 
     def delta(self, state: State, epsilon: float) -> float:
+        if math.isnan(epsilon):
+            raise ParameterError("epsilon must not be NaN")
         return state.basic_delta if epsilon >= state.basic_epsilon else 1.0
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
