@@ -90,6 +90,10 @@ class PrivacyProfile:
     # ---- Rényi / zCDP
     renyi: Callable[[NDArray[np.float64], int], NDArray[np.float64]] | None = None
     rho: float | None = None
+    # ρ of a move by t of the law's own shift of S lattice cells is at most (t/S)²·ρ
+    # (Gaussian-type laws, whose D_α grows with the square of the shift); else a move by
+    # less than the sensitivity is only known to cost at most the full ρ
+    rho_quadratic: bool = False
     not_zcdp: str = ""
     # ---- what interval and planning code needs
     noise_at: Callable[[float | None], Any] | None = None

@@ -35,7 +35,13 @@ from numpy.typing import NDArray
 
 from ..errors import ParameterError
 from .pld import DEFAULT_H, PLD
-from .sources import fractional_split_pld, mechanism_pld, profile_of, split_pld
+from .sources import (
+    fraction_rho_factor,
+    fractional_split_pld,
+    mechanism_pld,
+    profile_of,
+    split_pld,
+)
 from .zcdp import epsilon_from_rho, rho_of
 
 _MAGIC = b"DPNACC1\n"
@@ -350,7 +356,7 @@ class PLDAccountant(Accountant):
             src = fractional_split_pld(m, k, cells, h=self.h)
             notes.append(f"{src.method}: {src.note}")
             total = src.pld if total is None else total.compose(src.pld)
-            curves.append(_curve_of_part(m, src.pld, "fraction", k))
+            curves.append(_curve_of_part(m, src.pld, "fraction", k, cells))
         if total is None:
             raise ParameterError("a release with no mechanism has nothing to charge")
         rdp = None if any(c is None for c in curves) else \
@@ -389,7 +395,8 @@ class PLDAccountant(Accountant):
         return best
 
 
-def _curve_of_part(m: Any, pld: PLD, kind: str, k: int) -> NDArray[np.float64] | None:
+def _curve_of_part(m: Any, pld: PLD, kind: str, k: int,
+                   cells: int = 1) -> NDArray[np.float64] | None:
     """The Rényi curve of one part of a release for the "pld" accountant, or None.
 
     The curves of :func:`.renyi.curve_of` (the zCDP accountant's: randomized response of a
@@ -398,7 +405,7 @@ def _curve_of_part(m: Any, pld: PLD, kind: str, k: int) -> NDArray[np.float64] |
     an infinite Rényi divergence (a positive +∞ mass of the true PLD, which the dominating
     PLD bounds from above), so no finite curve may be charged for it.
     """
-    from .renyi import ALPHAS, curve_of
+    from .renyi import curve_of
 
     if pld.inf_mass > 0:
         return None
@@ -407,9 +414,21 @@ def _curve_of_part(m: Any, pld: PLD, kind: str, k: int) -> NDArray[np.float64] |
             return k * curve_of(m)
         if kind == "split":
             return curve_of(m, shift=k)
-        return ALPHAS * rho_of(m)  # a fraction split: Σ(d_i/k)² <= 1, one cell's ρ
+        return _fraction_curve(m, k, cells)
     except ParameterError:
         return None
+
+
+def _fraction_curve(m: Any, k: int, cells: int) -> NDArray[np.float64]:
+    """The Rényi curve of a fraction split (:meth:`ReleaseSpec.fraction_split`): α times
+    its ρ over the worst split for a Gaussian-type law (:func:`.sources.fraction_rho_factor`);
+    for any other law each of the min(k, cells) cells moves by at most one sensitivity, so
+    costs at most the law's own curve."""
+    from .renyi import ALPHAS, curve_of
+
+    if profile_of(m).rho_quadratic:
+        return ALPHAS * (rho_of(m) * fraction_rho_factor(m, k, cells))
+    return min(int(k), max(1, int(cells))) * curve_of(m)
 
 
 class ZCDPAccountant(Accountant):
@@ -418,12 +437,13 @@ class ZCDPAccountant(Accountant):
     def charge_for(self, what: Any) -> Charge:
         e, d = _basic(what)
         # a split: ρ of a shift dΔ is d²ρ for the Gaussian and (dε)²/2 for pure ε-DP, so
-        # Σ d_i² ρ <= k²ρ: the worst split puts all k contributions in one cell
+        # Σ d_i² ρ <= k²ρ: the worst split puts all k contributions in one cell; a fraction
+        # split: the cells' ρ over the worst split (sources.fraction_rho_factor)
         rho = sum(k * rho_of(m) for m, k in _parts(what)) + \
             sum(k * k * rho_of(m) for m, k, _ in _splits(what)) + \
-            sum(rho_of(m) for m, _, _ in _fractions(what))  # Σ(d_i/k)² <= 1
+            sum(rho_of(m) * fraction_rho_factor(m, k, c) for m, k, c in _fractions(what))
         # the Rényi curves (renyi.py): a k-fold shift of a cell is the curve at shift k;
-        # a fraction split keeps α·ρ of one cell
+        # a fraction split is α times its ρ
         from .renyi import ALPHAS, curve_of
 
         tau = np.zeros(ALPHAS.size)
@@ -431,8 +451,8 @@ class ZCDPAccountant(Accountant):
             tau += k * curve_of(m)
         for m, k, _ in _splits(what):
             tau += curve_of(m, shift=k)
-        for m, _, _ in _fractions(what):
-            tau += ALPHAS * rho_of(m)
+        for m, k, c in _fractions(what):
+            tau += _fraction_curve(m, k, c)
         return Charge(self.name, e, d, None, rho, (), tuple(tau.tolist()))
 
     def epsilon(self, state: State, delta: float) -> float:

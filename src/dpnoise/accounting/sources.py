@@ -259,6 +259,36 @@ def split_pld(mechanism: Any, k: int, cells: int, *, h: float = DEFAULT_H) -> So
                       f"contributions over at most {cells} cells")
 
 
+def fraction_rho_factor(mechanism: Any, k: int, cells: int) -> float:
+    """f such that f·ρ bounds the zCDP cost of a fraction split (:func:`fractional_split_pld`:
+    cells calibrated at the full sensitivity kΔ, one person's k rows split d_1 + ... + d_j = k
+    over j <= ``cells`` cells, cell i moving by at most t_i = :func:`lattice_steps` (d_i/k) of
+    the law's S lattice cells).  The cells are independent, so their ρ add up.
+
+    A Gaussian-type law (``rho_quadratic``: D_α of a move by t cells is at most (t/S)² of the
+    full one) costs max over the splits of Σ(t_i/S)² -- at most 1 when S is a multiple of k
+    (t_i = d_i·S/k exactly: Σ(d_i/k)² <= 1); the splits are enumerated up to
+    :data:`MAX_SPLITS`, beyond which Σ(t_i/S)² <= Σ(d_i/k + 1/S)² <= 1 + 2/S + j/S² bounds
+    them (t_i < d_i·S/k + 1).  Any other law is only known to cost its full ρ for a move of
+    at most one sensitivity, so j = min(k, cells) cells cost j·ρ.
+    """
+    k, cells = int(k), max(1, int(cells))
+    j = min(k, cells)
+    if j == 1:
+        return 1.0
+    if not profile_of(mechanism).rho_quadratic:
+        return float(j)
+    S = lattice_steps(mechanism, Fraction(1))
+    if S % k == 0:
+        return 1.0
+    splits = partitions(k, cells)
+    if len(splits) > MAX_SPLITS:
+        return min(float(j), 1.0 + 2.0 / S + j / S**2)
+    worst = max(sum(Fraction(lattice_steps(mechanism, Fraction(d, k)), S) ** 2 for d in split)
+                for split in splits)
+    return min(float(j), float(worst) * (1 + 1e-15))
+
+
 def fractional_split_pld(mechanism: Any, k: int, cells: int, *,
                          h: float = DEFAULT_H) -> SourcedPLD:
     """PLD of a grouped release whose cells are each calibrated at the FULL sensitivity kΔ.

@@ -175,7 +175,7 @@ def discrete_gaussian_profile(m: Any) -> PrivacyProfile:
         zcdp["not_zcdp"] += ", or DiscreteGaussian(sampler='cks') (the exact infinite law)"
     else:
         rho = float(m.sensitivity) ** 2 / (2 * float(m.sigma2))
-        zcdp = {"renyi": renyi_gaussian(rho), "rho": rho, **facts}
+        zcdp = {"renyi": renyi_gaussian(rho), "rho": rho, "rho_quadratic": True, **facts}
     return PrivacyProfile(True, g.epsilon, g.delta, "discrete Gaussian",
                           pairs=lambda S: discrete_gaussian_pairs(m, S),
                           shift_cells=int(m.sensitivity), **zcdp)
