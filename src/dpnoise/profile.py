@@ -124,9 +124,17 @@ def renyi_randomized_response(alpha: NDArray[np.float64], epsilon: float
         return np.zeros(a.size)
     ln_p = -math.log1p(math.exp(-e))
     ln_q = -e - math.log1p(math.exp(-e))
-    log_sum = a * ln_p + (1 - a) * ln_q + np.log1p(np.exp(-(2 * a - 1) * e))
-    tau = log_sum / (a - 1)
-    return np.minimum(tau * (1 + 1e-12) + 1e-15, e * (1 + 1e-12) + 1e-15)
+    last = np.log1p(np.exp(-(2 * a - 1) * e))
+    log_sum = a * ln_p + (1 - a) * ln_q + last
+    # log_sum is a small difference of terms of order α·ln 2 (about α·ε²/2 for a small ε):
+    # each term and sum carries a relative rounding error of a few ulp, which the division
+    # by α − 1 (exact) keeps -- so the rounded-up value adds 16 ulp of the terms' sizes
+    size = np.abs(a * ln_p) + np.abs((1 - a) * ln_q) + np.abs(last)
+    tau = (log_sum + 16 * np.finfo(np.float64).eps * size) / (a - 1)
+    # pure ε-DP is (ε²/2)-zCDP (Bun and Steinke, "Concentrated differential privacy:
+    # simplifications, extensions, and lower bounds", TCC 2016, Prop. 3.3): D_α <= α·ε²/2,
+    # the tight bound where the cancellation above loses the most
+    return np.minimum(np.minimum(tau, a * (e * e / 2)), e) * (1 + 1e-12) + 1e-15
 
 
 def renyi_gaussian(rho: float) -> Callable[[NDArray[np.float64], int], NDArray[np.float64]]:
