@@ -323,6 +323,13 @@ def _check_literals(p: Predicate | None, schema: Schema) -> None:
             _check_literals(a, schema)
         return
     col = schema.column(p.column)
+    if col.text and not isinstance(p, IsNull):
+        # the typed view holds a text key's stripped text: a comparison would be decided by
+        # the data's text (a number literal: a cast that fails on some rows), so only
+        # IS [NOT] NULL is a predicate on it
+        raise ParameterError(
+            f"column {p.column!r} is text (declared type: text = true, keys not public): "
+            "it can be grouped by or tested with IS [NOT] NULL, not compared with a value")
     vals: tuple[Any, ...] = ()
     if isinstance(p, Compare):
         vals = (p.value,)
