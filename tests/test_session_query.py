@@ -222,3 +222,31 @@ def test_a_text_column_is_never_compared_with_a_value(tmp_path, cells, text) -> 
             s.release(text, epsilon=0.5)
         assert s.spent.epsilon == 0 and s.history() == []
         s.release("count where city is not null", epsilon=0.5)
+
+
+@pytest.mark.parametrize(("columns", "match"), [
+    # the typed view's person id is __dp_uid: a column of that name (any case) replaced it,
+    # so rows were bounded per value of that column, not per person
+    ({"__dp_uid": {"lower": 0, "upper": 5}}, "reserved .*__dp"),
+    ({"__DP_Uid": {"categories": ["a"]}}, "reserved .*__dp"),
+    # SQL names are case-insensitive: `sum x` summed the column declared X
+    ({"x": {"lower": 0, "upper": 5, "source": "a"}, "X": {"lower": 0, "upper": 9}},
+     "'x' and 'X' differ only in letter case"),
+    # a word of the query language could be declared but never queried
+    ({"count": {"lower": 0, "upper": 5}}, "reserved .*query language"),
+    ({"Median": {"lower": 0, "upper": 5}}, "reserved .*query language"),
+])
+def test_column_names_that_cannot_be_told_apart_are_refused(columns, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ParameterError, match=match):
+        Schema.from_dict({"dataset": {"user_id": "pid"}, "columns": columns})
+
+
+def test_a_reserved_header_is_declared_with_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "d.csv"
+    data.write_text("__dp_uid,pid,count\n1,1,1\n2,1,2\n3,2,3\n")
+    schema = {"dataset": {"user_id": "pid", "max_rows": 9, "max_contributions": 2},
+              "columns": {"z": {"lower": 0, "upper": 5, "source": "__dp_uid"},
+                          "n": {"lower": 0, "upper": 5, "source": "count"}}}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        assert s.true_answer("count distinct persons").item() == 2
+        assert s.true_answer("sum z").item() == 6.0 and s.true_answer("sum n").item() == 6.0

@@ -47,6 +47,31 @@ def _number(what: str, value: Any) -> float:
     return x
 
 
+#: the words of the query language (a column named so could never be queried)
+QUERY_KEYWORDS = frozenset({
+    "select", "from", "where", "group", "by", "and", "or", "not", "in", "between", "is",
+    "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
+    "median", "quantile", "quantile_cont", "variance", "var_samp", "stddev", "stddev_samp",
+})
+#: the prefix of dpnoise's own columns in the typed view (the person id is ``__dp_uid``)
+RESERVED_PREFIX = "__dp"
+
+
+def check_column_name(name: Any) -> str:
+    """A declared column's name: a plain identifier that is neither a word of the query
+    language nor, in any letter case (SQL names are case-insensitive), one of dpnoise's own
+    ``__dp...`` columns -- a column ``__dp_uid`` would be read as the person id."""
+    check_identifier(name)
+    low = name.lower()
+    if low in QUERY_KEYWORDS or low.startswith(RESERVED_PREFIX):
+        why = "a word of the query language" if low in QUERY_KEYWORDS else \
+            f"names starting with {RESERVED_PREFIX} are dpnoise's own columns"
+        raise ParameterError(
+            f"column name {name!r} is reserved ({why}): declare the column under another "
+            f"name, with source = {name!r} naming its header")
+    return name
+
+
 def quote_identifier(name: str) -> str:
     """A double-quoted SQL identifier for any header name (quotes doubled; NUL refused)."""
     if not isinstance(name, str) or not name or "\x00" in name or len(name) > 1024:
@@ -81,7 +106,7 @@ class Column:
     text: bool = False  # keys NOT public: grouped by only through DP partition selection
 
     def __post_init__(self) -> None:
-        check_identifier(self.name)
+        check_column_name(self.name)
         if not isinstance(self.text, bool):
             raise ParameterError(
                 f"column {self.name!r}: text must be a boolean (true or false), got "

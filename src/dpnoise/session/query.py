@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParameterError
-from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
+from .columns import MAX_CELLS, MAX_POWER_BOUND, QUERY_KEYWORDS, check_identifier
 from .quantile_query import check_levels, small_quantiles, sql_levels
 from .query_clauses import where_and_by
 from .schema import Schema
@@ -61,11 +61,7 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-_KEYWORDS = {
-    "select", "from", "where", "group", "by", "and", "or", "not", "in", "between", "is",
-    "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
-    "median", "quantile", "quantile_cont", "variance", "var_samp", "stddev", "stddev_samp",
-}
+_KEYWORDS = QUERY_KEYWORDS
 _AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean", "median": "quantile",
         "quantile": "quantile", "quantile_cont": "quantile", "variance": "variance",
         "var_samp": "variance", "stddev": "stddev", "stddev_samp": "stddev"}
@@ -324,9 +320,7 @@ def _check_literals(p: Predicate | None, schema: Schema) -> None:
         return
     col = schema.column(p.column)
     if col.text and not isinstance(p, IsNull):
-        # the typed view holds a text key's stripped text: a comparison would be decided by
-        # the data's text (a number literal: a cast that fails on some rows), so only
-        # IS [NOT] NULL is a predicate on it
+        # a comparison with its stripped text would be decided by the data (a number: a cast)
         raise ParameterError(
             f"column {p.column!r} is text (declared type: text = true, keys not public): "
             "it can be grouped by or tested with IS [NOT] NULL, not compared with a value")
