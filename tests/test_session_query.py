@@ -250,3 +250,11 @@ def test_a_reserved_header_is_declared_with_source(tmp_path) -> None:  # type: i
     with Session(data, Budget(1.0), schema=schema) as s:
         assert s.true_answer("count distinct persons").item() == 2
         assert s.true_answer("sum z").item() == 6.0 and s.true_answer("sum n").item() == 6.0
+
+
+@pytest.mark.parametrize("cats", [[" Male", "Female"], ["a", ""], ["b\t"]])
+def test_a_category_no_value_can_match_is_refused(cats) -> None:  # type: ignore[no-untyped-def]
+    """Cells are compared stripped and empty text is missing, so such a category was an
+    always-empty cell; it is refused when declared."""
+    with pytest.raises(ParameterError, match="could never match"):
+        Schema.from_dict({"columns": {"sex": {"categories": cats}}})

@@ -32,6 +32,8 @@ MAX_SCHEMA_NESTING = 64
 MIN_SCALE = 2.0**-960
 #: integer keys are exact doubles
 MAX_INTEGER_KEY = 2**53
+#: the whitespace stripped from both ends of every text before it is compared
+_ASCII_WS = " \t\n\v\f\r"
 
 
 def _number(what: str, value: Any) -> float:
@@ -145,6 +147,11 @@ class Column:
                 raise ParameterError(
                     f"column {self.name!r}: categories must be all strings or all numbers"
                 )
+            dead = [c for c in cats if isinstance(c, str) and (not c or c != c.strip(_ASCII_WS))]
+            if dead:  # a cell is compared stripped, and empty text is missing
+                raise ParameterError(
+                    f"column {self.name!r}: category {dead[0]!r} could never match a value "
+                    "(text is compared without its outer whitespace; empty text is missing)")
             if not isinstance(cats[0], str):
                 for c in cats:
                     _number(f"column {self.name!r} category", c)
