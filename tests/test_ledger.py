@@ -212,6 +212,20 @@ def test_replay_serves_identical_query_without_spend(tmp_path: Path) -> None:
         assert e.replayed and s.spent.epsilon == 0.625
 
 
+def test_the_release_that_spent_the_remainder_is_replayed_too() -> None:
+    """Ten releases at 0.1 exceed 1.0 in binary, so the tenth is charged the remainder;
+    it was keyed with that snapped epsilon, which the same request never computes again
+    (nothing remains, nothing is snapped): its replay was refused as over budget."""
+    data = {"x": np.arange(10.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        for i in range(10):
+            last = s.release(f"count where x > {i}", epsilon=0.1)
+        assert last.epsilon < 0.1 and s.remaining.epsilon == 0
+        again = s.release("count where x > 9", epsilon=0.1, replay=True)
+        assert again.replayed and again.values == last.values
+
+
 def test_history_records_everything(tmp_path: Path) -> None:
     data = {"x": np.arange(10.0)}
     schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
