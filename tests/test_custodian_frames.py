@@ -73,7 +73,18 @@ FRAMES = {
     "arrow": lambda: pa.Table.from_pandas(_pandas(), preserve_index=False),
     "arrow-batch": lambda: pa.RecordBatch.from_pandas(_pandas(), preserve_index=False),
     "records": lambda: _pandas().astype(object).to_records(index=False),
+    # byte-swapped and long-double numbers were refused ("could not be read")
+    "pandas-big-endian": lambda: _pandas().astype({"x": ">f8"}),
+    "dict-big-endian": lambda: _columns(">f8"),
+    "dict-long-double": lambda: _columns(np.longdouble),
 }
+
+
+def _columns(x_dtype: Any) -> dict[str, np.ndarray]:
+    """The table as a dict of numpy columns, ``x`` in the given dtype."""
+    df = _pandas()
+    return {"pid": df["pid"].to_numpy(dtype=object), "g": np.array(ROWS, dtype=object)[:, 2],
+            "x": df["x"].to_numpy().astype(x_dtype), "k": df["k"].to_numpy(dtype=object)}
 
 
 @pytest.mark.parametrize("kind", sorted(FRAMES))

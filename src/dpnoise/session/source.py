@@ -234,7 +234,7 @@ class Source:
             a = np.asarray(v)
             if a.ndim != 1:
                 raise ParameterError(f"data column {name!r} must be one-dimensional")
-            cols[name] = a if a.dtype.kind in "biufU" else _text_array(a)
+            cols[name] = native_column(a) if a.dtype.kind in "biufU" else _text_array(a)
         sizes = {a.size for a in cols.values()}
         if len(sizes) > 1:
             raise ParameterError("data columns must all have the same length")
@@ -295,6 +295,10 @@ class Source:
                     # ENUMs are): the same text form as a numpy object column
                     series = pd.Series(_text_array(series.to_numpy(dtype=object)),
                                        dtype=object)
+                elif isinstance(series.dtype, np.dtype) and series.dtype.kind in "biufU":
+                    native = native_column(series.to_numpy())
+                    if native.dtype != series.dtype:  # byte-swapped or long double only
+                        series = pd.Series(native)
                 cols[names[h]] = series.reset_index(drop=True)
             frame = pd.DataFrame(cols) if cols else pd.DataFrame(
                 {"c_one": np.ones(len(data), dtype=np.int8)})
@@ -538,6 +542,16 @@ def frame_kind(data: Any) -> str | None:
 
 #: pandas' missing markers (``pd.NA``, ``pd.NaT``), recognised without importing pandas
 _NA_TYPES = ("NAType", "NaTType")
+
+
+def native_column(a: np.ndarray) -> np.ndarray:
+    """A numeric or text column as DuckDB scans it: in native byte order (a byte-swapped
+    array holds the same values), and long double as the nearest double -- what its text
+    would give; beyond the double range, infinite, i.e. missing."""
+    if a.dtype.kind == "f" and a.dtype.itemsize > 8:
+        with np.errstate(over="ignore"):
+            return a.astype(np.float64)
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
 def _text_array(a: np.ndarray) -> np.ndarray:
