@@ -119,3 +119,25 @@ def test_frame_source_header_and_no_copy_of_undeclared_columns(tmp_path: Path) -
         assert s.true_answer("sum hours").item() == 90.0
         cols = [r[0] for r in s.engine.con.execute("DESCRIBE __dp_view").fetchall()]
         assert cols == ["hours"]
+
+
+def test_bytes_are_the_text_duckdb_gives_a_blob() -> None:
+    """A numpy bytes column (or bytes in a pandas object column) was read as Python's
+    ``b'a'``, so no declared category or id ever matched it, while the same values as an
+    Arrow / parquet binary column did match; now both are the text DuckDB writes for a
+    BLOB (printable ASCII as is, every other byte as ``\\xHH``)."""
+    import duckdb
+
+    from dpnoise.session.source import _text_array
+
+    every = [bytes([b]) for b in range(256)] + [b"a\x00b", b"", b"x \\ \"q\" 's'"]
+    con = duckdb.connect()
+    want = [con.execute("SELECT CAST($1::BLOB AS VARCHAR)", [v]).fetchone()[0]  # type: ignore[index]
+            for v in every]
+    assert _text_array(np.array(every, dtype=object)).tolist() == want
+    schema = {"columns": {"g": {"categories": ["a", "b\\x00"]}}}
+    values = [b"a", b"b\x00", b"b\x00", b"c"]
+    for data in ({"g": np.array(values, dtype=object)}, pd.DataFrame({"g": values}),
+                 pa.table({"g": pa.array(values, pa.binary())})):
+        with Session(data, Budget(1.0), schema=schema) as s:
+            assert s.true_answer("histogram g").tolist() == [1, 2], type(data)

@@ -565,6 +565,9 @@ def _text_array(a: np.ndarray) -> np.ndarray:
             return None
         if isinstance(v, (float, np.floating)):
             return repr(float(v))
+        if isinstance(v, (bytes, bytearray)):  # as DuckDB writes a BLOB (parquet, Arrow)
+            return "".join(chr(b) if 32 <= b <= 126 and b not in b"\"'\\" else f"\\x{b:02X}"
+                           for b in v)
         return str(v)
 
     return np.array([text(v) for v in a.tolist()], dtype=object)
