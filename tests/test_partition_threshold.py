@@ -146,6 +146,20 @@ def test_a_release_over_keys_that_are_not_public_is_replayed_with_its_groups(
         np.testing.assert_array_equal(again.values, first.values)
 
 
+def test_a_released_key_cannot_break_the_printed_table() -> None:
+    """A key read from the data with a line break (or NUL) was printed as is: the text
+    table got extra lines, and a key like "x\\n north 999" could forge a row."""
+    keys = ["a\n north  999  0  2000", "n\x00ul", "plain"]
+    city = np.repeat(keys, 40)
+    with Session({"pid": np.arange(city.size).astype(str), "city": city},
+                 Budget(10, 1e-5), schema=SCHEMA, rng=SeededRandom(3)) as s:
+        r = s.release("count by city", epsilon=1.0, delta=1e-6)
+    assert sorted(r.group_keys[0]) == sorted(keys)  # the keys themselves are kept
+    lines = r.table().splitlines()
+    assert len(lines) == 1 + 3 + 2  # header, three cells, the note and the rules
+    assert any("a\\n north" in line for line in lines) and any("n\\x00ul" in x for x in lines)
+
+
 def test_groups_of_25_persons_appear_in_90_percent_of_releases() -> None:
     sizes = [25] * 40 + [1] * 40
     with Session(_one_row_each(sizes), Budget(10, 1e-5), schema=SCHEMA,
