@@ -276,7 +276,10 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
               "was high, so the released set is biased upward")
     heads = [*(group_by or ("cell",)), "answer",
              *(BAR_COLUMNS.get(kind, ("low", "high")) if lo is not None else ())]
-    table = [[*(lab or (str(i),)), _num(a), *((_num(b), _num(c)) if lo is not None else ())]
+    from ..session.release import printable  # a released key: one line, as in the release
+
+    table = [[*(printable(str(x)) for x in lab or (str(i),)), _num(a),
+              *((_num(b), _num(c)) if lo is not None else ())]
              for i, (lab, a, b, c) in enumerate(zip(
                  labels, ans, lo if lo is not None else ans, hi if hi is not None else ans,
                  strict=True))]
