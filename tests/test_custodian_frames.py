@@ -141,3 +141,14 @@ def test_bytes_are_the_text_duckdb_gives_a_blob() -> None:
                  pa.table({"g": pa.array(values, pa.binary())})):
         with Session(data, Budget(1.0), schema=schema) as s:
             assert s.true_answer("histogram g").tolist() == [1, 2], type(data)
+
+
+def test_a_masked_entry_is_missing() -> None:
+    """A numpy masked array in a dict of columns was read through np.asarray, which keeps
+    the value under the mask: a masked 2.0 was summed and a masked key counted."""
+    schema = {"columns": {"x": {"lower": 0, "upper": 9}, "g": {"categories": ["a", "b"]}}}
+    data = {"x": np.ma.masked_array([1.0, 2.0, 5.0], mask=[0, 1, 0]),
+            "g": np.ma.masked_array(["a", "b", "b"], mask=[0, 0, 1])}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        assert s.true_answer("sum x").item() == 6.0 and s.true_answer("count x").item() == 2
+        assert s.true_answer("histogram g").tolist() == [1, 1]

@@ -231,7 +231,9 @@ class Source:
         for k, v in data.items():
             name = str(k)
             quote_identifier(name)
-            a = np.asarray(v)
+            # a masked entry is missing (np.asarray would keep the value under the mask)
+            a = np.ma.asarray(v).astype(object).filled(None) if np.ma.is_masked(v) \
+                else np.asarray(v)
             if a.ndim != 1:
                 raise ParameterError(f"data column {name!r} must be one-dimensional")
             cols[name] = native_column(a) if a.dtype.kind in "biufU" else _text_array(a)
