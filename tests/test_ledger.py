@@ -252,3 +252,11 @@ def test_release_without_answer_is_detected(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(LedgerError, match="event 3: its answer blob is missing"):
         Ledger(p)
+
+
+@pytest.mark.parametrize("kw", [{"path": 5}, {"path": ""}, {"anchor": 3},
+                                {"timeout": "30"}, {"timeout": float("nan")}])
+def test_ledger_arguments_of_the_wrong_type_are_a_clear_error(kw: dict) -> None:  # type: ignore[type-arg]
+    """Ledger(5) raised a TypeError from os.fspath, timeout='30' a ValueError."""
+    with pytest.raises(ParameterError, match="must be a"):
+        Ledger(**{"path": None, **kw}, budget=Budget(1.0))

@@ -121,6 +121,14 @@ _MEMORY = ":memory:"
 QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are read
 
 
+def check_timeout(timeout: Any) -> float:
+    """Seconds to wait for another process's lock: a finite number >= 0."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+            not 0 <= timeout < float("inf"):
+        raise ParameterError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
+    return float(timeout)
+
+
 def file_identity(path: str) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino
@@ -170,8 +178,11 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
                  create: bool = False, timeout: float = 30.0,
                  anchor: str | Path | None = None) -> None:
+        for what, v in (("ledger", path), ("anchor", anchor)):
+            if (v is not None and not isinstance(v, (str, os.PathLike))) or v == "":
+                raise ParameterError(f"{what} must be a file path (or None), got {v!r}")
         self.path = _MEMORY if path is None or str(path) == _MEMORY else str(Path(path))
-        self.timeout = float(timeout)
+        self.timeout = check_timeout(timeout)
         self.anchor = None if anchor is None else str(anchor)
         self.version = VERSION
         self.read_only = False
