@@ -260,3 +260,32 @@ def test_ledger_arguments_of_the_wrong_type_are_a_clear_error(kw: dict) -> None:
     """Ledger(5) raised a TypeError from os.fspath, timeout='30' a ValueError."""
     with pytest.raises(ParameterError, match="must be a"):
         Ledger(**{"path": None, **kw}, budget=Budget(1.0))
+
+
+def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
+    """Threads sharing one Session shared its SQLite and DuckDB connections: a BEGIN met
+    another thread's open transaction ('cannot start a transaction within a transaction')
+    and concurrent queries on one DuckDB connection failed -- releases refused, or failed
+    after their reservation (charge kept, answer lost).  They now take turns."""
+    import threading
+
+    data = {"x": np.arange(50.0)}
+    schema = {"dataset": {"max_rows": 100}, "columns": {"x": {"lower": 0, "upper": 50}}}
+    errors: list[BaseException] = []
+    with Session(data, Budget(10.0), tmp_path / "l.db", schema=schema,
+                 create_ledger=True) as s:
+        def work(t: int) -> None:
+            for i in range(4):
+                try:
+                    s.release(f"sum x where x > {t * 10 + i}", epsilon=0.1)
+                except BaseException as exc:  # collected for the assert
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert [e.status for e in s.history()] == ["released"] * 12
+        assert s.spent.epsilon == pytest.approx(1.2)

@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -183,6 +184,9 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
                 raise ParameterError(f"{what} must be a file path (or None), got {v!r}")
         self.path = _MEMORY if path is None or str(path) == _MEMORY else str(Path(path))
         self.timeout = check_timeout(timeout)
+        # one connection: threads sharing this object take turns per transaction (SQLite
+        # refuses a BEGIN inside another thread's open transaction on the same connection)
+        self._lock = threading.RLock()
         self.anchor = None if anchor is None else str(anchor)
         self.version = VERSION
         self.read_only = False
@@ -368,7 +372,7 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: committed on success, rolled back on any error."""
-        with self._errors(what):
+        with self._lock, self._errors(what):
             self._con.execute("BEGIN IMMEDIATE")
             try:
                 yield self._con
@@ -380,7 +384,7 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     @contextmanager
     def _read(self, what: str) -> Iterator[sqlite3.Connection]:
         """One read transaction (a consistent snapshot)."""
-        with self._errors(what):
+        with self._lock, self._errors(what):
             self._con.execute("BEGIN")
             try:
                 yield self._con
