@@ -266,14 +266,15 @@ def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
     """Threads sharing one Session shared its SQLite and DuckDB connections: a BEGIN met
     another thread's open transaction ('cannot start a transaction within a transaction')
     and concurrent queries on one DuckDB connection failed -- releases refused, or failed
-    after their reservation (charge kept, answer lost).  They now take turns."""
+    after their reservation (charge kept, answer lost); and each thread released its own
+    row bound N (rows_epsilon), charged again and again.  They now take turns."""
     import threading
 
     data = {"x": np.arange(50.0)}
-    schema = {"dataset": {"max_rows": 100}, "columns": {"x": {"lower": 0, "upper": 50}}}
+    schema = {"columns": {"x": {"lower": 0, "upper": 50}}}
     errors: list[BaseException] = []
     with Session(data, Budget(10.0), tmp_path / "l.db", schema=schema,
-                 create_ledger=True) as s:
+                 create_ledger=True, rows_epsilon=0.5) as s:
         def work(t: int) -> None:
             for i in range(4):
                 try:
@@ -287,5 +288,6 @@ def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
         for t in threads:
             t.join()
         assert errors == []
-        assert [e.status for e in s.history()] == ["released"] * 12
-        assert s.spent.epsilon == pytest.approx(1.2)
+        assert [e.status for e in s.history()] == ["released"] * 13
+        assert [e.query for e in s.history()].count("count") == 1  # N, once
+        assert s.spent.epsilon == pytest.approx(1.7)
