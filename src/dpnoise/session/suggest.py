@@ -235,7 +235,7 @@ class BoundsSuggestion:
         from ..ledger import encode_record
 
         confidence = check_level(confidence)
-        epsilon = check_epsilon(epsilon)
+        epsilon = asked = check_epsilon(epsilon)
         if self.ledger.accountant == "basic":  # the exact remainder, not one ulp over it
             epsilon, _ = snap_to_remaining(self.ledger, epsilon, 0.0)
         mech = bounds_mechanism(self.schema, column, epsilon, levels)
@@ -250,7 +250,8 @@ class BoundsSuggestion:
         canonical = f"suggest bounds {column} at {float(mech.levels[0]):g}, " \
                     f"{float(mech.levels[1]):g}"
         key = release_key(canonical, self.engine.fingerprint, self.schema.fingerprint(),
-                          MECHANISM, float(mech.epsilon).hex(), sorted(params.items()))
+                          MECHANISM, float(mech.epsilon if epsilon == asked else asked).hex(),
+                          sorted(params.items()))  # keyed as asked: replayable once spent
         clamp = mech.clamped_rows_bound(1 - confidence)
         made = dict(column=column, epsilon=mech.epsilon,
                     levels=tuple(float(q) for q in mech.levels),
