@@ -134,32 +134,8 @@ class Column:
                 raise ParameterError(
                     f"column {self.name!r}: give either categories or lower/upper, not both"
                 )
-            cats = tuple(self.categories)
-            if not cats:
-                raise ParameterError(f"column {self.name!r}: categories must be non-empty")
-            for c in cats:
-                if isinstance(c, bool) or not isinstance(c, (str, int, float)):
-                    raise ParameterError(
-                        f"column {self.name!r}: categories must be strings or numbers, got {c!r}"
-                    )
-            kinds = {isinstance(c, str) for c in cats}
-            if len(kinds) > 1:
-                raise ParameterError(
-                    f"column {self.name!r}: categories must be all strings or all numbers"
-                )
-            dead = [c for c in cats if isinstance(c, str) and (not c or c != c.strip(_ASCII_WS))]
-            if dead:  # a cell is compared stripped, and empty text is missing
-                raise ParameterError(
-                    f"column {self.name!r}: category {dead[0]!r} could never match a value "
-                    "(text is compared without its outer whitespace; empty text is missing)")
-            if not isinstance(cats[0], str):
-                for c in cats:
-                    _number(f"column {self.name!r} category", c)
-                if len({float(c) for c in cats}) != len(cats):
-                    raise ParameterError(f"column {self.name!r}: categories must be distinct")
-            if len({str(c) for c in cats}) != len(cats):
-                raise ParameterError(f"column {self.name!r}: categories must be distinct")
-            object.__setattr__(self, "categories", cats)
+            object.__setattr__(self, "categories",
+                               _checked_categories(self.name, self.categories))
             return
         if self.lower is None or self.upper is None:
             raise ParameterError(
@@ -247,3 +223,34 @@ class Column:
         if self.source is not None:
             d["source"] = self.source
         return d
+
+
+def _checked_categories(name: str, categories: Any) -> tuple[Any, ...]:
+    """A column's public categories: non-empty, all strings or all finite numbers,
+    distinct, and (strings) able to match a stripped, non-empty cell."""
+    cats = tuple(categories)
+    if not cats:
+        raise ParameterError(f"column {name!r}: categories must be non-empty")
+    for c in cats:
+        if isinstance(c, bool) or not isinstance(c, (str, int, float)):
+            raise ParameterError(
+                f"column {name!r}: categories must be strings or numbers, got {c!r}"
+            )
+    kinds = {isinstance(c, str) for c in cats}
+    if len(kinds) > 1:
+        raise ParameterError(
+            f"column {name!r}: categories must be all strings or all numbers"
+        )
+    dead = [c for c in cats if isinstance(c, str) and (not c or c != c.strip(_ASCII_WS))]
+    if dead:  # a cell is compared stripped, and empty text is missing
+        raise ParameterError(
+            f"column {name!r}: category {dead[0]!r} could never match a value "
+            "(text is compared without its outer whitespace; empty text is missing)")
+    if not isinstance(cats[0], str):
+        for c in cats:
+            _number(f"column {name!r} category", c)
+        if len({float(c) for c in cats}) != len(cats):
+            raise ParameterError(f"column {name!r}: categories must be distinct")
+    if len({str(c) for c in cats}) != len(cats):
+        raise ParameterError(f"column {name!r}: categories must be distinct")
+    return cats
