@@ -158,13 +158,16 @@ def test_a_released_key_cannot_break_the_printed_table(
     ledger = str(tmp_path / "l.db")
     with Session({"pid": np.arange(city.size).astype(str), "city": city},
                  Budget(10, 1e-5), ledger=ledger, create_ledger=True, schema=SCHEMA) as s:
-        r = s.release("count by city", epsilon=1.0, delta=1e-6)
+        r = s.release("count\nby city", epsilon=1.0, delta=1e-6)  # a line break: query too
     assert sorted(r.group_keys[0]) == sorted(keys)  # the keys themselves are kept
     lines = r.table().splitlines()
     assert len(lines) == 1 + 3 + 2  # header, three cells, the note and the rules
     capsys.readouterr()
     assert main(["ledger", ledger, "--show", "1"]) == 0
     shown = capsys.readouterr().out.splitlines()
+    assert main(["ledger", ledger]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert not any(x.startswith("by city") for x in shown + listing)
     for out in (lines, shown):  # no line starts inside a key; each key on its own line
         assert not any(x.lstrip().startswith("north") for x in out), out
         assert sum("a\\n north" in x for x in out) == sum("n\\x00ul" in x for x in out) == 1
