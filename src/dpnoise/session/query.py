@@ -284,6 +284,10 @@ class Query:
                     "tighter bounds")
         if self.stat == "quantile":
             check_levels(self.quantile)
+        if self.stat == "count" and self.column and schema.column(self.column).text:
+            raise ParameterError(  # its values were cast to numbers: data-dependent failure
+                f"count {self.column}: column {self.column!r} is text (keys not public); count "
+                f"its rows that have a value with: count where {self.column} is not null")
         private = [g for g in self.group_by if schema.column(g).private_keys]
         if private and len(self.group_by) > 1:
             raise ParameterError(
