@@ -73,7 +73,18 @@ FRAMES = {
     "arrow": lambda: pa.Table.from_pandas(_pandas(), preserve_index=False),
     "arrow-batch": lambda: pa.RecordBatch.from_pandas(_pandas(), preserve_index=False),
     "records": lambda: _pandas().astype(object).to_records(index=False),
+    # byte-swapped and long-double numbers were refused ("could not be read")
+    "pandas-big-endian": lambda: _pandas().astype({"x": ">f8"}),
+    "dict-big-endian": lambda: _columns(">f8"),
+    "dict-long-double": lambda: _columns(np.longdouble),
 }
+
+
+def _columns(x_dtype: Any) -> dict[str, np.ndarray]:
+    """The table as a dict of numpy columns, ``x`` in the given dtype."""
+    df = _pandas()
+    return {"pid": df["pid"].to_numpy(dtype=object), "g": np.array(ROWS, dtype=object)[:, 2],
+            "x": df["x"].to_numpy().astype(x_dtype), "k": df["k"].to_numpy(dtype=object)}
 
 
 @pytest.mark.parametrize("kind", sorted(FRAMES))
@@ -108,3 +119,36 @@ def test_frame_source_header_and_no_copy_of_undeclared_columns(tmp_path: Path) -
         assert s.true_answer("sum hours").item() == 90.0
         cols = [r[0] for r in s.engine.con.execute("DESCRIBE __dp_view").fetchall()]
         assert cols == ["hours"]
+
+
+def test_bytes_are_the_text_duckdb_gives_a_blob() -> None:
+    """A numpy bytes column (or bytes in a pandas object column) was read as Python's
+    ``b'a'``, so no declared category or id ever matched it, while the same values as an
+    Arrow / parquet binary column did match; now both are the text DuckDB writes for a
+    BLOB (printable ASCII as is, every other byte as ``\\xHH``)."""
+    import duckdb
+
+    from dpnoise.session.source import _text_array
+
+    every = [bytes([b]) for b in range(256)] + [b"a\x00b", b"", b"x \\ \"q\" 's'"]
+    con = duckdb.connect()
+    want = [con.execute("SELECT CAST($1::BLOB AS VARCHAR)", [v]).fetchone()[0]  # type: ignore[index]
+            for v in every]
+    assert _text_array(np.array(every, dtype=object)).tolist() == want
+    schema = {"columns": {"g": {"categories": ["a", "b\\x00"]}}}
+    values = [b"a", b"b\x00", b"b\x00", b"c"]
+    for data in ({"g": np.array(values, dtype=object)}, pd.DataFrame({"g": values}),
+                 pa.table({"g": pa.array(values, pa.binary())})):
+        with Session(data, Budget(1.0), schema=schema) as s:
+            assert s.true_answer("histogram g").tolist() == [1, 2], type(data)
+
+
+def test_a_masked_entry_is_missing() -> None:
+    """A numpy masked array in a dict of columns was read through np.asarray, which keeps
+    the value under the mask: a masked 2.0 was summed and a masked key counted."""
+    schema = {"columns": {"x": {"lower": 0, "upper": 9}, "g": {"categories": ["a", "b"]}}}
+    data = {"x": np.ma.masked_array([1.0, 2.0, 5.0], mask=[0, 1, 0]),
+            "g": np.ma.masked_array(["a", "b", "b"], mask=[0, 0, 1])}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        assert s.true_answer("sum x").item() == 6.0 and s.true_answer("count x").item() == 2
+        assert s.true_answer("histogram g").tolist() == [1, 1]

@@ -264,6 +264,26 @@ def test_report_out_path_is_a_clean_error(tmp_path: Path, capsys: pytest.Capture
     assert cli(capsys, "report", "l.db", "--out", "sub/r.html").returncode == 0
 
 
+def test_report_never_overwrites_the_ledger_or_another_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out`` named the ledger itself (or a data file, or a link to either): the report
+    replaced it and every recorded release was lost.  Only an earlier report (or an empty
+    file) is replaced now."""
+    monkeypatch.chdir(tmp_path)
+    assert cli(capsys, "ledger", "init", "l.db", "--budget", "1").returncode == 0
+    before = (tmp_path / "l.db").read_bytes()
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    os.symlink("l.db", tmp_path / "link.html")
+    for out in ("l.db", "data.csv", "link.html"):
+        assert "not an HTML page" in clean_error(cli(capsys, "report", "l.db", "--out", out))
+    assert (tmp_path / "l.db").read_bytes() == before
+    assert (tmp_path / "data.csv").read_text() == "x\n1\n"
+    (tmp_path / "empty.html").touch()
+    for out in ("r.html", "r.html", "empty.html"):  # a new file, a report again, empty
+        assert cli(capsys, "report", "l.db", "--out", out).returncode == 0
+
+
 # ------------------------------------------------------------------ not regular files
 def _specials(tmp: Path) -> dict[str, Path]:
     fifo = tmp / "fifo.csv"

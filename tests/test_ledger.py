@@ -212,6 +212,20 @@ def test_replay_serves_identical_query_without_spend(tmp_path: Path) -> None:
         assert e.replayed and s.spent.epsilon == 0.625
 
 
+def test_the_release_that_spent_the_remainder_is_replayed_too() -> None:
+    """Ten releases at 0.1 exceed 1.0 in binary, so the tenth is charged the remainder;
+    it was keyed with that snapped epsilon, which the same request never computes again
+    (nothing remains, nothing is snapped): its replay was refused as over budget."""
+    data = {"x": np.arange(10.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        for i in range(10):
+            last = s.release(f"count where x > {i}", epsilon=0.1)
+        assert last.epsilon < 0.1 and s.remaining.epsilon == 0
+        again = s.release("count where x > 9", epsilon=0.1, replay=True)
+        assert again.replayed and again.values == last.values
+
+
 def test_history_records_everything(tmp_path: Path) -> None:
     data = {"x": np.arange(10.0)}
     schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
@@ -238,3 +252,42 @@ def test_release_without_answer_is_detected(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(LedgerError, match="event 3: its answer blob is missing"):
         Ledger(p)
+
+
+@pytest.mark.parametrize("kw", [{"path": 5}, {"path": ""}, {"anchor": 3},
+                                {"timeout": "30"}, {"timeout": float("nan")}])
+def test_ledger_arguments_of_the_wrong_type_are_a_clear_error(kw: dict) -> None:  # type: ignore[type-arg]
+    """Ledger(5) raised a TypeError from os.fspath, timeout='30' a ValueError."""
+    with pytest.raises(ParameterError, match="must be a"):
+        Ledger(**{"path": None, **kw}, budget=Budget(1.0))
+
+
+def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
+    """Threads sharing one Session shared its SQLite and DuckDB connections: a BEGIN met
+    another thread's open transaction ('cannot start a transaction within a transaction')
+    and concurrent queries on one DuckDB connection failed -- releases refused, or failed
+    after their reservation (charge kept, answer lost); and each thread released its own
+    row bound N (rows_epsilon), charged again and again.  They now take turns."""
+    import threading
+
+    data = {"x": np.arange(50.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 50}}}
+    errors: list[BaseException] = []
+    with Session(data, Budget(10.0), tmp_path / "l.db", schema=schema,
+                 create_ledger=True, rows_epsilon=0.5) as s:
+        def work(t: int) -> None:
+            for i in range(4):
+                try:
+                    s.release(f"sum x where x > {t * 10 + i}", epsilon=0.1)
+                except BaseException as exc:  # collected for the assert
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert [e.status for e in s.history()] == ["released"] * 13
+        assert [e.query for e in s.history()].count("count") == 1  # N, once
+        assert s.spent.epsilon == pytest.approx(1.7)

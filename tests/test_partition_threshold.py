@@ -146,6 +146,33 @@ def test_a_release_over_keys_that_are_not_public_is_replayed_with_its_groups(
         np.testing.assert_array_equal(again.values, first.values)
 
 
+def test_a_released_key_cannot_break_the_printed_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key read from the data with a line break (or NUL) was printed as is, by the release
+    and by ``dpnoise ledger --show``: the text table got extra lines, and a key like
+    "x\\n north 999" could forge a row."""
+    from dpnoise.cli import main
+
+    keys = ["a\n north  999  0  2000", "n\x00ul", "plain"]
+    city = np.repeat(keys, 40)
+    ledger = str(tmp_path / "l.db")
+    with Session({"pid": np.arange(city.size).astype(str), "city": city},
+                 Budget(10, 1e-5), ledger=ledger, create_ledger=True, schema=SCHEMA) as s:
+        r = s.release("count\nby city", epsilon=1.0, delta=1e-6)  # a line break: query too
+    assert sorted(r.group_keys[0]) == sorted(keys)  # the keys themselves are kept
+    lines = r.table().splitlines()
+    assert len(lines) == 1 + 3 + 2  # header, three cells, the note and the rules
+    capsys.readouterr()
+    assert main(["ledger", ledger, "--show", "1"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert main(["ledger", ledger]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert not any(x.startswith("by city") for x in shown + listing)
+    for out in (lines, shown):  # no line starts inside a key; each key on its own line
+        assert not any(x.lstrip().startswith("north") for x in out), out
+        assert sum("a\\n north" in x for x in out) == sum("n\\x00ul" in x for x in out) == 1
+
+
 def test_groups_of_25_persons_appear_in_90_percent_of_releases() -> None:
     sizes = [25] * 40 + [1] * 40
     with Session(_one_row_each(sizes), Budget(10, 1e-5), schema=SCHEMA,

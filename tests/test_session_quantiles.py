@@ -138,6 +138,10 @@ def test_keys_that_are_not_public_select_groups_first() -> None:
     ("SELECT QUANTILE_CONT(x, [0.1, 0.1]) FROM data", "distinct"),
     ("SELECT QUANTILE_CONT(x, [0.1, ]) FROM data", "level"),
     ("quantiles x at " + ", ".join(str(i / 100) for i in range(1, 70)), "at most 64"),
+    # distinct levels in (0, 1) that the 1/1024 rounding merges or moves to 0: the message
+    # said they were not distinct numbers in (0, 1)
+    ("quantiles x at 0.00000001, 0.5", "denominator <= 1024"),
+    ("quantiles x at 0.5, 0.5001", "denominator <= 1024"),
 ])
 def test_bad_levels_are_refused_before_any_spend(query: str, match: str, tmp_path: Any) -> None:
     with Session(_data(50, 9), Budget(1), str(tmp_path / "l.ledger"), schema=SCHEMA,

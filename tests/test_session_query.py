@@ -203,3 +203,61 @@ def test_fuzz_random_text_parses_safely_or_is_refused() -> None:
 
     chars()
     words()
+
+
+@pytest.mark.parametrize("cells", [("foo", "bar"), ("1", "2")])
+@pytest.mark.parametrize(("text", "match"), [
+    ("count where city = 1", r"'city' is text.*IS \[NOT\] NULL"),
+    ("sum age where not city in ('a', 'b')", r"'city' is text.*IS \[NOT\] NULL"),
+    ("SELECT COUNT(city) FROM data", "'city' is text.*count where city is not null")])
+def test_a_text_column_is_never_compared_with_a_value(tmp_path, cells, text, match) -> None:  # type: ignore[no-untyped-def]
+    """A comparison on a column whose keys are not public (``text = true``) was decided by
+    its cells: a number literal failed after the reservation on text cells and succeeded
+    on numeric ones, a string literal raised a TypeError; ``count city`` cast its cells to
+    numbers the same way.  Both are refused up front, on any data, and ``IS NULL`` still
+    works."""
+    data = tmp_path / "d.csv"
+    data.write_text(f"age,city\n30,{cells[0]}\n40,{cells[1]}\n")
+    schema = {"columns": {"age": {"lower": 0, "upper": 100}, "city": {"text": True}}}
+    with Session(data, Budget(1.0), tmp_path / "l.sqlite", schema=schema,
+                 create_ledger=True) as s:
+        with pytest.raises(ParameterError, match=match):
+            s.release(text, epsilon=0.5)
+        assert s.spent.epsilon == 0 and s.history() == []
+        s.release("count where city is not null", epsilon=0.5)
+
+
+@pytest.mark.parametrize(("columns", "match"), [
+    # the typed view's person id is __dp_uid: a column of that name (any case) replaced it,
+    # so rows were bounded per value of that column, not per person
+    ({"__dp_uid": {"lower": 0, "upper": 5}}, "reserved .*__dp"),
+    ({"__DP_Uid": {"categories": ["a"]}}, "reserved .*__dp"),
+    # SQL names are case-insensitive: `sum x` summed the column declared X
+    ({"x": {"lower": 0, "upper": 5, "source": "a"}, "X": {"lower": 0, "upper": 9}},
+     "'x' and 'X' differ only in letter case"),
+    # a word of the query language could be declared but never queried
+    ({"count": {"lower": 0, "upper": 5}}, "reserved .*query language"),
+    ({"Median": {"lower": 0, "upper": 5}}, "reserved .*query language"),
+])
+def test_column_names_that_cannot_be_told_apart_are_refused(columns, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ParameterError, match=match):
+        Schema.from_dict({"dataset": {"user_id": "pid"}, "columns": columns})
+
+
+def test_a_reserved_header_is_declared_with_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "d.csv"
+    data.write_text("__dp_uid,pid,count\n1,1,1\n2,1,2\n3,2,3\n")
+    schema = {"dataset": {"user_id": "pid", "max_rows": 9, "max_contributions": 2},
+              "columns": {"z": {"lower": 0, "upper": 5, "source": "__dp_uid"},
+                          "n": {"lower": 0, "upper": 5, "source": "count"}}}
+    with Session(data, Budget(1.0), schema=schema) as s:
+        assert s.true_answer("count distinct persons").item() == 2
+        assert s.true_answer("sum z").item() == 6.0 and s.true_answer("sum n").item() == 6.0
+
+
+@pytest.mark.parametrize("cats", [[" Male", "Female"], ["a", ""], ["b\t"]])
+def test_a_category_no_value_can_match_is_refused(cats) -> None:  # type: ignore[no-untyped-def]
+    """Cells are compared stripped and empty text is missing, so such a category was an
+    always-empty cell; it is refused when declared."""
+    with pytest.raises(ParameterError, match="could never match"):
+        Schema.from_dict({"columns": {"sex": {"categories": cats}}})

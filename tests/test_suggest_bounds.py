@@ -47,6 +47,18 @@ def test_suggestion_is_charged_recorded_replayed_and_a_schema_snippet(tmp_path: 
         assert s.spent.epsilon == pytest.approx(0.25)  # nothing more spent
 
 
+def test_the_suggestion_that_spent_the_remainder_is_replayed_too() -> None:
+    """Charged the snapped remainder, it was keyed with it; the same request (nothing
+    remains, nothing snapped) never found it again and was refused as over budget."""
+    with Session(_data(200), Budget(1.0), schema=SCHEMA) as s:
+        for i in range(9):
+            s.release(f"count where age > {i}", epsilon=0.1)
+        b = s.suggest_bounds("age", epsilon=0.1)
+        assert b.epsilon < 0.1 and s.remaining.epsilon == 0
+        again = s.suggest_bounds("age", epsilon=0.1, replay=True)
+        assert again.replayed and (again.low, again.high) == (b.low, b.high)
+
+
 def test_the_public_preference_resolves_ties_beyond_the_data_near_zero() -> None:
     """Every candidate above the ages ties; the preference picks the nearest to 0 (128)
     instead of a uniform choice up to 2^62."""

@@ -160,6 +160,8 @@ def _show(path: str, args: argparse.Namespace) -> int:
 
 
 def _show_ledger(led: Any, path: str, args: argparse.Namespace) -> int:
+    from ..session.release import printable  # a query on one line
+
     rows = led.entries()
     spent, left, basic = led.spent(), led.remaining(), led.spent_basic()
     if getattr(args, "show", None) is not None:
@@ -209,7 +211,7 @@ def _show_ledger(led: Any, path: str, args: argparse.Namespace) -> int:
             f" rho_total={e.composed_rho:<8.4g}" if led.budget.rho is not None else
             f" eps_total={e.composed_epsilon:<8.4g}")
         print(f"{e.id:>5d}  {e.created_at[:20]}  {status:8s}  eps={e.epsilon:<8.4g}{comp} "
-              f"{e.query}  ->  {ans}")
+              f"{printable(e.query)}  ->  {ans}")
     return 0
 
 
@@ -223,6 +225,7 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
     public keys (or, for groups chosen by partition selection, the released keys)."""
     from ..errors import ParameterError
     from ..session.answers import entry_cells, entry_interval
+    from ..session.release import printable  # keys and the query: one line each
 
     match = [e for e in rows if e.id == args.show]
     if not match:
@@ -254,7 +257,7 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
                                                     hi if hi is not None else ans,
                                                     strict=True)]})
         return 0
-    print(f"release {e.id}: {e.query}  (eps={e.epsilon:.4g}, {e.mechanism})")
+    print(f"release {e.id}: {printable(e.query)}  (eps={e.epsilon:.4g}, {e.mechanism})")
     if lo is None:
         print(f"no error bars: {note}")
     elif kind == "rank":
@@ -276,7 +279,8 @@ def _show_release(rows: list[Any], args: argparse.Namespace) -> int:
               "was high, so the released set is biased upward")
     heads = [*(group_by or ("cell",)), "answer",
              *(BAR_COLUMNS.get(kind, ("low", "high")) if lo is not None else ())]
-    table = [[*(lab or (str(i),)), _num(a), *((_num(b), _num(c)) if lo is not None else ())]
+    table = [[*(printable(str(x)) for x in lab or (str(i),)), _num(a),
+              *((_num(b), _num(c)) if lo is not None else ())]
              for i, (lab, a, b, c) in enumerate(zip(
                  labels, ans, lo if lo is not None else ans, hi if hi is not None else ans,
                  strict=True))]

@@ -54,8 +54,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+#: how every report begins (lower-cased): an existing --out file that does not is kept
+_REPORT_START = b"<!doctype html"
+
+
 def _check_out(path: str) -> None:
-    """--out must name a file (it may be replaced) in a directory that exists."""
+    """--out must name a file in a directory that exists; an existing file is replaced
+    only if it is empty or an HTML page (an earlier report) -- never the ledger, its
+    anchor or a data file named by mistake."""
     import os
     from pathlib import Path
 
@@ -66,6 +72,13 @@ def _check_out(path: str) -> None:
         raise ParameterError(f"--out {path!r} must name a file, not a directory")
     if os.path.lexists(path) and not os.path.isfile(path):
         raise ParameterError(f"--out {path!r} exists and is not a regular file")
+    if os.path.isfile(path):
+        with open(path, "rb") as fh:
+            head = fh.read(len(_REPORT_START))
+        if head and head.lower() != _REPORT_START:
+            raise ParameterError(
+                f"--out {path!r} exists and is not an HTML page: only an earlier report is "
+                "replaced (never a ledger, an anchor or a data file); choose another name")
     parent = Path(path).parent
     if not parent.is_dir():
         raise ParameterError(f"--out {path!r}: directory {str(parent)!r} does not exist")

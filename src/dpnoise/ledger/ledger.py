@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,6 +122,14 @@ _MEMORY = ":memory:"
 QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are read
 
 
+def check_timeout(timeout: Any) -> float:
+    """Seconds to wait for another process's lock: a finite number >= 0."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+            not 0 <= timeout < float("inf"):
+        raise ParameterError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
+    return float(timeout)
+
+
 def file_identity(path: str) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino
@@ -170,8 +179,14 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     def __init__(self, path: str | Path | None = None, *, budget: Budget | None = None,
                  create: bool = False, timeout: float = 30.0,
                  anchor: str | Path | None = None) -> None:
+        for what, v in (("ledger", path), ("anchor", anchor)):
+            if (v is not None and not isinstance(v, (str, os.PathLike))) or v == "":
+                raise ParameterError(f"{what} must be a file path (or None), got {v!r}")
         self.path = _MEMORY if path is None or str(path) == _MEMORY else str(Path(path))
-        self.timeout = float(timeout)
+        self.timeout = check_timeout(timeout)
+        # one connection: threads sharing this object take turns per transaction (SQLite
+        # refuses a BEGIN inside another thread's open transaction on the same connection)
+        self._lock = threading.RLock()
         self.anchor = None if anchor is None else str(anchor)
         self.version = VERSION
         self.read_only = False
@@ -357,7 +372,7 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: committed on success, rolled back on any error."""
-        with self._errors(what):
+        with self._lock, self._errors(what):
             self._con.execute("BEGIN IMMEDIATE")
             try:
                 yield self._con
@@ -369,7 +384,7 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
     @contextmanager
     def _read(self, what: str) -> Iterator[sqlite3.Connection]:
         """One read transaction (a consistent snapshot)."""
-        with self._errors(what):
+        with self._lock, self._errors(what):
             self._con.execute("BEGIN")
             try:
                 yield self._con

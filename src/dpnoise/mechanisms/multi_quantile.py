@@ -86,7 +86,10 @@ def sorted_levels(levels: Any) -> list[Fraction]:
     except (TypeError, ValueError, OverflowError):
         raise ParameterError(f"levels must be numbers in (0, 1), got {levels!r}") from None
     if not qs or any(not 0 < q < 1 for q in qs) or len(set(qs)) != len(qs):
-        raise ParameterError(f"levels must be distinct numbers in (0, 1), got {levels!r}")
+        raise ParameterError(
+            f"levels must be distinct numbers in (0, 1) that stay distinct and inside (0, 1) "
+            f"when rounded to a fraction of denominator <= {SUB_DENOMINATOR} (about "
+            f"1/{2 * SUB_DENOMINATOR} apart, and from 0 and 1), got {levels!r}")
     return sorted(qs)
 
 

@@ -32,6 +32,8 @@ MAX_SCHEMA_NESTING = 64
 MIN_SCALE = 2.0**-960
 #: integer keys are exact doubles
 MAX_INTEGER_KEY = 2**53
+#: the whitespace stripped from both ends of every text before it is compared
+_ASCII_WS = " \t\n\v\f\r"
 
 
 def _number(what: str, value: Any) -> float:
@@ -45,6 +47,31 @@ def _number(what: str, value: Any) -> float:
             f"a sum of 2^53 values at the bound stays a finite double), got {value!r}"
         )
     return x
+
+
+#: the words of the query language (a column named so could never be queried)
+QUERY_KEYWORDS = frozenset({
+    "select", "from", "where", "group", "by", "and", "or", "not", "in", "between", "is",
+    "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
+    "median", "quantile", "quantile_cont", "variance", "var_samp", "stddev", "stddev_samp",
+})
+#: the prefix of dpnoise's own columns in the typed view (the person id is ``__dp_uid``)
+RESERVED_PREFIX = "__dp"
+
+
+def check_column_name(name: Any) -> str:
+    """A declared column's name: a plain identifier that is neither a word of the query
+    language nor, in any letter case (SQL names are case-insensitive), one of dpnoise's own
+    ``__dp...`` columns -- a column ``__dp_uid`` would be read as the person id."""
+    check_identifier(name)
+    low = name.lower()
+    if low in QUERY_KEYWORDS or low.startswith(RESERVED_PREFIX):
+        why = "a word of the query language" if low in QUERY_KEYWORDS else \
+            f"names starting with {RESERVED_PREFIX} are dpnoise's own columns"
+        raise ParameterError(
+            f"column name {name!r} is reserved ({why}): declare the column under another "
+            f"name, with source = {name!r} naming its header")
+    return name
 
 
 def quote_identifier(name: str) -> str:
@@ -81,7 +108,7 @@ class Column:
     text: bool = False  # keys NOT public: grouped by only through DP partition selection
 
     def __post_init__(self) -> None:
-        check_identifier(self.name)
+        check_column_name(self.name)
         if not isinstance(self.text, bool):
             raise ParameterError(
                 f"column {self.name!r}: text must be a boolean (true or false), got "
@@ -107,27 +134,8 @@ class Column:
                 raise ParameterError(
                     f"column {self.name!r}: give either categories or lower/upper, not both"
                 )
-            cats = tuple(self.categories)
-            if not cats:
-                raise ParameterError(f"column {self.name!r}: categories must be non-empty")
-            for c in cats:
-                if isinstance(c, bool) or not isinstance(c, (str, int, float)):
-                    raise ParameterError(
-                        f"column {self.name!r}: categories must be strings or numbers, got {c!r}"
-                    )
-            kinds = {isinstance(c, str) for c in cats}
-            if len(kinds) > 1:
-                raise ParameterError(
-                    f"column {self.name!r}: categories must be all strings or all numbers"
-                )
-            if not isinstance(cats[0], str):
-                for c in cats:
-                    _number(f"column {self.name!r} category", c)
-                if len({float(c) for c in cats}) != len(cats):
-                    raise ParameterError(f"column {self.name!r}: categories must be distinct")
-            if len({str(c) for c in cats}) != len(cats):
-                raise ParameterError(f"column {self.name!r}: categories must be distinct")
-            object.__setattr__(self, "categories", cats)
+            object.__setattr__(self, "categories",
+                               _checked_categories(self.name, self.categories))
             return
         if self.lower is None or self.upper is None:
             raise ParameterError(
@@ -215,3 +223,34 @@ class Column:
         if self.source is not None:
             d["source"] = self.source
         return d
+
+
+def _checked_categories(name: str, categories: Any) -> tuple[Any, ...]:
+    """A column's public categories: non-empty, all strings or all finite numbers,
+    distinct, and (strings) able to match a stripped, non-empty cell."""
+    cats = tuple(categories)
+    if not cats:
+        raise ParameterError(f"column {name!r}: categories must be non-empty")
+    for c in cats:
+        if isinstance(c, bool) or not isinstance(c, (str, int, float)):
+            raise ParameterError(
+                f"column {name!r}: categories must be strings or numbers, got {c!r}"
+            )
+    kinds = {isinstance(c, str) for c in cats}
+    if len(kinds) > 1:
+        raise ParameterError(
+            f"column {name!r}: categories must be all strings or all numbers"
+        )
+    dead = [c for c in cats if isinstance(c, str) and (not c or c != c.strip(_ASCII_WS))]
+    if dead:  # a cell is compared stripped, and empty text is missing
+        raise ParameterError(
+            f"column {name!r}: category {dead[0]!r} could never match a value "
+            "(text is compared without its outer whitespace; empty text is missing)")
+    if not isinstance(cats[0], str):
+        for c in cats:
+            _number(f"column {name!r} category", c)
+        if len({float(c) for c in cats}) != len(cats):
+            raise ParameterError(f"column {name!r}: categories must be distinct")
+    if len({str(c) for c in cats}) != len(cats):
+        raise ParameterError(f"column {name!r}: categories must be distinct")
+    return cats

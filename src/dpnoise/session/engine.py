@@ -23,6 +23,7 @@ Rows whose GROUP BY key is missing fall in no cell.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from .aggregation import (
@@ -216,6 +217,7 @@ class DuckDBEngine:
         import duckdb
 
         self.schema = schema
+        self._lock = threading.Lock()  # one DuckDB connection: one query at a time
         self.con = duckdb.connect(":memory:", config={
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
@@ -242,12 +244,15 @@ class DuckDBEngine:
         plan = compile_query(q, self.schema)
         v = _SQL()
         sql = v.plan(plan)
-        res = self.con.execute(sql, v.params).fetchnumpy()
+        with self._lock:
+            res = self.con.execute(sql, v.params).fetchnumpy()
         agg = scatter(plan, res)
         if plan.buckets is not None and plan.private:
             v = _SQL()
             sql = v.plan(persons_plan(plan))
-            agg = merge_persons(agg, self.con.execute(sql, v.params).fetchnumpy())
+            with self._lock:
+                persons = self.con.execute(sql, v.params).fetchnumpy()
+            agg = merge_persons(agg, persons)
         return agg
 
     def close(self) -> None:

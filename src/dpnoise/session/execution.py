@@ -72,6 +72,7 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
         raise ParameterError("this session has no data (data=None: planning only)")
     executors = check_output(session.engine, q, output)
     basic = session.ledger.accountant == "basic"
+    asked = (epsilon, delta)
     if basic:
         epsilon, delta = snap_to_remaining(session.ledger, epsilon, delta)
     plans = calibrate(session.schema, q, epsilon, delta, mechanism,
@@ -84,11 +85,19 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
     # charge what was asked, or the plans' sum if rounding made that larger
     eps = max(float(epsilon), float(sum(p.epsilon for _, p in plans)))
     dl = max(float(delta), float(sum(p.delta for _, p in plans)))
-    mech_name = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
-        else plans[0][1].name
+    mech_name = mechanism_name(plans)
     canonical = q.canonical()
-    key_parts = (session.schema.fingerprint(), mech_name, float(eps).hex(), float(dl).hex(),
-                 session.row_bound() if with_rows else None)
+    key_eps, key_dl, key_mech = eps, dl, mech_name
+    if (epsilon, delta) != asked:  # snapped to the remainder: keyed as asked, so that the
+        # same request replays it later (when nothing remains, nothing is snapped)
+        asked_plans = calibrate(session.schema, q, *asked, mechanism,
+                                rows=session.row_bound() if with_rows else None,
+                                accountant=session.ledger.accountant)
+        key_eps = max(float(asked[0]), float(sum(p.epsilon for _, p in asked_plans)))
+        key_dl = max(float(asked[1]), float(sum(p.delta for _, p in asked_plans)))
+        key_mech = mechanism_name(asked_plans)
+    key_parts = (session.schema.fingerprint(), key_mech, float(key_eps).hex(),
+                 float(key_dl).hex(), session.row_bound() if with_rows else None)
     key = release_key(canonical, session.engine.fingerprint, *key_parts)
     legacy = getattr(session.engine, "legacy_fingerprint", None)  # recorded with the size
     legacy_key = None if legacy is None else release_key(canonical, legacy, *key_parts)
@@ -110,6 +119,13 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
         accounting=charge)
     return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
                           guarantee, executors, output, confidence, reservation, legacy_key)
+
+
+def mechanism_name(plans: list[tuple[str, Any]]) -> str:
+    """A release's mechanism as recorded: ``role=name, ...`` for several components."""
+    return ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
+        else plans[0][1].name
+
 
 def bar_of(q: Query) -> str:
     """A release's error-bar kind: ``rank`` for a quantile ``with rank bar``, else

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParameterError
-from .columns import MAX_CELLS, MAX_POWER_BOUND, check_identifier
+from .columns import MAX_CELLS, MAX_POWER_BOUND, QUERY_KEYWORDS, check_identifier
 from .quantile_query import check_levels, small_quantiles, sql_levels
 from .query_clauses import where_and_by
 from .schema import Schema
@@ -61,11 +61,7 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-_KEYWORDS = {
-    "select", "from", "where", "group", "by", "and", "or", "not", "in", "between", "is",
-    "null", "as", "count", "sum", "mean", "avg", "histogram", "true", "false",
-    "median", "quantile", "quantile_cont", "variance", "var_samp", "stddev", "stddev_samp",
-}
+_KEYWORDS = QUERY_KEYWORDS
 _AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean", "median": "quantile",
         "quantile": "quantile", "quantile_cont": "quantile", "variance": "variance",
         "var_samp": "variance", "stddev": "stddev", "stddev_samp": "stddev"}
@@ -288,6 +284,10 @@ class Query:
                     "tighter bounds")
         if self.stat == "quantile":
             check_levels(self.quantile)
+        if self.stat == "count" and self.column and schema.column(self.column).text:
+            raise ParameterError(  # its values were cast to numbers: data-dependent failure
+                f"count {self.column}: column {self.column!r} is text (keys not public); count "
+                f"its rows that have a value with: count where {self.column} is not null")
         private = [g for g in self.group_by if schema.column(g).private_keys]
         if private and len(self.group_by) > 1:
             raise ParameterError(
@@ -323,6 +323,11 @@ def _check_literals(p: Predicate | None, schema: Schema) -> None:
             _check_literals(a, schema)
         return
     col = schema.column(p.column)
+    if col.text and not isinstance(p, IsNull):
+        # a comparison with its stripped text would be decided by the data (a number: a cast)
+        raise ParameterError(
+            f"column {p.column!r} is text (declared type: text = true, keys not public): "
+            "it can be grouped by or tested with IS [NOT] NULL, not compared with a value")
     vals: tuple[Any, ...] = ()
     if isinstance(p, Compare):
         vals = (p.value,)

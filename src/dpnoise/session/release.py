@@ -327,7 +327,7 @@ class Release:
         """
         with_iv = self._intervals is not None
         head = self.columns(with_iv)
-        body = [[format(c, ".10g") if isinstance(c, float) else str(c) for c in r]
+        body = [[format(c, ".10g") if isinstance(c, float) else printable(str(c)) for c in r]
                 for r in self.rows(limit, intervals=with_iv)]
         widths = [max([len(h), *(len(r[i]) for r in body)]) for i, h in enumerate(head)]
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
@@ -423,3 +423,12 @@ def write_on_executors(engine: Any, rid: int, q: Query, plans: list[tuple[str, P
             f"on the executors to {str(output)!r} failed; the cause is withheld because "
             "it could depend on the data"
         ) from None
+
+
+def printable(text: str) -> str:
+    """A released key as one line of the text table: characters that are not printable
+    (line breaks, NUL, other controls) as Python escapes, so that a key read from the data
+    cannot break the table's lines or forge rows in it (csv / json / parquet keep it as is)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)

@@ -112,6 +112,12 @@ class Schema:
         for key, col in cols.items():
             if key != col.name:
                 raise ParameterError(f"schema column key {key!r} != column name {col.name!r}")
+        by_case: dict[str, str] = {}
+        for key in cols:  # SQL names are case-insensitive: x and X would be one column
+            if by_case.setdefault(key.lower(), key) != key:
+                raise ParameterError(
+                    f"columns {by_case[key.lower()]!r} and {key!r} differ only in letter case, "
+                    "which SQL does not tell apart: rename one (source = ... names its header)")
         object.__setattr__(self, "columns", cols)
         if self.user_id is not None:
             if not isinstance(self.user_id, str):

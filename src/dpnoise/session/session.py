@@ -211,10 +211,9 @@ class Session(BoundsSuggestion):
         return q
 
     def row_bound(self) -> int | None:
-        """N for the valid ranges: the schema's public ``max_rows``, else (with
-        ``rows_epsilon``) the row count released ONCE per ledger and data set -- a DP
-        release like any other, recorded in the ledger and reused afterwards (so later
-        queries use N as post-processing) -- else None (counts on [0, ∞)).
+        """N for the valid ranges: the schema's public ``max_rows``, else (with ``rows_epsilon``)
+        the row count released ONCE per ledger and data set (also by threads sharing the session)
+        and reused afterwards as post-processing -- else None (counts on [0, ∞)).
 
         Returns
         -------
@@ -225,10 +224,11 @@ class Session(BoundsSuggestion):
             return self.schema.max_rows
         if self.rows_epsilon is None:
             return None
-        if self._rows is None:
-            r = self._release(parse_query("count"), self.rows_epsilon, 0.0, None,
-                              replay=True, with_rows=False)
-            self._rows = max(1, int(r.value))
+        with self.ledger._lock:  # a second thread waits for the first one's N
+            if self._rows is None:
+                r = self._release(parse_query("count"), self.rows_epsilon, 0.0, None,
+                                  replay=True, with_rows=False)
+                self._rows = max(1, int(r.value))
         return self._rows
 
     def n_cells(self, q: Query) -> int:

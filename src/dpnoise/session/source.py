@@ -231,10 +231,12 @@ class Source:
         for k, v in data.items():
             name = str(k)
             quote_identifier(name)
-            a = np.asarray(v)
+            # a masked entry is missing (np.asarray would keep the value under the mask)
+            a = np.ma.asarray(v).astype(object).filled(None) if np.ma.is_masked(v) \
+                else np.asarray(v)
             if a.ndim != 1:
                 raise ParameterError(f"data column {name!r} must be one-dimensional")
-            cols[name] = a if a.dtype.kind in "biufU" else _text_array(a)
+            cols[name] = native_column(a) if a.dtype.kind in "biufU" else _text_array(a)
         sizes = {a.size for a in cols.values()}
         if len(sizes) > 1:
             raise ParameterError("data columns must all have the same length")
@@ -295,6 +297,10 @@ class Source:
                     # ENUMs are): the same text form as a numpy object column
                     series = pd.Series(_text_array(series.to_numpy(dtype=object)),
                                        dtype=object)
+                elif isinstance(series.dtype, np.dtype) and series.dtype.kind in "biufU":
+                    native = native_column(series.to_numpy())
+                    if native.dtype != series.dtype:  # byte-swapped or long double only
+                        series = pd.Series(native)
                 cols[names[h]] = series.reset_index(drop=True)
             frame = pd.DataFrame(cols) if cols else pd.DataFrame(
                 {"c_one": np.ones(len(data), dtype=np.int8)})
@@ -540,6 +546,16 @@ def frame_kind(data: Any) -> str | None:
 _NA_TYPES = ("NAType", "NaTType")
 
 
+def native_column(a: np.ndarray) -> np.ndarray:
+    """A numeric or text column as DuckDB scans it: in native byte order (a byte-swapped
+    array holds the same values), and long double as the nearest double -- what its text
+    would give; beyond the double range, infinite, i.e. missing."""
+    if a.dtype.kind == "f" and a.dtype.itemsize > 8:
+        with np.errstate(over="ignore"):
+            return a.astype(np.float64)
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
 def _text_array(a: np.ndarray) -> np.ndarray:
     """An object (or other non-numeric) column as text or None, element by element: the
     same text form DuckDB gives typed values (shortest round-trip repr of a float), with
@@ -551,6 +567,9 @@ def _text_array(a: np.ndarray) -> np.ndarray:
             return None
         if isinstance(v, (float, np.floating)):
             return repr(float(v))
+        if isinstance(v, (bytes, bytearray)):  # as DuckDB writes a BLOB (parquet, Arrow)
+            return "".join(chr(b) if 32 <= b <= 126 and b not in b"\"'\\" else f"\\x{b:02X}"
+                           for b in v)
         return str(v)
 
     return np.array([text(v) for v in a.tolist()], dtype=object)

@@ -185,7 +185,8 @@ def bounded_values(engine: Any, schema: Schema, column: str) -> Any:
         sql = (f"SELECT x FROM (SELECT {c} AS x, row_number() OVER (PARTITION BY {UID} "
                f"ORDER BY sha256(CAST({c} AS VARCHAR)), {c}) AS rn FROM {VIEW} WHERE {c} "
                f"IS NOT NULL) WHERE rn <= {int(schema.max_contributions)}")
-    return np.asarray(engine.con.execute(sql).fetchnumpy()["x"], dtype=np.float64)
+    with engine._lock:  # the engine's connection runs one query at a time
+        return np.asarray(engine.con.execute(sql).fetchnumpy()["x"], dtype=np.float64)
 
 
 class BoundsSuggestion:
@@ -234,7 +235,7 @@ class BoundsSuggestion:
         from ..ledger import encode_record
 
         confidence = check_level(confidence)
-        epsilon = check_epsilon(epsilon)
+        epsilon = asked = check_epsilon(epsilon)
         if self.ledger.accountant == "basic":  # the exact remainder, not one ulp over it
             epsilon, _ = snap_to_remaining(self.ledger, epsilon, 0.0)
         mech = bounds_mechanism(self.schema, column, epsilon, levels)
@@ -249,7 +250,8 @@ class BoundsSuggestion:
         canonical = f"suggest bounds {column} at {float(mech.levels[0]):g}, " \
                     f"{float(mech.levels[1]):g}"
         key = release_key(canonical, self.engine.fingerprint, self.schema.fingerprint(),
-                          MECHANISM, float(mech.epsilon).hex(), sorted(params.items()))
+                          MECHANISM, float(mech.epsilon if epsilon == asked else asked).hex(),
+                          sorted(params.items()))  # keyed as asked: replayable once spent
         clamp = mech.clamped_rows_bound(1 - confidence)
         made = dict(column=column, epsilon=mech.epsilon,
                     levels=tuple(float(q) for q in mech.levels),
