@@ -97,7 +97,7 @@ def test_randomized_response_curve_is_never_below_its_exact_value(epsilon: float
         e = mp.mpf(epsilon)
         p = mp.e**e / (1 + mp.e**e)
         q = 1 - p
-        for a, g in zip(ALPHAS, got):
+        for a, g in zip(ALPHAS, got, strict=True):
             A = mp.mpf(float(a))
             truth = mp.log(p**A * q ** (1 - A) + q**A * p ** (1 - A)) / (A - 1)
             assert mp.mpf(float(g)) >= truth, (a, g, float(truth))
