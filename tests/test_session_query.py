@@ -261,3 +261,13 @@ def test_a_category_no_value_can_match_is_refused(cats) -> None:  # type: ignore
     always-empty cell; it is refused when declared."""
     with pytest.raises(ParameterError, match="could never match"):
         Schema.from_dict({"columns": {"sex": {"categories": cats}}})
+
+
+def test_a_table_name_is_refused_for_a_file_that_is_not_duckdb(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``table`` (``--table``) names a table inside a .duckdb file; for a csv or parquet
+    file it was silently ignored -- now refused when the data is opened, before any spend."""
+    data = tmp_path / "d.csv"
+    data.write_text("age\n30\n40\n")
+    schema = Schema.from_flags(["age=0:100"], [], [], table="people")
+    with pytest.raises(ParameterError, match="inside a .duckdb file"):
+        Session(data, Budget(1.0), schema=schema)

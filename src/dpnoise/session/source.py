@@ -337,6 +337,11 @@ class Source:
                 f"data file {str(path)!r}: unknown type {path.suffix!r} (use .csv, .tsv, "
                 ".csv.gz, .parquet or .duckdb)"
             )
+        if fmt != "duckdb" and self.schema.table is not None:
+            raise ParameterError(
+                f"table = {self.schema.table!r} names a table inside a .duckdb file; data "
+                f"file {str(path)!r} is a {fmt} file (drop --table / the schema's table)"
+            )
         fd = open_regular(path, "data file")
         ok = False
         try:
