@@ -269,5 +269,5 @@ def test_a_table_name_is_refused_for_a_file_that_is_not_duckdb(tmp_path) -> None
     data = tmp_path / "d.csv"
     data.write_text("age\n30\n40\n")
     schema = Schema.from_flags(["age=0:100"], [], [], table="people")
-    with pytest.raises(ParameterError, match="inside a .duckdb file"):
+    with pytest.raises(ParameterError, match=r"inside a \.duckdb file"):
         Session(data, Budget(1.0), schema=schema)
