@@ -16,7 +16,8 @@ and NAME is a key of :data:`SNIPPETS`: the commands (``dpnoise ...`` argument li
 in-process through ``dpnoise.cli.main``) or Python lines (run one at a time, as at the
 ``>>>`` prompt) that the block shows, followed by what they print.  Every snippet runs in a
 fresh temporary directory holding a copy of the example data (``dpnoise example``), with
-hidden ``setup`` commands first when it continues an earlier page's story.
+hidden ``setup`` commands first when it continues an earlier page's story (then it also
+continues that snippet's random stream, so the replayed releases show the same numbers).
 
 So that the outputs are reproducible, a snippet runs with the operating system's random
 bytes replaced by a SHA-256 counter stream (the CSPRNG is keyed from it), the clock stopped
@@ -54,6 +55,9 @@ class Snippet:
     kind: str  # "console", "python" or "file" (a file shipped in dpnoise.examples)
     lines: tuple[str, ...]
     setup: tuple[str, ...] = field(default=())
+    # the snippet whose random stream this one continues: its setup replays that snippet's
+    # commands, which then draw the same noise (the same released numbers on both pages)
+    continues: str = ""
 
 
 def _cmd(*parts: str) -> str:
@@ -92,7 +96,8 @@ SNIPPETS: dict[str, Snippet] = {
         "print(r.table())",
         "print(s.remaining)",
     ), setup=(INIT, _cmd(f"{RELEASE} --epsilon 0.4", '--query "mean income by region"'),
-              _cmd(f"{RELEASE} --epsilon 0.4 --delta 1e-6", '--query "count by city"'))),
+              _cmd(f"{RELEASE} --epsilon 0.4 --delta 1e-6", '--query "count by city"')),
+        continues="readme-custodian"),
     # docs/custodian.md section 1: the example schema, as shipped
     "people-toml": Snippet("file", ("people.toml",)),
     # docs/custodian.md section 2
@@ -104,7 +109,7 @@ SNIPPETS: dict[str, Snippet] = {
         _cmd(f"{RELEASE} --epsilon 0.2", '--query "histogram region"'),
         "dpnoise ledger people.ledger",
         _cmd(f"{RELEASE} --epsilon 1.5", '--query "sum income"'),
-    ), setup=(INIT, FIRST)),
+    ), setup=(INIT, FIRST), continues="custodian-first"),
     "custodian-city": Snippet("console", (
         _cmd(f"{RELEASE} --epsilon 0.4 --delta 1e-6", '--query "mean income by city"'),
         "dpnoise ledger people.ledger --show 1",
@@ -337,7 +342,7 @@ def render(name: str) -> str:
 
         return f"```toml\n{path(snip.lines[0]).read_text()}```\n"
     cwd = os.getcwd()
-    with tempfile.TemporaryDirectory() as tmp, _reproducible(name):
+    with tempfile.TemporaryDirectory() as tmp, _reproducible(snip.continues or name):
         os.chdir(tmp)
         try:
             from dpnoise.examples import copy_to
