@@ -260,6 +260,9 @@ def test_planning_only_session_reads_no_data() -> None:
     assert s.plan("count by g", epsilon=0.5).fits
     with pytest.raises(ParameterError, match="planning only"):
         s.release("count", epsilon=0.5)
+    for exact in (s.true_answer, s.true_table, s.true_components):  # not an AttributeError
+        with pytest.raises(ParameterError, match="planning only"):
+            exact("count")
 
 
 # ------------------------------------------------------------------ CLI

@@ -36,6 +36,14 @@ def open_engine(data: Any, schema: Schema, engine: str = "duckdb",
     return DuckDBEngine(data, schema)
 
 
+def data_engine(engine: Any) -> Any:
+    """``engine``, or a ParameterError for a session opened with data=None (planning only:
+    nothing to read)."""
+    if engine is None:
+        raise ParameterError("this session has no data (data=None: planning only)")
+    return engine
+
+
 def resolve_schema(schema: Any, data: Any) -> Schema:
     if isinstance(schema, Schema):
         return schema

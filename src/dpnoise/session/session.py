@@ -46,7 +46,7 @@ from ..randomness import RngLike, resolve_rng
 from .answers import combine_answer, components_of, true_quantile
 from .calibration import calibrate, count_cells
 from .execution import execute_release, prepare_release, replayed_release
-from .opening import open_engine, resolve_schema
+from .opening import data_engine, open_engine, resolve_schema
 from .planning import ReleasePlan, plan_release
 from .quantile_query import with_levels
 from .query import Query, parse_query
@@ -352,7 +352,7 @@ class Session(BoundsSuggestion):
             The exact value of each noised component, by role.
         """
         q = self.parse(query)
-        agg = self.engine.aggregate(q)
+        agg = data_engine(self.engine).aggregate(q)
         comps = components_of(q, agg)
         if q.stat == "quantile":
             rank = dict(self.plans(q, 1.0, 1e-6 if agg.labels is not None else 0.0))["rank"]
@@ -377,7 +377,7 @@ class Session(BoundsSuggestion):
             The exact values per public cell.
         """
         q = self.parse(query)
-        agg = self.engine.aggregate(q)
+        agg = data_engine(self.engine).aggregate(q)
         if q.stat == "quantile":
             return true_quantile(q, self.schema, agg)
         return combine_answer(q, self.schema, components_of(q, agg))
@@ -398,7 +398,7 @@ class Session(BoundsSuggestion):
             The exact values with their keys (never release them).
         """
         q = self.parse(query)
-        agg = self.engine.aggregate(q)
+        agg = data_engine(self.engine).aggregate(q)
         values = true_quantile(q, self.schema, agg) if q.stat == "quantile" else \
             combine_answer(q, self.schema, components_of(q, agg))
         keys: tuple[Any, ...] = (tuple(agg.labels.tolist()),) if agg.labels is not None \
@@ -458,8 +458,7 @@ class Session(BoundsSuggestion):
 
         q = self.parse(with_bar(self.parse(query), bar))
         confidence = check_level(confidence)
-        if self.engine is None:
-            raise ParameterError("this session has no data (data=None: planning only)")
+        data_engine(self.engine)  # refuses a planning-only session before anything else
         if reserve_for is not None:
             if epsilon is not None:
                 raise ParameterError("give epsilon or reserve_for, not both")
