@@ -591,3 +591,13 @@ def _write_rows(p: Path, rows: list[dict[str, Any]]) -> None:
         con.execute(f"UPDATE events SET {sets} WHERE seq = :seq", r)
     con.commit()
     con.close()
+
+
+def test_an_anchor_naming_the_ledger_itself_is_refused(tmp_path: Path) -> None:
+    """``ledger init L --anchor L``: the anchor was written first under the ledger's name,
+    and the ledger then refused as 'already exists' about a file that did not exist."""
+    p = tmp_path / "l.sqlite"
+    for anchor in (p, tmp_path / "." / "l.sqlite"):
+        with pytest.raises(LedgerError, match="is the ledger itself"):
+            Ledger(p, budget=Budget(1.0), create=True, anchor=anchor)
+        assert not p.exists()

@@ -240,6 +240,9 @@ class Ledger(LedgerAnchoring, LedgerAccounts, LedgerReservations, LedgerReading)
             written.append(Path(self.anchor))
 
         if self.anchor is not None:
+            if Path(self.anchor).resolve() == Path(self.path).resolve():
+                raise LedgerError(f"anchor file {self.anchor!r} is the ledger itself: the "
+                                  "anchor is a separate file (kept apart from the ledger)")
             if Path(self.anchor).exists() or Path(self.anchor).is_symlink():
                 raise LedgerError(f"anchor file {self.anchor!r} already exists: it may be "
                                   "another ledger's anchor and is never overwritten (choose "
