@@ -121,3 +121,42 @@ def test_seeded_and_keyed_sources_refuse_to_pass_the_counter_limit(monkeypatch) 
     keyed = randomness.KeyedRandom(bytes(32))
     with pytest.raises(ParameterError, match="counter"):
         keyed.words(2000)
+
+
+@pytest.mark.parametrize("backend", ["cryptography", "libcrypto"])
+def test_one_source_shared_by_threads_hands_out_each_word_once(backend: str) -> None:
+    """Two threads drawing from ONE keyed source at once (words, fill, one-value ints, and a
+    compiled release that draws the keystream itself): no exception, and no keystream word
+    reaches both -- a word given twice would be the same noise in two releases."""
+    from dpnoise import Laplace, keystream
+    from dpnoise.randomness import KeyedRandom
+
+    if backend == "libcrypto" and keystream.libcrypto() is None:
+        pytest.skip("no system libcrypto")
+    source = KeyedRandom(bytes(range(32)), backend=backend)
+    got: list[list[np.ndarray]] = [[], []]
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+    laplace = Laplace(epsilon=1.0, sensitivity=1.0)
+
+    def draw(i: int) -> None:
+        try:
+            start.wait()
+            for _ in range(4):
+                got[i].append(source.words(1 << 15))
+                buf = np.empty((1 << 15) + 8, dtype=np.uint64)
+                source.fill(buf, 1 << 15)
+                got[i].append(buf[: 1 << 15])
+                got[i].append(np.array(source.ints(3), dtype=np.uint64))
+                laplace.release(np.zeros(1 << 12), rng=source)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    both = np.concatenate(got[0] + got[1])
+    assert np.unique(both).size == both.size

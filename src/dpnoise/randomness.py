@@ -114,8 +114,10 @@ class _ChaCha20Stream:
         self._int_block = 8
         # keystream words taken from the cipher so far (the counter-wrap guard)
         self.taken = 0
-        # one source shared by threads must never hand the same buffered word out twice
-        self._lock = threading.Lock()
+        # one source shared by threads must never hand the same word out twice: every draw
+        # from the cipher or the buffer holds this lock (a cipher context is not thread-safe:
+        # two threads in EVP_EncryptUpdate at once produce the same keystream bytes)
+        self.lock = threading.Lock()
 
     @property
     def backend(self) -> str:
@@ -156,22 +158,19 @@ class _ChaCha20Stream:
         self._count(words)
 
     def _drain(self, out: NDArray[np.uint64], n: int) -> int:
-        """Move up to n buffered words into out[:m]; returns m."""
-        if self._ipos >= len(self._ints):  # nothing buffered (the array-only case)
+        """Move up to n buffered words into out[:m]; returns m (the caller holds the lock)."""
+        p = self._ipos
+        if p >= len(self._ints):  # nothing buffered (the array-only case)
             return 0
-        with self._lock:
-            p = self._ipos
-            m = max(0, min(n, len(self._ints) - p))
-            self._ipos = p + m
-            taken = self._ints[p : p + m]
-        if m:
-            out[:m] = taken
+        m = min(n, len(self._ints) - p)
+        self._ipos = p + m
+        out[:m] = self._ints[p : p + m]
         return m
 
     def ints(self, k: int) -> list[int]:
         """The next ``k`` words as Python ints: one cipher call per _INT_BLOCK words, so a
         one-value release pays neither a cipher call nor numpy machinery per draw."""
-        with self._lock:
+        with self.lock:
             p = self._ipos
             q = p + k
             if q > len(self._ints):
@@ -191,6 +190,11 @@ class _ChaCha20Stream:
         """Keystream words into buffer[:n] in place; buffer must hold n + 8 words."""
         if buffer.dtype != np.uint64 or buffer.size < n + 8 or not buffer.flags.c_contiguous:
             raise ParameterError("fill needs a contiguous uint64 buffer with 8 spare words")
+        with self.lock:
+            self._fill(buffer, n)
+
+    def _fill(self, buffer: NDArray[np.uint64], n: int) -> None:
+        """:meth:`fill` with the lock held."""
         first = self._drain(buffer, n)
         if first == n:
             return
@@ -207,16 +211,22 @@ class _ChaCha20Stream:
 
     def words(self, n: int) -> NDArray[np.uint64]:
         out = np.empty(n, dtype=np.uint64)
+        with self.lock:
+            self._words_into(out, n)
+        return out
+
+    def _words_into(self, out: NDArray[np.uint64], n: int) -> None:
+        """The next n words into ``out`` (the caller holds the lock)."""
         first = self._drain(out, n)
         if first == n:
-            return out
+            return
         self._count(n - first)
         raw = out.view(np.uint8)
         into = self._cipher.into
         exact = self._cipher.exact  # writes exactly m bytes (else it needs 63 spare bytes)
         done, total = first * 8, n * 8
         if total - done > BLOCK_BYTES and self._into_all(raw[done:], total - done):
-            return out
+            return
         while done < total:
             m = min(total - done, BLOCK_BYTES)
             if exact:
@@ -227,7 +237,6 @@ class _ChaCha20Stream:
                 into(self._scratch, m)
                 raw[done : done + m] = self._scratch[:m]
             done += m
-        return out
 
 
 class CryptoRandom:

@@ -114,13 +114,14 @@ class KeyedRun:
 
     def __call__(self, start: int, n: int) -> int:
         most = self.per_value * (n - start)
-        if self.stream.room() < most:  # never let compiled code pass the 32-bit block counter
-            self.stream.advance(most)  # raises ParameterError
-        stop = _driver()(*self._call, start, n, *self._tail)
-        if stop < 0:
-            raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
-        drawn = stop - start + (min(self.sub, n - stop) if stop < n else 0)
-        self.stream.advance(self.per_value * drawn)
+        with self.stream.lock:  # the cipher context is the stream's: one drawer at a time
+            if self.stream.room() < most:  # never let compiled code pass the block counter
+                self.stream.advance(most)  # raises ParameterError
+            stop = _driver()(*self._call, start, n, *self._tail)
+            if stop < 0:
+                raise RuntimeError("EVP_EncryptUpdate(chacha20) failed")
+            drawn = stop - start + (min(self.sub, n - stop) if stop < n else 0)
+            self.stream.advance(self.per_value * drawn)
         return int(stop)
 
 
