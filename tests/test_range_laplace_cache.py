@@ -2,11 +2,14 @@
 domain, sensitivity, epsilon, mode and grid), and the cache never mixes parameters."""
 
 import math
+from decimal import Decimal
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpnoise import RangeLaplace
+from dpnoise import ParameterError, RangeLaplace
 from dpnoise.grid import grid_sensitivity
 from dpnoise.mechanisms import range_laplace as rl
 
@@ -37,6 +40,16 @@ def test_different_parameters_are_not_mixed():
             rl._BUILT.update(fresh)
         assert (rebuilt.block, rebuilt.grid, rebuilt.continuous_scale) == (
             other.block, other.grid, other.continuous_scale)
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(True), Decimal(1), 1 + 0j, [1.0], np.array([1.0])])
+def test_a_bad_grid_is_refused_even_when_its_equal_is_cached(bad):
+    """The grid is checked before the cache is asked: True == 1.0 == 1+0j and Decimal(1)
+    hash alike, so a cached grid=1.0 build must not let them through (and a list or array
+    must not raise TypeError: unhashable)."""
+    RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=1.0)
+    with pytest.raises(ParameterError, match="grid"):
+        RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10), grid=bad)
 
 
 def test_the_cache_is_bounded():

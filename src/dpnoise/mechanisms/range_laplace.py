@@ -168,9 +168,9 @@ class RangeLaplace(Mechanism):
         pieces = self.domain.pieces
         self._conv: ConvexSampler | None = None
         self._union: UnionSampler | None = None
+        if grid is not None:  # checked before the cache is asked (its key must be a float)
+            grid = check_grid(grid)
         if self.domain.is_degenerate:  # a single point: output it, no noise needed
-            if grid is not None:
-                check_grid(grid)
             self.continuous_scale = 0.0
             self.grid = None
             self.block = None
