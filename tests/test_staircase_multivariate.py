@@ -134,12 +134,23 @@ def test_l1_release_moments() -> None:
 @pytest.mark.parametrize("kw", [
     {"epsilon": 0.0}, {"epsilon": math.nan}, {"sensitivities": (1, 0)},
     {"sensitivities": (1, math.inf)}, {"sensitivities": ()}, {"lam": 1.5}, {"lam": -0.1},
-    {"grid_bits": 0},
+    {"grid_bits": 0}, {"grid_bits": True}, {"grid_bits": 2.5}, {"grid_bits": "4"},
 ])
 def test_bad_parameters(kw: dict) -> None:
     args = {"epsilon": 1.0, "sensitivities": (1, 2), **kw}
     with pytest.raises(ParameterError):
         MultivariateStaircase(**args)
+    if "grid_bits" in kw:  # the 2-D L1 staircase checks it the same way
+        with pytest.raises(ParameterError, match="grid_bits"):
+            L1Staircase(epsilon=1.0, sensitivity=1.0, **kw)
+
+
+def test_a_numpy_integer_grid_bits_is_an_integer() -> None:
+    a = MultivariateStaircase(epsilon=1.0, sensitivities=(1, 2), grid_bits=np.int64(3))
+    b = MultivariateStaircase(epsilon=1.0, sensitivities=(1, 2), grid_bits=3)
+    assert np.array_equal(a.grids, b.grids)
+    assert L1Staircase(epsilon=1.0, sensitivity=1.0, grid_bits=np.int8(3)).grids[0] == \
+        L1Staircase(epsilon=1.0, sensitivity=1.0, grid_bits=3).grids[0]
 
 
 def test_bad_inputs() -> None:

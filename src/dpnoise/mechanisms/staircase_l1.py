@@ -19,7 +19,7 @@ from ..grid import (
     grid_sensitivity,
     power_of_two_at_most,
 )
-from ..params import Interval, as_real_scalar, supported
+from ..params import Interval, as_real_scalar, check_int, supported
 from ..randomness import RandomSource
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 from .staircase_multivariate import (
@@ -78,8 +78,7 @@ class L1Staircase(MultivariateBase):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
         if grid_bits is None:  # keep P(level beyond the 2^48-index range) below ~1e-100
             grid_bits = max(1, min(10, math.floor(23 - math.log2(700 / self.epsilon))))
-        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
-            raise ParameterError("grid_bits must be an integer in [1, 16]")
+        grid_bits = check_int("grid_bits", grid_bits, lower=1, upper=16)  # no bool
         g = power_of_two_at_most(self.sensitivity) / 2.0**grid_bits
         self.grids = np.array([g, g])
         self.S1 = grid_sensitivity(self.sensitivity, g) + 1

@@ -46,7 +46,7 @@ from ..grid import (
     to_index,
 )
 from ..laws.staircase import ROUNDING_ALLOWANCE
-from ..params import LN2, Interval, as_real_scalar, check_values, supported
+from ..params import LN2, Interval, as_real_scalar, check_int, check_values, supported
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
@@ -443,8 +443,7 @@ class MultivariateStaircase(MultivariateBase):
             as_real_scalar("lam", lam)
         if not (math.isfinite(self.lam) and 0 <= self.lam <= 1):
             raise ParameterError(f"lam must be in [0, 1], got {lam!r}")
-        if not (isinstance(grid_bits, int) and 1 <= grid_bits <= 16):
-            raise ParameterError("grid_bits must be an integer in [1, 16]")
+        grid_bits = check_int("grid_bits", grid_bits, lower=1, upper=16)  # no bool
         self.grids = np.array([power_of_two_at_most(v) / 2.0**grid_bits
                                for v in self.sensitivities])
         self.S = np.array([grid_sensitivity(v, g) for v, g in
