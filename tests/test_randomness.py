@@ -160,3 +160,46 @@ def test_one_source_shared_by_threads_hands_out_each_word_once(backend: str) -> 
     assert not errors, errors
     both = np.concatenate(got[0] + got[1])
     assert np.unique(both).size == both.size
+
+
+class _Answers:
+    """A caller's source whose words() answers ``make(n)``."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+    def words(self, n: int):
+        return self.make(n)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: [1] * n,                                  # a list
+    lambda n: np.full(n, 0.5),                          # floats
+    lambda n: np.zeros(max(n - 1, 0), dtype=np.uint64),  # too few words
+    lambda n: np.zeros((n, 1), dtype=np.uint64),        # wrong shape (hung a union release)
+    lambda n: None,
+])
+def test_a_callers_source_with_bad_words_is_a_parameter_error(make) -> None:
+    from dpnoise import Geometric, Laplace, RangeLaplace
+
+    union = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=[(0.0, 1.0), (2.0, 100.0)])
+    for m in (Laplace(epsilon=1.0, sensitivity=1.0), Geometric(epsilon=1.0), union):
+        for x in (5, np.array([5.0, 6.0])):
+            with pytest.raises(ParameterError, match=r"rng\.words"):
+                m.release(x, rng=_Answers(make))
+
+
+def test_a_source_class_instead_of_an_instance_is_refused() -> None:
+    from dpnoise import Laplace
+
+    with pytest.raises(ParameterError, match="rng"):
+        Laplace(epsilon=1.0, sensitivity=1.0).release(1.0, rng=CryptoRandom)
+
+
+def test_a_callers_good_source_gives_the_seeded_values() -> None:
+    from dpnoise import Laplace
+
+    m = Laplace(epsilon=1.0, sensitivity=1.0)
+    x = np.arange(100.0)
+    assert np.array_equal(m.release(x, rng=_Answers(SeededRandom(4).words)),
+                          m.release(x, rng=SeededRandom(4)))
