@@ -104,7 +104,8 @@ def check_counts(values: ArrayLike, lower: int | None, upper: int | None
     if arr.dtype.kind == "f":
         if arr.size and not np.all(np.isfinite(arr)):
             raise ParameterError("true_value must be finite integers (no NaN or infinity)")
-        if arr.size and (np.any(arr != np.floor(arr)) or np.max(np.abs(arr)) >= MAX_COUNT):
+        # float(): comparing a float16 with 2^53 would cast 2^53 to float16 (an overflow warning)
+        if arr.size and (np.any(arr != np.floor(arr)) or float(np.max(np.abs(arr))) >= MAX_COUNT):
             raise ParameterError("true_value must be integers with |value| < 2^53")
     elif arr.dtype.kind == "u" and arr.size and arr.max() >= MAX_COUNT:
         raise ParameterError("true_value must be < 2^53")
