@@ -42,3 +42,32 @@ def test_every_dtype_and_layout_gives_the_native_arrays_values(make) -> None:
             warnings.simplefilter("error")
             out = m.release(arr, rng=SeededRandom(3))
         assert np.array_equal(out, ref), name
+
+
+_MECHANISMS = [
+    lambda: dpnoise.Laplace(epsilon=1.0, sensitivity=1.0),
+    lambda: dpnoise.Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0),
+    lambda: dpnoise.Geometric(epsilon=1.0, upper=200),
+    lambda: dpnoise.MultivariateStaircase(epsilon=1.0, sensitivities=[1.0, 2.0]),
+]
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("make", _MECHANISMS)
+def test_a_numpy_matrix_is_read_as_its_array(make) -> None:
+    """np.matrix stays 2-D under reshape(-1): it raised ValueError/TypeError in a sampler."""
+    m = make()
+    out = m.release(np.matrix([[6.0, 8.0]]), rng=SeededRandom(2))
+    assert type(out) is np.ndarray
+    assert np.array_equal(out, m.release(np.array([[6.0, 8.0]]), rng=SeededRandom(2)))
+
+
+@pytest.mark.parametrize("make", _MECHANISMS)
+def test_a_masked_entry_is_refused_not_released(make) -> None:
+    """A masked entry's hidden value was released as if it were a true value."""
+    m = make()
+    with pytest.raises(dpnoise.ParameterError, match="masked"):
+        m.release(np.ma.array([6.0, 8.0], mask=[False, True]), rng=SeededRandom(2))
+    unmasked = m.release(np.ma.array([6.0, 8.0]), rng=SeededRandom(2))
+    assert type(unmasked) is np.ndarray
+    assert np.array_equal(unmasked, m.release(np.array([6.0, 8.0]), rng=SeededRandom(2)))

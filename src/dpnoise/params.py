@@ -180,7 +180,19 @@ def as_real_array(name: str, values: Any) -> NDArray[np.float64]:
 
 
 def real_array(name: str, values: Any) -> NDArray[Any]:
-    """Like :func:`as_real_array` but keeping an integer dtype (for counts)."""
+    """Like :func:`as_real_array` but keeping an integer dtype (for counts).
+
+    A numpy subclass is read as a plain array (a ``np.matrix`` keeps two dimensions under
+    every reshape); a masked array with a masked entry is refused (that entry has no true
+    value, and its hidden data would be released).
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        if np.ma.getmask(values) is not np.ma.nomask and np.ma.getmask(values).any():
+            raise ParameterError(f"{name} is a masked array with masked entries: fill or drop "
+                                 f"them first (a masked entry has no true value)")
+        values = np.ma.getdata(values)
+    if isinstance(values, np.ndarray) and type(values) is not np.ndarray:
+        values = values.view(np.ndarray)
     if isinstance(values, np.ndarray):
         if values.dtype.kind not in "iuf":
             raise ParameterError(f"{name} must be real numbers, got an array of dtype "
