@@ -203,3 +203,30 @@ def test_a_callers_good_source_gives_the_seeded_values() -> None:
     x = np.arange(100.0)
     assert np.array_equal(m.release(x, rng=_Answers(SeededRandom(4).words)),
                           m.release(x, rng=SeededRandom(4)))
+
+
+def test_a_keyed_source_refuses_to_draw_in_a_forked_child() -> None:
+    """A forked child drawing from its parent's KeyedRandom replayed the parent's next words:
+    the same noise in the parent's and the child's releases.  Every way of drawing refuses."""
+    from dpnoise import Laplace
+    from dpnoise.randomness import KeyedRandom
+
+    source = KeyedRandom(bytes(32))
+    source.words(3)
+    laplace = Laplace(epsilon=1.0, sensitivity=1.0)
+
+    def attempts() -> bytes:
+        verdicts = []
+        for draw in (lambda: source.words(4), lambda: source.ints(2),
+                     lambda: source.fill(np.empty(16, dtype=np.uint64), 8),
+                     lambda: laplace.release(1.0, rng=source),
+                     lambda: laplace.release(np.zeros(1 << 16), rng=source)):
+            try:
+                draw()
+                verdicts.append(b"d")
+            except ParameterError:
+                verdicts.append(b"r")
+        return b"".join(verdicts)
+
+    assert bytes_from_fork(attempts, 5) == b"rrrrr"
+    assert attempts() == b"ddddd"  # the parent keeps its stream

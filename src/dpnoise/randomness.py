@@ -314,21 +314,35 @@ class CryptoRandom:
 
 class KeyedRandom:
     """ChaCha20 keyed with a given 32-byte secret key (e.g. one derived with HKDF for one
-    partition of a distributed release); as secure as the key is secret and fresh."""
+    partition of a distributed release); as secure as the key is secret and fresh.
+
+    It draws only in the process that made it: a forked child would replay its parent's
+    keystream (the same noise in two releases) and cannot rekey without changing the
+    stream, so there every draw raises :class:`~dpnoise.errors.ParameterError`.
+    """
 
     def __init__(self, key: bytes, stream: int = 0, *, backend: str | None = None) -> None:
         if not isinstance(key, bytes) or len(key) != 32:
             raise ParameterError("key must be 32 bytes")
+        self._pid = os.getpid()
         self._stream = _ChaCha20Stream(key, stream, backend)
 
+    def stream(self) -> _ChaCha20Stream:
+        """The keystream, in the process that keyed it only (else ParameterError)."""
+        if os.getpid() != self._pid:
+            raise ParameterError(
+                "this KeyedRandom was keyed in another process: a forked child would replay "
+                "its parent's words (the same noise twice); key a new one in the child")
+        return self._stream
+
     def words(self, n: int) -> NDArray[np.uint64]:
-        return self._stream.words(int(n))
+        return self.stream().words(int(n))
 
     def fill(self, buffer: NDArray[np.uint64], n: int) -> None:
-        self._stream.fill(buffer, n)
+        self.stream().fill(buffer, n)
 
     def ints(self, k: int) -> list[int]:
-        return self._stream.ints(k)
+        return self.stream().ints(k)
 
     def __repr__(self) -> str:
         return "KeyedRandom(<secret key>)"
@@ -537,8 +551,10 @@ def resolve_rng(rng: RngLike) -> RandomSource:
 def direct_stream(source: RandomSource) -> _ChaCha20Stream | None:
     """The ChaCha20 stream of a keyed or seeded source (compiled code may draw from it
     directly, see :meth:`_ChaCha20Stream.direct`), else None."""
-    if type(source) in (KeyedRandom, SeededRandom):
-        return source._stream  # type: ignore[union-attr]
+    if type(source) is KeyedRandom:
+        return source.stream()  # refuses in a forked child
+    if type(source) is SeededRandom:
+        return source._stream
     return None
 
 
