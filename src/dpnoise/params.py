@@ -304,11 +304,8 @@ def check_int(name: str, value: Any, *, lower: int | None = None, upper: int | N
 
 
 def check_quantiles(q: ArrayLike) -> NDArray[np.float64]:
-    """``q`` as a float64 array; raise ParameterError if any entry is outside [0, 1].
-
-    (NaN compares false both ways, so it is not rejected here.)
-    """
+    """``q`` as a float64 array; raise ParameterError if any entry is NaN or outside [0, 1]."""
     q = np.asarray(q, dtype=np.float64)
-    if np.any((q < 0) | (q > 1)):
+    if not np.all((q >= 0) & (q <= 1)):  # NaN fails both comparisons
         raise ParameterError("q must be in [0, 1]")
     return q

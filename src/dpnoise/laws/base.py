@@ -154,11 +154,11 @@ class TableLaw(DiscreteLaw):
         return np.where(hit, self._logprobs[idx], -np.inf)
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        """Sum of the probabilities of the points <= y (1 from the last point on)."""
+        """Sum of the probabilities of the points <= y (1 from the last point on; NaN at NaN)."""
         y = np.asarray(y, dtype=np.float64)
-        k = np.searchsorted(self.points, y, side="right")
+        k = np.searchsorted(self.points, y, side="right")  # NaN sorts past the last point
         out = np.where(k > 0, np.minimum(self._cum[np.maximum(k - 1, 0)], 1.0), 0.0)
-        return np.where(k >= self.points.size, 1.0, out)
+        return np.where(np.isnan(y), np.nan, np.where(k >= self.points.size, 1.0, out))
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         """Smallest point whose cdf reaches q (q shaded by 1e-15 against rounding in the sums)."""

@@ -24,6 +24,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..params import LN2
 from .base import LatticeLaw
 
+_HALF_INTEGERS_END = 2.0**52  # |u| from here on: no float is a half-integer
+_CELLS_END = 2.0**62  # cdf arguments clipped here (cell indices stay inside int64)
+
 
 class MagnitudeLaw(Protocol):
     """The exact law of K >= 0."""
@@ -77,18 +80,23 @@ class HalfLatticeLaw(LatticeLaw):
 
     def logpmf(self, y: ArrayLike) -> NDArray[np.float64]:
         u = self._cells(y)
-        on_lattice = np.floor(u) + 0.5 == u
+        # no half-integer reaches 2^52 in magnitude (there floor(u) + 0.5 rounds back to u)
+        on_lattice = (np.floor(u) + 0.5 == u) & (np.abs(u) < _HALF_INTEGERS_END)
         k = np.floor(np.abs(np.where(on_lattice, u, 0.5))).astype(np.int64)
         return np.where(on_lattice, self.magnitude.logpmf(k) - LN2, -np.inf)
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
         u = self._cells(y)
-        if self.support_max is not None:  # keep indices small; the cdf is flat out there
-            u = np.clip(u, -(self.support_max + 2.0), self.support_max + 2.0)
+        nan = np.isnan(u)
+        # keep indices inside int64 (+-inf and |u| >= 2^62 included: no supported law has
+        # mass there); for a bounded K, small: the cdf is flat out there
+        end = _CELLS_END if self.support_max is None else self.support_max + 2.0
+        u = np.clip(np.where(nan, 0.0, u), -end, end)
         kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first k with k + 1/2 > u
         kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
-        return np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
-                        0.5 * self.magnitude.sf(kneg))
+        out = np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
+                       0.5 * self.magnitude.sf(kneg))
+        return np.where(nan, np.nan, out)
 
     def sf(self, y: ArrayLike) -> NDArray[np.float64]:
         """P(Y > y), from the magnitude's tail directly (1 − cdf would lose every digit of

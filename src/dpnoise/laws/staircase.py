@@ -130,10 +130,11 @@ class StaircaseDensity(Law):
     def _sf_pos(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
         """P(X > a) for a >= 0."""
         D, d = self.sensitivity, self.d
-        k = np.floor(np.maximum(a - d, 0.0) / D)
-        r = a - d - k * D
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", invalid="ignore"):
+            k = np.floor(np.maximum(a - d, 0.0) / D)
+            r = a - d - k * D
             outer = self.M0 * np.exp(-self.epsilon * (k + 1)) * (D / self.one_minus_b - r)
+        outer = np.where(np.isinf(a), 0.0, outer)  # inf - k·D is NaN: P(X > inf) = 0
         return np.where(a <= d, 0.5 - self.M0 * a, outer)
 
     def sf(self, x: ArrayLike) -> NDArray[np.float64]:

@@ -1,0 +1,48 @@
+"""The laws ``noise()`` returns at hostile arguments: infinities, values far past any
+lattice index, NaN.  cdf(+-inf) is 1 and 0 (the half-lattice laws answered 0.5 there and
+from |y| ~ 1e17 on, the staircase density NaN), NaN maps to NaN, and ppf refuses NaN."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dpnoise
+
+_LAWS = {
+    "laplace": lambda: dpnoise.Laplace(epsilon=1.0, sensitivity=1.0).noise(0.0),
+    "staircase": lambda: dpnoise.Staircase(epsilon=1.0, sensitivity=1.0).noise(0.0),
+    "staircase-ideal": lambda: dpnoise.Staircase(epsilon=1.0, sensitivity=1.0).ideal,
+    "truncated": lambda: dpnoise.TruncatedLaplace(epsilon=1.0, delta=1e-6,
+                                                  sensitivity=1.0).noise(0.0),
+    "clamped": lambda: dpnoise.ClampedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0,
+                                              upper=10.0).noise(5.0),
+    "geometric": lambda: dpnoise.Geometric(epsilon=1.0, lower=None).noise(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAWS))
+def test_cdf_and_sf_at_the_ends_and_at_nan(name: str) -> None:
+    law = _LAWS[name]()
+    far = np.array([-np.inf, -1e300, -1e30, -1e17, 1e17, 1e30, 1e300, np.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cdf = np.asarray(law.cdf(far), dtype=float)
+        sf = np.asarray(law.sf(far), dtype=float)
+        at_nan = float(np.asarray(law.cdf(np.nan)))
+    assert np.array_equal(cdf, [0, 0, 0, 0, 1, 1, 1, 1])
+    assert np.array_equal(sf, [1, 1, 1, 1, 0, 0, 0, 0])
+    assert np.isnan(at_nan)
+    with pytest.raises(dpnoise.ParameterError, match="q must be in"):
+        law.ppf(np.nan)
+
+
+def test_half_lattice_pmf_is_zero_past_the_half_integers() -> None:
+    """From 2^52 cells on no float is a half-integer (floor(u) + 0.5 rounds back to u)."""
+    law = dpnoise.Laplace(epsilon=1.0, sensitivity=1.0).noise(0.0)
+    far = law.grid * np.array([2.0**53, 2.0**60, 2.0**70])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not np.any(law.pmf(far))
