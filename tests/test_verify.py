@@ -128,6 +128,21 @@ def test_verify_rejects_objects_without_model() -> None:
         verify(object())
 
 
+def test_verify_refuses_a_mechanism_class_and_bad_epsilons() -> None:
+    """A class (TypeError: privacy_model() missing self), a lone number (not iterable), a
+    string entry (numpy UFuncTypeError), a bool or NaN entry were not ParameterErrors."""
+    from dpnoise import Geometric
+
+    with pytest.raises(ParameterError, match="class"):
+        verify(Geometric)
+    m = Geometric(epsilon=0.5)
+    for bad in (5, "0.5", ["a"], [True], [math.nan], np.float64(0.5)):
+        with pytest.raises(ParameterError, match="epsilons"):
+            verify(m, epsilons=bad)
+    report = verify(m, epsilons=np.array([0.25]))
+    assert [e for e, _ in report.delta_curve] == [0.25, 0.5]
+
+
 def test_lattice_model_with_finite_support_reports_infinite_loss_and_true_delta() -> None:
     # uniform noise on {-1, 0, 1}: a shift by 1 makes one outcome impossible
     def logpmf(z: np.ndarray) -> np.ndarray:

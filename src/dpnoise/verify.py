@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ParameterError
+from .params import as_real_scalar
 from .verify_continuous import verify_continuous
 from .verify_models import (
     DEFAULT_EPSILONS,
@@ -338,7 +339,7 @@ def verify_neighbours(
     pairs = list(pairs)
     if not pairs:
         raise ParameterError("no neighbouring pairs to verify")
-    eps_list = list(DEFAULT_EPSILONS if epsilons is None else epsilons)
+    eps_list = _epsilon_list(epsilons)
     if claimed_epsilon is not None and claimed_epsilon not in eps_list:
         eps_list.append(float(claimed_epsilon))
     worst_loss, worst_pair, worst_delta = _worst_pair(law, pairs, eps_list, order=repr)
@@ -350,6 +351,23 @@ def verify_neighbours(
         worst={"pair": repr(worst_pair), "pairs_checked": len(pairs)},
         method="neighbouring data sets: exact sums over the union of supports",
     )
+
+
+def _epsilon_list(epsilons: Any) -> list[float]:
+    """The ε' of a δ curve as floats: None gives the defaults; else a sequence of real
+    numbers, NaN refused (a str, a bool, a lone number -> ParameterError)."""
+    if epsilons is None:
+        return list(DEFAULT_EPSILONS)
+    try:
+        items = None if isinstance(epsilons, (str, bytes)) else list(epsilons)
+    except TypeError:  # a lone number, a 0-d array
+        items = None
+    if items is None:
+        raise ParameterError(f"epsilons must be a sequence of real numbers, got {epsilons!r}")
+    out = [as_real_scalar("epsilons entry", e) for e in items]
+    if any(math.isnan(e) for e in out):
+        raise ParameterError("epsilons must not contain NaN")
+    return out
 
 
 def verify(
@@ -381,14 +399,18 @@ def verify(
     Raises
     ------
     ParameterError
-        If the object has no privacy model the verifier knows.
+        If the object has no privacy model the verifier knows (a class is refused: construct
+        the mechanism first), or ``epsilons`` is not a sequence of real numbers without NaN.
     """
     model = mechanism_or_model
     mechanism = None
+    if isinstance(mechanism_or_model, type):
+        raise ParameterError(f"verify needs a mechanism or a model, got the class "
+                             f"{mechanism_or_model.__name__} (construct one first)")
     if hasattr(mechanism_or_model, "privacy_model"):
         mechanism = mechanism_or_model
         model = mechanism.privacy_model()
-    eps_list = list(DEFAULT_EPSILONS if epsilons is None else epsilons)
+    eps_list = _epsilon_list(epsilons)
     claimed = getattr(mechanism, "guarantee", None) if mechanism is not None else None
     if claimed is not None and claimed.epsilon not in eps_list and math.isfinite(claimed.epsilon):
         eps_list.append(float(claimed.epsilon))
