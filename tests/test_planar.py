@@ -91,6 +91,14 @@ def test_invalid_points_raise_before_randomness(bad) -> None:
         m.release(bad, rng=NoRandomness())
 
 
+@pytest.mark.parametrize("clamp", ["false", "yes", None, 1])
+def test_clamp_must_be_a_bool(clamp) -> None:
+    """clamp="false" is truthy: it clamped silently (and None did not) instead of refusing."""
+    m = PlanarLaplace(**SMALL)
+    with pytest.raises(ParameterError, match="clamp"):
+        m.release([[7.0, -9.0]], rng=NoRandomness(), clamp=clamp)
+
+
 def test_clamp_projects_true_points() -> None:
     m = PlanarLaplace(**SMALL)
     a = m.release([[7.0, -9.0]], rng=SeededRandom(1), clamp=True)

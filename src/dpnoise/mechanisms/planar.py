@@ -352,6 +352,8 @@ class PlanarLaplace(Mechanism):
 
     # -------------------------------------------------------------- release
     def _validate(self, points: ArrayLike, clamp: bool) -> NDArray[np.float64]:
+        if not isinstance(clamp, (bool, np.bool_)):  # clamp="false" is truthy: never guess
+            raise ParameterError(f"clamp must be True or False, got {clamp!r}")
         arr = np.array(as_real_array("true_value", points))  # a copy: clamp writes into it
         if arr.ndim == 0 or arr.shape[-1] != 2:
             raise ParameterError(f"true_value must have shape (..., 2), got {arr.shape}")
