@@ -59,6 +59,9 @@ def test_contains_and_check_values():
     lambda: Union((-INF, 0), (-INF, 5), (7, 8)) and Domain(((0, 1), (0.5, 2))),
     lambda: Domain(((0, INF), (5, 6))),
     lambda: as_domain("0..1"),
+    lambda: as_domain(("0", "10")),  # float("0") read strings as numbers
+    lambda: Interval(np.bool_(True), 2),
+    lambda: Interval(0, 10**400),  # OverflowError
 ])
 def test_invalid_domains_raise(make):
     with warnings.catch_warnings():

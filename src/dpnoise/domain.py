@@ -25,17 +25,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError
+from .params import as_real_scalar
 
 Piece = tuple[float, float]
 
 
 def _real(name: str, v: Any) -> float:
-    if isinstance(v, bool) or v is None:
-        raise ParameterError(f"{name} must be a real number, got {v!r}")
-    try:
-        x = float(v)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be a real number, got {v!r}") from exc
+    """A bound by the one numeric-input rule (:func:`dpnoise.params.as_real_scalar`: no str,
+    bool, Decimal or complex; an int past the float range refused), NaN refused."""
+    x = as_real_scalar(name, v)
     if math.isnan(x):
         raise ParameterError(f"{name} must not be NaN")
     return x
