@@ -14,6 +14,8 @@ from ..errors import ParameterError
 from ..params import (
     check_delta,
     check_epsilon,
+    check_finite,
+    check_positive,
     check_sensitivity,
 )
 
@@ -52,9 +54,13 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     Raises
     ------
     ParameterError
-        If a parameter is out of range.
+        If a parameter is out of range (σ and Δ finite and > 0, ε finite and >= 0).
     """
-    return math.exp(log_gaussian_delta(sigma, epsilon, sensitivity))
+    sigma = check_positive("sigma", sigma)
+    eps = check_finite("epsilon", epsilon)
+    if eps < 0:
+        raise ParameterError(f"epsilon must be >= 0, got {epsilon!r}")
+    return math.exp(log_gaussian_delta(sigma, eps, check_sensitivity(sensitivity)))
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
