@@ -46,3 +46,24 @@ def test_half_lattice_pmf_is_zero_past_the_half_integers() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not np.any(law.pmf(far))
+
+
+def test_the_ideal_truncated_laplace_at_a_tiny_epsilon() -> None:
+    """epsilon = 1e-300 (allowed by TLapDistribution): var() and lower_bounds raised
+    OverflowError (λ² past the float range) or gave NaN; a half-width A that overflows is
+    refused.  Near-uniform on [-A, A]: the variance is A²/3."""
+    t = dpnoise.TLapDistribution(1e-300, 1e-6)
+    assert t.var() == pytest.approx(t.A**2 / 3, rel=1e-12)
+    mu1, mu2 = dpnoise.lower_bounds(1e-300, 1e-6)
+    assert np.isfinite(mu1) and np.isfinite(mu2) and mu2 > 0
+    with pytest.raises(dpnoise.ParameterError, match="too large"):
+        dpnoise.TLapDistribution(1.0, 1e-6, 1e308)
+
+
+@pytest.mark.parametrize("args", [("1", 1.0), (True, 1.0), (0.0, 1.0), (1.0, np.nan),
+                                  (1.0, -0.5), (1.0, 1.0, 0.0), (10**400, 1.0)])
+def test_gaussian_delta_checks_its_parameters(args) -> None:
+    """Its docstring promised ParameterError; it raised TypeError or ZeroDivisionError or
+    answered NaN."""
+    with pytest.raises(dpnoise.ParameterError):
+        dpnoise.gaussian_delta(*args)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import ParameterError
 from ..params import check_delta, check_epsilon, check_sensitivity
 
 _SERIES_CUT = 0.05
@@ -71,6 +72,14 @@ def h_ratio(L: float) -> float:
     return 1.0 - (L + L * L / 2) * math.exp(-L) / -math.expm1(-L)
 
 
+def _h_over_square(L: float) -> float:
+    """h(L)/L² without underflow (the series of :func:`h_ratio` divided by L² below 0.05)."""
+    if L < _SERIES_CUT:
+        return (1 / 6 - L / 24 + L**2 / 720 + L**3 / 1440 - L**4 / 30240
+                - L**5 / 60480 + L**6 / 1209600 + L**7 / 2419200)
+    return h_ratio(L) / (L * L)
+
+
 @dataclass(frozen=True)
 class TLapParams:
     """Calibrated truncated-Laplacian parameters."""
@@ -95,7 +104,10 @@ class TLapParams:
     @property
     def second_moment(self) -> float:
         """E[X²] = Var X = V2upp (Thm 3, eq. 7)."""
-        return 2.0 * self.lam**2 * h_ratio(self.L)
+        try:
+            return 2.0 * self.lam**2 * h_ratio(self.L)
+        except OverflowError:  # λ past ~1e154 (a tiny ε): 2λ²h(L) = 2A²·h(L)/L², A = λL
+            return 2.0 * _square(self.A) * _h_over_square(self.L)
 
     @property
     def n(self) -> float:
@@ -132,16 +144,32 @@ def tlap_params(epsilon: float, delta: float, sensitivity: float = 1.0) -> TLapP
     lam = sens / eps
     t = log_expm1(eps) - math.log(2.0 * dlt)
     L = softplus(t)
+    if not math.isfinite(lam * L):
+        raise ParameterError(
+            f"sensitivity/epsilon = {sens:g}/{eps:g} is too large: the support half-width "
+            f"A = (Δ/ε)·L overflows a float")
     m = -math.expm1(-L)
     log_B = -math.log(2.0 * lam) - math.log(m)
     return TLapParams(eps, dlt, sens, lam, L, lam * L, log_B)
+
+
+def _square(x: float) -> float:
+    """x**2, +inf past the float range (a float ``**`` raises OverflowError there)."""
+    try:
+        return x**2
+    except OverflowError:
+        return math.inf
 
 
 # ------------------------------------------------------------------ lower bounds
 def _gaps(epsilon: float, sensitivity: float) -> tuple[float, float]:
     """μ1 = Δ(1/ε − 1/expm1(ε)) and μ2 = (2Δ²/ε²)(1 − (ε²/2 + ε)/expm1(ε))."""
     lam = sensitivity / epsilon
-    return lam * g_ratio(epsilon), 2.0 * lam**2 * h_ratio(epsilon)
+    try:
+        second = 2.0 * lam**2 * h_ratio(epsilon)
+    except OverflowError:  # λ past ~1e154 (a tiny ε): 2λ²h(ε) = 2Δ²·h(ε)/ε²
+        second = 2.0 * _square(sensitivity) * _h_over_square(epsilon)
+    return lam * g_ratio(epsilon), second
 
 
 def lower_bounds(epsilon: float, delta: float, sensitivity: float = 1.0) -> tuple[float, float]:
