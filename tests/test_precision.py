@@ -230,3 +230,24 @@ def test_planar_enumeration_respects_the_corrected_2d_bound() -> None:
     [[_qa, _qr, L, _m, _M, dt, emp, cor, pr]] = b3_rows(quick=True)
     assert 2 * dt < L
     assert 0.9 < emp <= cor <= pr
+
+
+@pytest.mark.parametrize("kw", [{"grid": "1"}, {"grid": None}, {"grid": True},
+                                {"grid": 10**400}, {"delta_t": 10**400}, {"dim": True}])
+def test_eps_prime_refuses_bad_parameters(kw) -> None:
+    """They raised TypeError or OverflowError, or (grid=True, dim=True) were taken as 1."""
+    args = {"epsilon": 1.0, "sensitivity": 1.0, "grid": 2.0**-10, "delta_t": 1e-9, **kw}
+    with pytest.raises(ParameterError):
+        eps_prime(**args)
+
+
+def test_eps_prime_past_the_float_range_is_infinite_not_an_overflow() -> None:
+    assert eps_prime(1.0, 1e-300, 2.0**-10, 1e-9) == math.inf  # e^(eps·(L+dt)/Δ) overflows
+    assert eps_prime(1.0, 1e-300, 2.0**-10, 0.0) == 1.0  # no rounding error: no overhead
+
+
+@pytest.mark.parametrize("tolerance", ["1.001", None, True, 10**400])
+def test_grid_for_tolerance_refuses_a_bad_tolerance(tolerance) -> None:
+    with pytest.raises(ParameterError, match="tolerance"):
+        grid_for_tolerance(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=100.0,
+                           tolerance=tolerance)

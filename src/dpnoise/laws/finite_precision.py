@@ -45,6 +45,7 @@ Errata of the paper, each explained: docs/papers.md#errata-finite-precision.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -52,7 +53,13 @@ from scipy import optimize
 
 from ..errors import ParameterError, PrecisionError
 from ..grid import check_grid
-from ..params import check_epsilon, check_interval, check_sensitivity
+from ..params import (
+    as_real_scalar,
+    check_epsilon,
+    check_interval,
+    check_positive,
+    check_sensitivity,
+)
 
 ETA = 2.0**-53  # unit roundoff of binary64
 MAX_INDEX = 2.0**51  # |coordinate| / L must stay below this for exact rounding
@@ -62,15 +69,21 @@ Sampler = Literal["recommended", "inverse-cdf", "polar"]
 
 # ------------------------------------------------------------------ eq. (5) and (*)
 def _check_dim(dim: int) -> int:
-    if dim not in (1, 2):
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim not in (1, 2):
         raise ParameterError(f"dim must be 1 or 2, got {dim!r}")
     return dim
 
 
 def _check_dt(delta_t: float) -> float:
-    if not (isinstance(delta_t, (int, float)) and math.isfinite(delta_t) and delta_t >= 0):
+    dt = as_real_scalar("delta_t", delta_t)  # no str, bool, None; an int past float refused
+    if not (math.isfinite(dt) and dt >= 0):
         raise ParameterError(f"delta_t must be a finite number >= 0, got {delta_t!r}")
-    return float(delta_t)
+    return dt
+
+
+def _exp_or_inf(x: float) -> float:
+    """e^x, +inf past the float range (math.exp raises OverflowError there)."""
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 def cell_diameter(grid: float, dim: int = 1) -> float:
@@ -86,6 +99,7 @@ def rounding_robustness(grid: float, delta_t: float, dim: int = 1) -> float:
     (C^{+δt} of a square is inside the square of side L + 2δt, so this is an upper bound.)
     """
     dt = _check_dt(delta_t)
+    grid = check_positive("grid", grid)
     if not grid > 2 * dt:
         raise PrecisionError(
             f"the grid step must exceed 2*delta_t = {2 * dt:.3g} (got grid={grid!r}): "
@@ -145,7 +159,10 @@ def eps_prime_overhead(epsilon: float, sensitivity: float, grid: float, delta_t:
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
     R = rounding_robustness(grid, delta_t, dim)
-    return math.log1p(R * math.exp(epsilon * (cell_diameter(grid, dim) + delta_t) / sensitivity))
+    if R == 0.0:  # delta_t = 0: no rounding error, no overhead (0·inf would be NaN)
+        return 0.0
+    return math.log1p(R * _exp_or_inf(epsilon * (cell_diameter(grid, dim) + delta_t)
+                                      / sensitivity))
 
 
 def eps_prime_printed(epsilon: float, sensitivity: float, grid: float, delta_t: float,
@@ -441,6 +458,7 @@ def grid_for_tolerance(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
     lower, upper = check_interval(lower, upper, name="range")
+    tolerance = as_real_scalar("tolerance", tolerance)
     if not (math.isfinite(tolerance) and tolerance > 1):
         raise ParameterError(f"tolerance must be a ratio > 1 (e.g. 1.0001), got {tolerance!r}")
     span = max(abs(lower), abs(upper), upper - lower)
