@@ -67,3 +67,12 @@ def test_gaussian_delta_checks_its_parameters(args) -> None:
     answered NaN."""
     with pytest.raises(dpnoise.ParameterError):
         dpnoise.gaussian_delta(*args)
+
+
+@pytest.mark.parametrize("kw", [{"epsilon": "1"}, {"epsilon": None}, {"epsilon": True},
+                                {"epsilon": 1.0, "delta": "0"}, {"epsilon": 1.0, "notion": "dp"}])
+def test_a_guarantee_refuses_what_is_not_a_guarantee(kw) -> None:
+    """A str or None raised TypeError from a comparison, True was epsilon 1 and an unknown
+    notion was kept (privacy_profile() then read it as a claimed (eps, delta))."""
+    with pytest.raises(dpnoise.ParameterError, match="guarantee"):
+        dpnoise.Guarantee(**kw)

@@ -14,11 +14,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..exact.scalar import grid_index
-from ..params import Interval, check_supported
+from ..params import Interval, as_real_scalar, check_supported
 from ..profile import PrivacyProfile
 from ..randomness import resolve_rng
 
 Notion = Literal["pure", "approximate", "metric", "none"]
+_NOTIONS = ("pure", "approximate", "metric", "none")
 
 #: true-value types that may take a mechanism's one-value (scalar) path; bool, numpy bool,
 #: arrays and every other type go through the array checks (which raise or convert)
@@ -76,10 +77,15 @@ class Guarantee:
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        if not (self.epsilon >= 0) or math.isnan(self.epsilon):
+        eps = as_real_scalar("guarantee epsilon", self.epsilon)  # no str, None or bool
+        delta = as_real_scalar("guarantee delta", self.delta)
+        if not (eps >= 0) or math.isnan(eps):
             raise ParameterError(f"guarantee epsilon must be >= 0, got {self.epsilon!r}")
-        if not (0 <= self.delta <= 1):
+        if not (0 <= delta <= 1):
             raise ParameterError(f"guarantee delta must be in [0, 1], got {self.delta!r}")
+        if self.notion not in _NOTIONS:
+            raise ParameterError(f"guarantee notion must be one of {_NOTIONS}, got "
+                                 f"{self.notion!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """The guarantee as a JSON-ready dict (the scalar ``details`` only).
