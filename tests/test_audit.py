@@ -183,6 +183,23 @@ def test_audit_rejects_bad_parameters() -> None:
         audit(lambda x, n: np.zeros(n + 1), 0.0, 1.0, claimed_epsilon=1.0, n=100)
 
 
+@pytest.mark.parametrize("kw", [{"bins": 0}, {"max_events": 0}, {"support_samples": -1},
+                                {"bins": 1.5}, {"support": 5}, {"alpha": "0.01"}])
+def test_audit_refuses_settings_that_test_nothing_or_crash(kw: dict) -> None:
+    """bins=0 or max_events=0 tested no event and reported a pass; bins=1.5 and a support
+    that is not callable raised TypeError."""
+    def never(x: Any, n: int) -> np.ndarray:
+        raise AssertionError("sampled before the parameters were checked")
+
+    with pytest.raises(ParameterError):
+        audit(never, 0.0, 1.0, claimed_epsilon=1.0, n=100, **kw)
+
+
+def test_audit_takes_a_numpy_integer_n() -> None:
+    report = audit(lambda x, n: np.zeros(n), 0.0, 1.0, claimed_epsilon=1.0, n=np.int64(100))
+    assert report.n == 100
+
+
 def test_constant_sampler_passes_and_report_renders() -> None:
     rep = audit(lambda x, n: np.zeros(n), 0.0, 1.0, claimed_epsilon=0.1, n=1000)
     assert rep.passed and rep.epsilon_lower_bound <= 0.0

@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import ParameterError
-from .params import check_delta, check_epsilon
+from .params import as_real_scalar, check_delta, check_epsilon, check_int
 
 Sampler = Callable[[Any, int], ArrayLike]
 Support = Callable[[NDArray[np.float64], Any], NDArray[np.bool_]]
@@ -401,8 +401,13 @@ def audit(
         If a parameter is out of range or the sampler returns the wrong shape.
     """
     claimed_epsilon = check_epsilon(claimed_epsilon, name="claimed_epsilon")
-    if not (isinstance(n, int) and n >= 100):
-        raise ParameterError(f"n must be an integer >= 100, got {n!r}")
+    n = check_int("n", n, lower=100)
+    bins = check_int("bins", bins, lower=1)  # 0 bins or events: nothing tested, a vacuous pass
+    max_events = check_int("max_events", max_events, lower=1)
+    support_samples = check_int("support_samples", support_samples, lower=1)
+    if not callable(sampler) or (support is not None and not callable(support)):
+        raise ParameterError("sampler (and support, if given) must be callable")
+    alpha = as_real_scalar("alpha", alpha)
     if not 0 < alpha < 1:
         raise ParameterError(f"alpha must be in (0, 1), got {alpha!r}")
     claimed_delta = check_delta(claimed_delta, name="claimed_delta", allow_zero=True)
