@@ -85,15 +85,21 @@ class HalfLatticeLaw(LatticeLaw):
         k = np.floor(np.abs(np.where(on_lattice, u, 0.5))).astype(np.int64)
         return np.where(on_lattice, self.magnitude.logpmf(k) - LN2, -np.inf)
 
-    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
+    def _tail_indices(self, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.bool_],
+                                                    NDArray[np.int64], NDArray[np.int64]]:
+        """(u, isnan(u), first k with k + 1/2 > u, first k with k + 1/2 >= −u) for the cdf
+        and sf; u clipped to keep indices inside int64 (+-inf and |u| >= 2^62 included: no
+        supported law has mass there; for a bounded K, small: the law is flat out there)."""
         u = self._cells(y)
         nan = np.isnan(u)
-        # keep indices inside int64 (+-inf and |u| >= 2^62 included: no supported law has
-        # mass there); for a bounded K, small: the cdf is flat out there
         end = _CELLS_END if self.support_max is None else self.support_max + 2.0
         u = np.clip(np.where(nan, 0.0, u), -end, end)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1  # first k with k + 1/2 > u
-        kneg = np.ceil(-u - 0.5).astype(np.int64)  # first k with k + 1/2 >= -u
+        kpos = np.floor(u - 0.5).astype(np.int64) + 1
+        kneg = np.ceil(-u - 0.5).astype(np.int64)
+        return u, nan, kpos, kneg
+
+    def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
+        u, nan, kpos, kneg = self._tail_indices(y)
         out = np.where(u >= 0, 1.0 - 0.5 * self.magnitude.sf(kpos),
                        0.5 * self.magnitude.sf(kneg))
         return np.where(nan, np.nan, out)
@@ -101,13 +107,10 @@ class HalfLatticeLaw(LatticeLaw):
     def sf(self, y: ArrayLike) -> NDArray[np.float64]:
         """P(Y > y), from the magnitude's tail directly (1 − cdf would lose every digit of
         an upper tail below ~1e-16 to cancellation)."""
-        u = self._cells(y)
-        if self.support_max is not None:
-            u = np.clip(u, -(self.support_max + 2.0), self.support_max + 2.0)
-        kpos = np.floor(u - 0.5).astype(np.int64) + 1
-        kneg = np.ceil(-u - 0.5).astype(np.int64)
-        return np.where(u >= 0, 0.5 * self.magnitude.sf(kpos),
-                        1.0 - 0.5 * self.magnitude.sf(kneg))
+        u, nan, kpos, kneg = self._tail_indices(y)
+        out = np.where(u >= 0, 0.5 * self.magnitude.sf(kpos),
+                       1.0 - 0.5 * self.magnitude.sf(kneg))
+        return np.where(nan, np.nan, out)
 
     def mean(self) -> float:
         return self.center
