@@ -18,7 +18,8 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "dpnoise"
 #: lowest first; a module may import its own layer and the layers below it.  "ground" holds
 #: the top-level modules that every layer may use (errors, parameters, randomness, grids).
 LAYERS: list[set[str]] = [
-    {"errors", "params", "randomness", "keystream", "domain", "grid", "progress", "kernels",
+    {"errors", "params", "randomness", "checked_source", "keystream", "domain", "grid",
+     "progress", "kernels",
      "parallel", "verify", "verify_models", "verify_continuous", "verify_renyi", "audit", "views",
      "profile"},
     {"exact"},

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpnoise as dp
 from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom, randomness
 from dpnoise.randomness import fill_words, resolve_rng
 
@@ -230,3 +231,65 @@ def test_a_keyed_source_refuses_to_draw_in_a_forked_child() -> None:
 
     assert bytes_from_fork(attempts, 5) == b"rrrrr"
     assert attempts() == b"ddddd"  # the parent keeps its stream
+
+
+class _Stuck:
+    """A source of one word forever, through words, fill or ints."""
+
+    def __init__(self, word: int, via: str) -> None:
+        self.word = np.uint64(word)
+        if via == "fill":
+            self.fill = self._fill
+        if via == "ints":
+            self.ints = lambda k: [int(self.word)] * k
+
+    def words(self, n: int) -> np.ndarray:
+        return np.full(n, self.word, dtype=np.uint64)
+
+    def _fill(self, buffer: np.ndarray, n: int) -> None:
+        buffer[:n] = self.word
+
+
+@pytest.mark.parametrize("via", ["words", "fill", "ints"])
+@pytest.mark.parametrize("word", [0, 2**64 - 1])
+def test_a_stuck_source_of_ones_own_is_refused_not_looped_on(word: int, via: str) -> None:
+    """A caller's source stuck at one word made the rejection loops of Laplace, Geometric,
+    Staircase, TruncatedLaplace, ClampedLaplace and RangeLaplace spin forever; the same
+    word four times in a row (2^-192 for uniform words) is now a ParameterError naming rng."""
+    mechanisms = [dp.Laplace(epsilon=1.0, sensitivity=1.0), dp.Geometric(epsilon=1.0),
+                  dp.Staircase(epsilon=1.0, sensitivity=1.0),
+                  dp.RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=(0, 10))]
+    outcomes: list[str] = []
+
+    def run() -> None:
+        for m in mechanisms:
+            for x in (np.ones(5), np.ones(50_000)):
+                try:
+                    m.release(x, rng=_Stuck(word, via))
+                    outcomes.append("released")  # all ones can end a loop: a garbage law
+                except ParameterError as e:
+                    outcomes.append("refused" if "rng" in str(e) else str(e))
+
+    worker = threading.Thread(target=run, daemon=True)  # a hang fails the test, not the run
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), f"a release looped on a stuck source after {outcomes}"
+    assert set(outcomes) <= {"released", "refused"} and "refused" in outcomes
+
+
+def test_a_stuck_run_across_calls_is_refused_and_random_words_pass() -> None:
+    from dpnoise.checked_source import STUCK_RUN, CheckedSource
+
+    src = CheckedSource(_Stuck(7, "words"))
+    for _ in range(STUCK_RUN - 1):
+        src.words(1)  # three equal words so far: a uniform source can do that (2^-128)
+    with pytest.raises(ParameterError, match="same word"):
+        src.words(1)
+    gen = np.random.default_rng(5)
+
+    class Own:
+        def words(self, n: int) -> np.ndarray:
+            return gen.integers(0, 2**64, n, dtype=np.uint64)
+
+    out = dp.Laplace(epsilon=1.0, sensitivity=1.0).release(np.zeros(20_000), rng=Own())
+    assert out.shape == (20_000,) and np.isfinite(out).all()

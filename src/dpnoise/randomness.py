@@ -51,6 +51,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from .checked_source import CheckedSource
 from .errors import ParameterError
 from .keystream import BLOCK_BYTES, new_cipher
 
@@ -453,51 +454,6 @@ class NumpyRandom:
             ``n`` independent uniform words in [0, 2^64).
         """
         return self.generator.integers(0, 2**64 - 1, size=int(n), dtype=np.uint64, endpoint=True)
-
-
-class CheckedSource:
-    """A caller's own :class:`RandomSource`, its answers checked before a sampler reads them.
-
-    ``words(n)`` must return a numpy ``uint64`` array of shape ``(n,)`` (and ``ints(k)``, if
-    the source has it, ``k`` Python ints in [0, 2^64)); anything else -- a list, floats,
-    too few words, None -- raises :class:`~dpnoise.errors.ParameterError` naming ``rng``
-    instead of a traceback deep in a sampler or a wrong law.  A ``fill`` method is used
-    as the source's own (it writes into the sampler's buffer).
-
-    Parameters
-    ----------
-    source : RandomSource
-        The caller's source.
-    """
-
-    def __init__(self, source: RandomSource) -> None:
-        self.source = source
-        fill = getattr(source, "fill", None)
-        if callable(fill):
-            self.fill = fill
-        if callable(getattr(source, "ints", None)):
-            self.ints = self._ints
-
-    def words(self, n: int) -> NDArray[np.uint64]:
-        """``source.words(n)``, checked: a numpy uint64 array of shape ``(n,)``."""
-        n = int(n)
-        w = self.source.words(n)
-        if not (isinstance(w, np.ndarray) and w.dtype == np.uint64 and w.shape == (n,)):
-            got = (f"dtype {w.dtype}, shape {w.shape}" if isinstance(w, np.ndarray)
-                   else type(w).__name__)
-            raise ParameterError(f"rng.words({n}) must return a numpy uint64 array of shape "
-                                 f"({n},), got {got}")
-        return w
-
-    def _ints(self, k: int) -> list[int]:
-        out = self.source.ints(k)  # type: ignore[attr-defined]
-        if not (isinstance(out, list) and len(out) == k
-                and all(type(v) is int and 0 <= v < 1 << 64 for v in out)):
-            raise ParameterError(f"rng.ints({k}) must return a list of {k} ints in [0, 2^64)")
-        return out
-
-    def __repr__(self) -> str:
-        return f"CheckedSource({self.source!r})"
 
 
 RngLike = RandomSource | np.random.Generator | None
