@@ -475,3 +475,17 @@ def test_a_fraction_split_of_a_discrete_gaussian_adds_its_cells_rounded_shifts(
     assert rho <= max(worst, 1.0) * one * (1 + 1e-9)
     if 4 % k == 0:
         assert rho == pytest.approx(one, rel=1e-12)
+
+
+def test_a_pld_past_its_size_limit_is_a_clear_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thousands of compositions under 'pld' grew the grid until the process ran out of
+    memory (10^4 Laplace(0.5): 4 GB, minutes); past MAX_POINTS grid points the composition
+    is refused with a ParameterError that names the other accountants."""
+    from dpnoise.accounting import pld
+
+    acc = get_accountant("pld")
+    charge = acc.charge_for(dp.Laplace(epsilon=0.5, sensitivity=1.0))
+    monkeypatch.setattr(pld, "MAX_POINTS", 2 * charge.pld.masses.size)
+    state = acc.compose(acc.empty(), charge)
+    with pytest.raises(dp.ParameterError, match="too many releases for the 'pld' accountant"):
+        acc.compose_many(state, charge, 4)

@@ -79,6 +79,8 @@ from .tilt import (
     tilted,
 )
 
+#: the most grid points a composed PLD may hold (its FFTs then need about 1.5 GiB)
+MAX_POINTS = 1 << 25
 DEFAULT_H = 2.0**-16  # 1.5e-5: k·h bounds the ε error of a k-fold composition
 TAIL_HI = 1e-18       # upper tail mass moved to +∞ per truncation (costs δ)
 TAIL_LO = 1e-9        # lower tail mass lifted to the lowest kept loss (costs nothing at ε >= 0)
@@ -314,6 +316,12 @@ class PLD:
 
             return compose_v1(self, other)
         a, b = self.masses, other.masses
+        if a.size + b.size - 1 > MAX_POINTS:  # a clear refusal, not minutes and then no memory
+            raise ParameterError(
+                f"this composition's privacy-loss distribution would hold "
+                f"{a.size + b.size - 1:,} points of its grid h = 2^{math.log2(self.h):g} "
+                f"(at most 2^{math.log2(MAX_POINTS):g}): too many releases for the 'pld' "
+                "accountant -- use 'zcdp' or 'basic' for them, or fewer, larger releases")
         la, lb = self.losses, other.losses
         start = self.start + other.start
         norm_a, norm_b = self.log_norms(), other.log_norms()
