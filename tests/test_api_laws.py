@@ -76,3 +76,12 @@ def test_a_guarantee_refuses_what_is_not_a_guarantee(kw) -> None:
     notion was kept (privacy_profile() then read it as a claimed (eps, delta))."""
     with pytest.raises(dpnoise.ParameterError, match="guarantee"):
         dpnoise.Guarantee(**kw)
+
+
+def test_ppf_at_zero_is_a_point_of_the_support_whatever_else_is_asked() -> None:
+    """A lattice law's ppf(0) was the bisection's end: for a TruncatedLaplace one cell
+    outside its support when asked with other levels (pmf 0), inside when asked alone."""
+    law = dpnoise.TruncatedLaplace(epsilon=1.0, delta=1e-6, sensitivity=1.0).noise()
+    alone, together = law.ppf(0.0), law.ppf(np.array([0.0, 0.5]))[0]
+    assert alone == together and law.pmf(together) > 0
+    assert law.pmf(together - law.grid) == 0  # the lowest point of the support

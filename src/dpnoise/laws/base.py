@@ -194,7 +194,9 @@ class LatticeLaw(DiscreteLaw):
     reach: int = 1 << 45
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q (vectorised bisection on the cell index)."""
+        """Smallest lattice point y with cdf(y) >= q and cdf(y) > 0 -- at q = 0 the lowest
+        point of positive probability, not the search's end -- by vectorised bisection on the
+        cell index."""
         q = np.asarray(q, dtype=np.float64)
         if np.any(np.isnan(q)) or np.any((q < 0) | (q > 1)):
             raise ParameterError("q must be in [0, 1]")
@@ -202,7 +204,8 @@ class LatticeLaw(DiscreteLaw):
         hi = np.full(q.shape, self.reach, dtype=np.int64)
         while np.any(hi - lo > 1):
             mid = (lo + hi) // 2
-            ok = self.cdf(self.center + (mid + self.offset) * self.grid) >= q
+            c = self.cdf(self.center + (mid + self.offset) * self.grid)
+            ok = (c >= q) & (c > 0)
             hi = np.where(ok, mid, hi)
             lo = np.where(ok, lo, mid)
         return self.center + (hi + self.offset) * self.grid
