@@ -11,22 +11,20 @@ ends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ParameterError
 
-if TYPE_CHECKING:
-    from .randomness import RandomSource
-
 #: equal words in a row that mark a caller's source as stuck (:class:`CheckedSource`)
 STUCK_RUN = 4
 
 
 class CheckedSource:
-    """A caller's own :class:`RandomSource`, its answers checked before a sampler reads them.
+    """A caller's own :class:`~dpnoise.randomness.RandomSource`, its answers checked before a
+    sampler reads them.
 
     ``words(n)`` must return a numpy ``uint64`` array of shape ``(n,)`` (and ``ints(k)``, if
     the source has it, ``k`` Python ints in [0, 2^64)); anything else -- a list, floats,
@@ -43,7 +41,7 @@ class CheckedSource:
         The caller's source.
     """
 
-    def __init__(self, source: RandomSource) -> None:
+    def __init__(self, source: Any) -> None:
         self.source = source
         self._tail = np.empty(0, dtype=np.uint64)  # the last STUCK_RUN - 1 words seen
         if callable(getattr(source, "fill", None)):
