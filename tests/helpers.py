@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +11,15 @@ import numpy as np
 from scipy import stats
 
 from dpnoise import Budget, SeededRandom, Session
+
+
+def run_threads(work: Callable[[int], None], n: int) -> None:
+    """``work(0)``, ..., ``work(n - 1)`` on n threads at once; returns when all have ended."""
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def bytes_from_fork(produce: Callable[[], bytes], size: int) -> bytes:

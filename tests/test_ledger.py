@@ -14,6 +14,8 @@ import pytest
 from dpnoise import Budget, BudgetExceededError, LedgerError, ParameterError, Session
 from dpnoise.session import Ledger
 
+from .helpers import run_threads
+
 KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
           parameters={}, guarantee={})
 
@@ -268,8 +270,6 @@ def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
     and concurrent queries on one DuckDB connection failed -- releases refused, or failed
     after their reservation (charge kept, answer lost); and each thread released its own
     row bound N (rows_epsilon), charged again and again.  They now take turns."""
-    import threading
-
     data = {"x": np.arange(50.0)}
     schema = {"columns": {"x": {"lower": 0, "upper": 50}}}
     errors: list[BaseException] = []
@@ -282,11 +282,7 @@ def test_threads_sharing_one_session_lose_no_release(tmp_path: Path) -> None:
                 except BaseException as exc:  # collected for the assert
                     errors.append(exc)
 
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_threads(work, 3)
         assert errors == []
         assert [e.status for e in s.history()] == ["released"] * 13
         assert [e.query for e in s.history()].count("count") == 1  # N, once

@@ -12,7 +12,7 @@ import dpnoise as dp
 from dpnoise import CryptoRandom, NumpyRandom, ParameterError, SeededRandom, randomness
 from dpnoise.randomness import fill_words, resolve_rng
 
-from .helpers import bytes_from_fork
+from .helpers import bytes_from_fork, run_threads
 
 
 def test_seeded_source_is_reproducible_and_seed_dependent() -> None:
@@ -153,11 +153,7 @@ def test_one_source_shared_by_threads_hands_out_each_word_once(backend: str) -> 
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=draw, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(draw, 2)
     assert not errors, errors
     both = np.concatenate(got[0] + got[1])
     assert np.unique(both).size == both.size

@@ -29,7 +29,7 @@ from dpnoise import (
 )
 from dpnoise.randomness import word_ints
 
-from .helpers import CountingSource, bytes_from_fork, law_chi_square_pvalue
+from .helpers import CountingSource, bytes_from_fork, law_chi_square_pvalue, run_threads
 
 REAL = {
     "laplace": (lambda: Laplace(epsilon=1.0, sensitivity=1.0),
@@ -200,7 +200,6 @@ def test_scalar_words_after_fork_are_fresh() -> None:
 
 def test_threads_sharing_a_source_never_reuse_a_word() -> None:
     """Four threads take words from one seeded source: every keystream word once, no repeat."""
-    import threading
 
     s = SeededRandom(9)
     got: list[list[int]] = [[] for _ in range(4)]
@@ -209,10 +208,6 @@ def test_threads_sharing_a_source_never_reuse_a_word() -> None:
         for _ in range(600):
             got[i].extend(word_ints(s, 3))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(work, 4)
     words = [w for g in got for w in g]
     assert sorted(words) == sorted(SeededRandom(9).words(len(words)).tolist())
