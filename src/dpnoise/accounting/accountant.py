@@ -426,9 +426,10 @@ def _fraction_curve(m: Any, k: int, cells: int) -> NDArray[np.float64]:
     costs at most the law's own curve."""
     from .renyi import ALPHAS, curve_of
 
+    factor = fraction_rho_factor(m, k, cells)  # min(k, cells) cells for any other law
     if profile_of(m).rho_quadratic:
-        return ALPHAS * (rho_of(m) * fraction_rho_factor(m, k, cells))
-    return min(int(k), max(1, int(cells))) * curve_of(m)
+        return ALPHAS * (rho_of(m) * factor)
+    return factor * curve_of(m)
 
 
 class ZCDPAccountant(Accountant):
