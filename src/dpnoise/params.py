@@ -187,7 +187,7 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     value, and its hidden data would be released).
     """
     if isinstance(values, np.ma.MaskedArray):
-        if np.ma.getmask(values) is not np.ma.nomask and np.ma.getmask(values).any():
+        if np.ma.is_masked(values):
             raise ParameterError(f"{name} is a masked array with masked entries: fill or drop "
                                  f"them first (a masked entry has no true value)")
         values = np.ma.getdata(values)

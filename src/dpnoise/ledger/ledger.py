@@ -71,6 +71,7 @@ from typing import Any
 from numpy.typing import NDArray
 
 from ..errors import BudgetExceededError, LedgerError, ParameterError
+from ..params import as_real_scalar
 from .accounts import LedgerAccounts
 from .anchoring import LedgerAnchoring
 from .budget import (
@@ -123,11 +124,12 @@ QUICK_CHECK_LIMIT = 256 << 20  # bytes; larger ledgers are checked as they are r
 
 
 def check_timeout(timeout: Any) -> float:
-    """Seconds to wait for another process's lock: a finite number >= 0."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
-            not 0 <= timeout < float("inf"):
+    """Seconds to wait for another process's lock: a finite number >= 0 (by the one
+    numeric-input rule, :func:`dpnoise.params.as_real_scalar`)."""
+    x = as_real_scalar("timeout", timeout)
+    if not 0 <= x < float("inf"):
         raise ParameterError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
-    return float(timeout)
+    return x
 
 
 def file_identity(path: str) -> tuple[int, int]:

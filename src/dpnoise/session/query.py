@@ -61,7 +61,6 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-_KEYWORDS = QUERY_KEYWORDS
 _AGG = {"count": "count", "sum": "sum", "mean": "mean", "avg": "mean", "median": "quantile",
         "quantile": "quantile", "quantile_cont": "quantile", "variance": "variance",
         "var_samp": "variance", "stddev": "stddev", "stddev_samp": "stddev"}
@@ -124,7 +123,8 @@ def tokenize(text: str) -> list[Token]:
             out.append(Token("str", raw[1:-1].replace("''", "'"), start))
         elif kind == "ident":
             low = raw.lower()
-            out.append(Token("kw", low, start) if low in _KEYWORDS else Token("ident", raw, start))
+            out.append(Token("kw", low, start) if low in QUERY_KEYWORDS
+                       else Token("ident", raw, start))
         else:
             out.append(Token(kind, raw, start))  # type: ignore[arg-type]
         pos = m.end()
