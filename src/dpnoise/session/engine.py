@@ -244,16 +244,18 @@ class DuckDBEngine:
         plan = compile_query(q, self.schema)
         v = _SQL()
         sql = v.plan(plan)
-        with self._lock:
-            res = self.con.execute(sql, v.params).fetchnumpy()
-        agg = scatter(plan, res)
+        agg = scatter(plan, self.fetchnumpy(sql, v.params))
         if plan.buckets is not None and plan.private:
             v = _SQL()
             sql = v.plan(persons_plan(plan))
-            with self._lock:
-                persons = self.con.execute(sql, v.params).fetchnumpy()
-            agg = merge_persons(agg, persons)
+            agg = merge_persons(agg, self.fetchnumpy(sql, v.params))
         return agg
+
+    def fetchnumpy(self, sql: str, params: Any = None) -> dict[str, Any]:
+        """One statement on the typed view, its columns as numpy arrays; threads sharing
+        the engine take turns (one DuckDB connection runs one query at a time)."""
+        with self._lock:
+            return self.con.execute(sql, params).fetchnumpy()
 
     def close(self) -> None:
         self.con.close()

@@ -32,6 +32,7 @@ How each statistic is made from its components, and its error bars:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,7 @@ class Session(BoundsSuggestion):
         self.rows_epsilon = None if rows_epsilon is None else check_epsilon(
             rows_epsilon, name="rows_epsilon")
         self._rows: int | None = None
+        self._rows_lock = threading.Lock()  # threads sharing the session: N released once
         if isinstance(ledger, Ledger):
             if create_ledger or anchor is not None:
                 raise ParameterError("create_ledger and anchor apply to a ledger path; for a "
@@ -224,7 +226,7 @@ class Session(BoundsSuggestion):
             return self.schema.max_rows
         if self.rows_epsilon is None:
             return None
-        with self.ledger._lock:  # a second thread waits for the first one's N
+        with self._rows_lock:  # a second thread waits for the first one's N
             if self._rows is None:
                 r = self._release(parse_query("count"), self.rows_epsilon, 0.0, None,
                                   replay=True, with_rows=False)

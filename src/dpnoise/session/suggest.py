@@ -185,8 +185,7 @@ def bounded_values(engine: Any, schema: Schema, column: str) -> Any:
         sql = (f"SELECT x FROM (SELECT {c} AS x, row_number() OVER (PARTITION BY {UID} "
                f"ORDER BY sha256(CAST({c} AS VARCHAR)), {c}) AS rn FROM {VIEW} WHERE {c} "
                f"IS NOT NULL) WHERE rn <= {int(schema.max_contributions)}")
-    with engine._lock:  # the engine's connection runs one query at a time
-        return np.asarray(engine.con.execute(sql).fetchnumpy()["x"], dtype=np.float64)
+    return np.asarray(engine.fetchnumpy(sql)["x"], dtype=np.float64)
 
 
 class BoundsSuggestion:
