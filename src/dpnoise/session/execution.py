@@ -32,7 +32,7 @@ from .answers import (
 )
 from .calibration import calibrate, count_cells
 from .declared import declared_rules
-from .opening import check_output
+from .opening import check_output, data_engine
 from .other_row import other_details, select_with_other
 from .planning import release_spec
 from .quantile_query import with_levels
@@ -68,8 +68,7 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
                     confidence: float) -> PendingRelease:
     """Steps 2-3 of a release from public facts only: its plans, its charge, its
     replay key and the ledger reservation's fields.  Nothing is read or spent."""
-    if session.engine is None:
-        raise ParameterError("this session has no data (data=None: planning only)")
+    data_engine(session.engine)  # refuses a planning-only session
     executors = check_output(session.engine, q, output)
     basic = session.ledger.accountant == "basic"
     asked = (epsilon, delta)

@@ -43,6 +43,7 @@ from ..errors import ParameterError
 from ..params import check_epsilon
 from .columns import MAX_BOUND, Column, quote_identifier
 from .execution import failure_after_reserve, release_key, snap_to_remaining
+from .opening import data_engine
 from .schema import Schema
 
 #: the ledger's mechanism name and the parameters' key of a suggested-bounds release
@@ -238,8 +239,7 @@ class BoundsSuggestion:
         if self.ledger.accountant == "basic":  # the exact remainder, not one ulp over it
             epsilon, _ = snap_to_remaining(self.ledger, epsilon, 0.0)
         mech = bounds_mechanism(self.schema, column, epsilon, levels)
-        if self.engine is None:
-            raise ParameterError("this session has no data (data=None: planning only)")
+        data_engine(self.engine)  # refuses a planning-only session
         if getattr(self.engine, "name", None) != "duckdb":
             raise ParameterError("suggest_bounds runs on the embedded engine (duckdb); open "
                                  "the data with engine='duckdb'")

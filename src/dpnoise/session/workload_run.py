@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import BudgetExceededError, DpnoiseError, ParameterError
 from .execution import execute_release, prepare_release, replayed_release
+from .opening import data_engine
 from .workload import Workload, WorkloadQuery
 
 
@@ -105,8 +106,7 @@ def run_workload(session: Any, source: Workload | str | Path | Mapping[str, Any]
     workload with targets is planned first (public facts only) and refused, nothing spent,
     if the plan does not fit what remains."""
     wl = Workload.load(source)
-    if session.engine is None:
-        raise ParameterError("this session has no data (data=None: planning only)")
+    data_engine(session.engine)  # refuses a planning-only session
     plan = None
     if wl.needs_plan:
         from .targets import apply_plan, plan_targets
