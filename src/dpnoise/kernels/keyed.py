@@ -73,6 +73,7 @@ def chunk_step(adapter: str, words: NDArray[np.uint64], args: NDArray[np.int64])
         return None
     p_words, p_args = words.ctypes.data, args.ctypes.data
 
+    # `keep` holds the arrays behind the raw addresses for as long as the step exists
     def step(start: int, c: int, keep: tuple[Any, ...] = (words, args)) -> bool:
         return fn(p_words, start, c, p_args) == 0
 
