@@ -64,19 +64,26 @@ def g_ratio(L: float) -> float:
     return 1.0 - L * math.exp(-L) / -math.expm1(-L)
 
 
+#: h(L) = Σ L^(i+2)/d_i below _SERIES_CUT (signed divisors d_i, eight terms)
+_H_DIVISORS = (6, -24, 720, 1440, -30240, -60480, 1209600, 2419200)
+
+
+def _h_series(L: float, power: int) -> float:
+    """Σ L^(i + power)/d_i, summed in order: h(L) at power 2, h(L)/L² at power 0."""
+    return sum(L ** (i + power) / d for i, d in enumerate(_H_DIVISORS))
+
+
 def h_ratio(L: float) -> float:
     """h(L) = 1 − (L + L²/2)/expm1(L) (stable; series below 0.05)."""
     if L < _SERIES_CUT:
-        return (L**2 / 6 - L**3 / 24 + L**4 / 720 + L**5 / 1440 - L**6 / 30240
-                - L**7 / 60480 + L**8 / 1209600 + L**9 / 2419200)
+        return _h_series(L, 2)
     return 1.0 - (L + L * L / 2) * math.exp(-L) / -math.expm1(-L)
 
 
 def _h_over_square(L: float) -> float:
     """h(L)/L² without underflow (the series of :func:`h_ratio` divided by L² below 0.05)."""
     if L < _SERIES_CUT:
-        return (1 / 6 - L / 24 + L**2 / 720 + L**3 / 1440 - L**4 / 30240
-                - L**5 / 60480 + L**6 / 1209600 + L**7 / 2419200)
+        return _h_series(L, 0)
     return h_ratio(L) / (L * L)
 
 
