@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -19,7 +19,7 @@ from ..profile import PrivacyProfile
 from ..randomness import resolve_rng
 
 Notion = Literal["pure", "approximate", "metric", "none"]
-_NOTIONS = ("pure", "approximate", "metric", "none")
+_NOTIONS = get_args(Notion)  # the notions a Guarantee states
 
 #: true-value types that may take a mechanism's one-value (scalar) path; bool, numpy bool,
 #: arrays and every other type go through the array checks (which raise or convert)
