@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -310,7 +311,7 @@ def keystream_share(rng: object) -> None:
     per_value = counting.n / (1 << 18)
     src = KeyedRandom(bytes(32))
     buf = np.empty((1 << 15) + 8, dtype=np.uint64)
-    kernel = _block_kernel_alone(lap, src)
+    kernel = _block_kernel_alone(lap, src, xs)
     shares, keys, laps, kernels = [], [], [], []
     lap.release(xs, rng=rng)  # warm: the output's memory, the chunk keystreams' setup
     for _ in range(7):  # each a best of several runs, the keystream's of more (conservative)
@@ -319,14 +320,15 @@ def keystream_share(rng: object) -> None:
         shares.append(per_value * t_key / t_lap)
         keys.append(t_key)
         laps.append(t_lap)
-        kernels.append(min(_t(kernel) for _ in range(5)) / (1 << 14))
+        kernels.append(min(kernel() for _ in range(3)) / xs.size)
     share = statistics.median(shares)
     row("Laplace's share of the keystream rate (words/value x values/s / words/s)",
         f"{share:.0%} ({per_value:.2f} words a value)", ">= 75%", share >= 0.75)
     words_ns = per_value * statistics.median(keys) * 1e9
     kernel_ns, lap_ns = statistics.median(kernels) * 1e9, statistics.median(laps) * 1e9
     row("  where a value's time goes, ns: its keystream words; the compiled block kernel "
-        f"alone ({_kernel_loop()} loop); the rest (chunk loop, input checks, output)",
+        f"alone, on the release's chunks and memory ({_kernel_loop()} loop); the rest (input "
+        "checks, keying, the call)",
         f"{words_ns:.2f}; {kernel_ns:.2f}; {lap_ns - words_ns - kernel_ns:.2f} "
         f"(whole release {lap_ns:.2f})", "")
 
@@ -342,28 +344,43 @@ def _kernel_loop() -> str:
     return "no kernel" if isa is None else ("plain C", "AVX2", "AVX-512")[min(isa(), SIMD_LEVEL)]
 
 
-def _block_kernel_alone(lap: Any, src: Any) -> Callable[[], object]:
-    """One call of the Laplace block kernel (kernels/block.c) on 2^14 values whose words are
-    already drawn: the transform without the keystream or the Python chunk loop."""
-    from dpnoise.exact.geometric import SIMD_LEVEL, _block_kernel
+def _block_kernel_alone(lap: Any, src: Any, centre: np.ndarray) -> Callable[[], float]:
+    """The Laplace block kernel (kernels/block.c) over all of ``centre`` as a release runs it
+    -- chunks of 2^14 values, each chunk's words in one 256 KiB buffer (drawn once, before),
+    the true values read from the caller's array and the values written to a fresh output
+    of the same size with the release's non-temporal stores -- without the keystream, the
+    input checks or the chunk loop's keying.  One call of the compiled chunk loop would
+    redraw the words."""
+    from dpnoise.exact.geometric import SIMD_LEVEL, STREAM_MIN, _block_kernel
 
     kern, block, c = _block_kernel(), lap._sampler(), 1 << 14
     if kern is None:
-        return lambda: None
+        return lambda: math.nan
     words = np.empty(2 * c + 8, dtype=np.uint64)
     src.fill(words, 2 * c)
-    centre, out = GEN.uniform(0, 1000, c), np.empty(c)
+    n, out = centre.size, np.empty(centre.size)
     packed = block._packed_table
-    args = (words.ctypes.data, c, c, packed.ctypes.data, block.table.bits, 2 * block.M,
-            centre.ctypes.data, 1.0 / lap.grid, lap.grid / 2, out.ctypes.data, None,
-            SIMD_LEVEL, 0)
+    head = (words.ctypes.data, c, c, packed.ctypes.data, block.table.bits, 2 * block.M)
+    tail = (1.0 / lap.grid, lap.grid / 2)
+    calls = [(*head[:1], min(c, n - s), min(c, n - s), *head[3:], centre.ctypes.data + 8 * s,
+              *tail, out.ctypes.data + 8 * s, None, SIMD_LEVEL, int(n >= STREAM_MIN))
+             for s in range(0, n, c)]
+    empty = [(args[0], 0, 0, *args[3:]) for args in calls]  # the same calls on no values
     keep = (words, centre, out, packed)  # the arrays behind the raw addresses
 
-    def call() -> object:
+    def run() -> float:
+        """Seconds of the kernel's work: the calls' time less that of the same calls on no
+        values (the foreign calls' own cost, ~1-3 us each)."""
         assert keep
-        return kern(*args)
+        t0 = time.perf_counter()
+        for args in calls:
+            kern(*args)
+        t1 = time.perf_counter()
+        for args in empty:
+            kern(*args)
+        return (t1 - t0) - (time.perf_counter() - t1)
 
-    return call
+    return run
 
 
 #: one cold construction in a fresh interpreter: ``import dpnoise`` and the mechanism's
