@@ -226,6 +226,22 @@ def test_csv_download_holds_the_released_table_in_full_precision() -> None:
                                                             "level_high"]
 
 
+def test_keys_with_control_characters_are_written_as_escapes() -> None:
+    """A released key (or query) with a control character, a line break or a bidirectional
+    override is written in the page as its Python escape, as in the printed table -- never
+    raw (an override would reorder the text around it) -- while the csv keeps it as is."""
+    cats = ["a\x01b", "c\u202ed", "e\nf"]
+    data = {"x": np.arange(30.0), "g": np.array([cats[i % 3] for i in range(30)], dtype=object)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 100}, "g": {"categories": cats}}}
+    s = Session(data, Budget(1.0), None, schema=schema, rng=SeededRandom(1))
+    s.release("count by g", epsilon=0.5)
+    html = ledger_report(s.ledger, name="t", checked_at="T")
+    body = html[:html.index("data:text/csv")] + html[html.index("Download this table"):]
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\u202e]", body)
+    assert body.count("a\\x01b") == 2 and body.count("c\\u202ed") == 2  # table and chart
+    assert [r[0] for r in csv.reader(io.StringIO(_csv_links(html)[0]))][1:] == cats
+
+
 # --------------------------------------------------------------------------- browser
 def test_csv_download_works_under_the_unchanged_csp(tmp_path: Path) -> None:
     """A ``data:`` download link needs no Content-Security-Policy change: in headless

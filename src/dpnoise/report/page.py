@@ -30,7 +30,7 @@ import numpy as np
 
 from .laws import bin_law
 from .methodology import methodology
-from .release import ReleaseView, release_section
+from .release import ReleaseView, html_text, release_section
 from .svg import step_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -280,7 +280,7 @@ def ledger_html(ledger: Any) -> str:
     """A compact summary of a ledger (notebook display)."""
     budget, spent, left = ledger.budget, ledger.spent(), ledger.remaining()
     rows = "".join(
-        f"<tr><td>{e.id}</td><td class='q'>{escape(e.query)}</td><td>{escape(e.status)}</td>"
+        f"<tr><td>{e.id}</td><td class='q'>{html_text(e.query)}</td><td>{escape(e.status)}</td>"
         f"<td>{e.epsilon:.6g}</td><td>{e.delta:.3g}</td></tr>" for e in ledger.entries())
     return (f'<div class="card"><h3>Ledger</h3><p class="meta">total {escape(str(budget))} · '
             f"spent {escape(str(spent))} · remaining {escape(str(left))}</p><table><thead>"

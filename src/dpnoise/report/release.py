@@ -23,6 +23,7 @@ from urllib.parse import quote
 import numpy as np
 
 from ..session.declared import rules_in_words
+from ..session.release import printable
 from .laws import released_law
 from .numbers import (
     interval_texts,
@@ -62,6 +63,13 @@ class ReleaseView:
     declared: dict[str, Any] = field(default_factory=dict)  # schema rules (public)
     components: dict[str, Any] = field(default_factory=dict)  # released noisy components
     col_range: tuple[float, float] | None = None  # the measured column's declared bounds
+
+
+def html_text(text: object) -> str:
+    """Text from the data or the ledger (a key, a query) as HTML: escaped, and characters
+    that are not printable (NUL and other controls, line breaks, bidirectional overrides)
+    written as Python escapes, as in the printed table -- the downloadable csv keeps them."""
+    return escape(printable(str(text)))
 
 
 def cell_labels(view: ReleaseView, n: int) -> list[tuple[str, ...]]:
@@ -112,7 +120,7 @@ def release_table(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
                  [f"low ({_conf(view)})", f"high ({_conf(view)})"])
     rows = []
     for i in range(n):
-        cells = [f'<td class="q">{escape(x)}</td>' for x in labels[i]]
+        cells = [f'<td class="q">{html_text(x)}</td>' for x in labels[i]]
         if lows is None or highs is None:
             cells.append(f"<td>{value_text(flat[i], integer=integer)}</td>")
         elif level:
@@ -198,7 +206,7 @@ def table_chart(view: ReleaseView, limit: int = MAX_CELLS_SHOWN) -> str:
         return ""
     flat, lows, highs = _flat(view)
     n = min(limit, flat.size)
-    labels = [" · ".join(t) or "all" for t in cell_labels(view, n)]
+    labels = [" · ".join(printable(x) for x in t) or "all" for t in cell_labels(view, n)]
     if view.interval_kind in ("level", "rank"):
         lows = highs = None  # level and rank bars are not in the data's units
     what = f"{view.stat} of {view.declared.get('column')}" if view.declared.get("column") \
@@ -261,7 +269,7 @@ def release_section(view: ReleaseView, *, anchor: str | None = None) -> str:
     when = f"{escape(view.time)} · " if view.time else ""
     ident = f' id="{escape(anchor)}"' if anchor else ""
     return (f'<section class="card release"{ident}><h3>{escape(title)}{tags}</h3>'
-            f'<p><code>{escape(view.query)}</code></p>'
+            f'<p><code>{html_text(view.query)}</code></p>'
             f'<p class="meta">{when}mechanism {escape(view.mechanism)} · '
             f"charged {charge}<br>guarantee: {escape(view.guarantee)}</p>"
             f'<p class="person">{guarantee_words(view)}</p>'
