@@ -32,6 +32,9 @@
  * for AVX2, ~2.1 ns for plain C and 2.6 ns for the former one-value-at-a-time kernel; the
  * streaming loop takes two vectors a step (their table reads overlap): 0.40 -> 0.36 ns.
  *
+ * The AVX-512 steps live in block_avx512.h, shared with block_keyed.c, whose loop computes
+ * a split release's ChaCha20 keystream itself and runs these steps between its rounds.
+ *
  * Returns the number of values whose low 63 bits of a were all zero (probability 2^-63
  * each): the caller then recomputes these chunks with the reference, which draws the extra
  * words.  Same instructions for every value except that count.  The vector loops are x86-64
@@ -44,6 +47,9 @@
 #endif
 
 #include "dpk.h"
+#ifdef DPK_X86
+#include "block_avx512.h"
+#endif
 
 typedef double dpk_v2d __attribute__((vector_size(16)));
 typedef int64_t dpk_v2i __attribute__((vector_size(16)));
@@ -110,64 +116,11 @@ static int64_t block_plain(const uint64_t *a, const uint64_t *b, int64_t from, i
 }
 
 #ifdef DPK_X86
-/* The packed entries of eight (four) values' columns, by scalar loads: faster than the
- * gather instruction here (0.49 against 0.66 ns a value for the whole AVX-512 loop). */
-__attribute__((target("avx512f,bmi2"), always_inline))
-static inline __m512i entries8(const uint64_t *b, const uint64_t *packed, int64_t sh) {
-    return _mm512_set_epi64((long long)packed[b[7] >> sh], (long long)packed[b[6] >> sh],
-                            (long long)packed[b[5] >> sh], (long long)packed[b[4] >> sh],
-                            (long long)packed[b[3] >> sh], (long long)packed[b[2] >> sh],
-                            (long long)packed[b[1] >> sh], (long long)packed[b[0] >> sh]);
-}
-
+/* The packed entries of four values' columns, by scalar loads (see entries8). */
 __attribute__((target("avx2,bmi2"), always_inline))
 static inline __m256i entries4(const uint64_t *b, const uint64_t *packed, int64_t sh) {
     return _mm256_set_epi64x((long long)packed[b[3] >> sh], (long long)packed[b[2] >> sh],
                              (long long)packed[b[1] >> sh], (long long)packed[b[0] >> sh]);
-}
-
-/* Eight values at a time: AVX-512 F (unsigned compare, 64-bit shifts), CD (lzcnt), DQ
- * (int64 -> double) and BMI2 (shifts by a register for the scalar table reads).  Q = 63 -
- * lzcnt(t & -t) with t = a | 2^63; Q * 2M with the 32 x 32-bit multiply (Q < 64, 2M <= 2^21);
- * counts of Q = 63 in a vector (`ext`). */
-#define DPK_AVX512 __attribute__((target("avx512f,avx512cd,avx512dq,bmi2"), always_inline))
-
-typedef struct {
-    __m512i top, low, c63, one, two, tm, zero;
-    __m128i col_shift, key_shift;
-    __m512d inv, hg, halfd;
-    int64_t sh;
-} dpk_c512;
-
-/* 2Z = +-(2QM + 2R + 1) for the eight values at a, b. */
-static inline DPK_AVX512 __m512i signed_odd8(const dpk_c512 *k5, const uint64_t *a,
-                                             const uint64_t *b, const uint64_t *packed,
-                                             __m512i *ext) {
-    __m512i av = _mm512_loadu_si512(a), bv = _mm512_loadu_si512(b);
-    __m512i t = _mm512_or_si512(av, k5->top);
-    __m512i q = _mm512_sub_epi64(k5->c63, _mm512_lzcnt_epi64(
-        _mm512_and_si512(t, _mm512_sub_epi64(k5->zero, t))));
-    *ext = _mm512_mask_add_epi64(*ext, _mm512_cmpeq_epi64_mask(q, k5->c63), *ext, k5->one);
-    __m512i col = _mm512_srl_epi64(bv, k5->col_shift);
-    __m512i e = entries8(b, packed, k5->sh);
-    __m512i key = _mm512_or_si512(_mm512_sll_epi64(bv, k5->key_shift), k5->low);
-    __mmask8 above = _mm512_cmpge_epu64_mask(key, e);
-    __m512i r = _mm512_mask_blend_epi64(above, col, _mm512_and_si512(e, k5->low));
-    __m512i k = _mm512_add_epi64(_mm512_mul_epu32(q, k5->tm),
-                                 _mm512_add_epi64(_mm512_add_epi64(r, r), k5->one));
-    __m512i s = _mm512_srai_epi64(av, 63);
-    return _mm512_sub_epi64(_mm512_xor_si512(k, s), s);
-}
-
-/* The releases (K + 2c) * L/2 of eight values: 2c = 2 floor(y) + 2 [y - floor(y) >= 1/2],
- * y = x * (1/L), floor by vrndscalepd (exact), the 2 added to K (exact integers below 2^53
- * in any order: the same double as (double)K + 2c). */
-static inline DPK_AVX512 __m512d release8(const dpk_c512 *k5, __m512i k, const double *x) {
-    __m512d y = _mm512_mul_pd(_mm512_loadu_pd(x), k5->inv);
-    __m512d fl = _mm512_roundscale_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    __mmask8 up = _mm512_cmp_pd_mask(_mm512_sub_pd(y, fl), k5->halfd, _CMP_GE_OQ);
-    k = _mm512_mask_add_epi64(k, up, k, k5->two);
-    return _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi64_pd(k), _mm512_add_pd(fl, fl)), k5->hg);
 }
 
 __attribute__((target("avx512f,avx512cd,avx512dq,bmi2")))
@@ -176,19 +129,7 @@ static int64_t block_avx512(const uint64_t *a, const uint64_t *b, int64_t c,
                             const double *centre, double inv_grid, double half_grid,
                             double *out_f, int64_t *out_i, int stream) {
     dpk_c512 k5;
-    k5.top = _mm512_set1_epi64((long long)((uint64_t)1 << 63));
-    k5.low = _mm512_set1_epi64((long long)(((uint64_t)1 << bits) - 1));
-    k5.c63 = _mm512_set1_epi64(63);
-    k5.one = _mm512_set1_epi64(1);
-    k5.two = _mm512_set1_epi64(2);
-    k5.tm = _mm512_set1_epi64(two_m);
-    k5.zero = _mm512_setzero_si512();
-    k5.col_shift = _mm_cvtsi64_si128(64 - bits);
-    k5.key_shift = _mm_cvtsi64_si128(bits);
-    k5.inv = _mm512_set1_pd(inv_grid);
-    k5.hg = _mm512_set1_pd(half_grid);
-    k5.halfd = _mm512_set1_pd(0.5);
-    k5.sh = 64 - bits;
+    dpk_c512_setup(&k5, bits, two_m, inv_grid, half_grid);
     __m512i ext = _mm512_setzero_si512();
     int64_t i = 0;
     if (!centre) {

@@ -64,6 +64,11 @@ int64_t dpk_keyed_run(void *update, void *ctx, const void *zeros, int64_t block,
     return n;
 }
 
+int64_t dpk_keyed_block(const uint64_t *words, int64_t start, int64_t c, const int64_t *a);
+__attribute__((weak)) int64_t dpk_block_keyed(const unsigned char *key, const unsigned char *iv,
+                                              int64_t start, int64_t end, int64_t sub,
+                                              const int64_t *args, int64_t *stopped);
+
 typedef void *(*dpk_ctx_new)(void);
 typedef void (*dpk_ctx_free)(void *ctx);
 typedef int (*dpk_cipher_init)(void *ctx, const void *cipher, void *engine,
@@ -81,16 +86,31 @@ typedef struct {
  * starts inside a chunk reads exactly the keystream bytes the whole chunk's loop would
  * read there (sub-chunks of `sub` values from `start`, each per_value * c words, as
  * dpk_keyed_run).  The context is freed (its key schedule with it) before returning.
- * Returns end, the start of the sub-chunk the caller's reference must redo (the span's
- * later values are then not computed), or -1 when libcrypto failed. */
+ * The lattice Laplace's block kernel (dpk_keyed_block) first goes as far as its fused loop
+ * takes it (block_keyed.c: the same keystream, computed in the kernel's own loop on
+ * AVX-512), libcrypto's loop from there.  Returns end, the start of the sub-chunk the
+ * caller's reference must redo (the span's later values are then not computed), or -1
+ * when libcrypto failed. */
 int64_t dpk_keyed_span(const dpk_evp *evp, const unsigned char *key, const unsigned char *iv,
                        const void *zeros, int64_t block, uint64_t *words, int64_t start,
                        int64_t end, int64_t sub, int64_t per_value, void *kernel,
                        const int64_t *args) {
+    unsigned char at[16];  /* the IV of the first value libcrypto's loop computes */
+    memcpy(at, iv, sizeof at);
+    if (kernel == (void *)dpk_keyed_block && per_value == 2 && dpk_block_keyed) {
+        int64_t stopped = 0;  /* the lattice Laplace: keystream and kernel fused, AVX-512 */
+        int64_t from = dpk_block_keyed(key, iv, start, end, sub, args, &stopped);
+        if (stopped || from >= end) return from;
+        uint32_t ctr = (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 |
+                       (uint32_t)at[3] << 24;
+        ctr += (uint32_t)((from - start) / 4);  /* 2 words a value, 8 words a block */
+        for (int i = 0; i < 4; i++) at[i] = (unsigned char)(ctr >> (8 * i));
+        start = from;
+    }
     void *ctx = ((dpk_ctx_new)evp->ctx_new)();
     if (!ctx) return -1;
     int64_t got = -1;
-    if (((dpk_cipher_init)evp->init)(ctx, evp->cipher, 0, key, iv) == 1)
+    if (((dpk_cipher_init)evp->init)(ctx, evp->cipher, 0, key, at) == 1)
         got = dpk_keyed_run(evp->update, ctx, zeros, block, words, start, end, sub, per_value,
                             kernel, args);
     ((dpk_ctx_free)evp->ctx_free)(ctx);

@@ -143,10 +143,53 @@ def keyed_run(source: RandomSource, words: NDArray[np.uint64], per_value: int, s
 
 @lru_cache(maxsize=1)
 def _span_driver() -> Any:
-    """``dpk_keyed_span`` with its ctypes signature, or None (kernels off)."""
+    """``dpk_keyed_span`` with its ctypes signature, or None (kernels off).  Loading it
+    checks the fused lattice-Laplace loop's own ChaCha20 first (:func:`fused_cipher_ok`)."""
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    return function("dpk_keyed_span", [vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp],
-                    i64)
+    driver = function("dpk_keyed_span", [vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp],
+                      i64)
+    if driver is not None and not fused_cipher_ok():
+        fused_loop(False)
+    return driver
+
+
+def fused_loop(on: bool | None = None) -> bool:
+    """Whether split releases of the lattice Laplace (``dpk_keyed_block``) draw their
+    keystream inside the kernel's loop (``kernels/block_keyed.c``: the same words, AVX-512
+    only) rather than through libcrypto then the kernel; ``on`` sets it (tests compare the
+    two paths, benchmarks time them).  False when the kernels are off."""
+    use = function("dpk_block_keyed_use", [ctypes.c_int64], ctypes.c_int64)
+    return bool(use(-1 if on is None else int(on))) if use is not None else False
+
+
+#: RFC 8439 section 2.3.2's test key and nonce, with block counter 1
+_RFC_KEY, _RFC_NONCE = bytes(range(32)), bytes.fromhex("000000090000004a00000000")
+
+
+def chacha16_blocks(key: bytes, iv: bytes, n: int) -> NDArray[np.uint64] | None:
+    """``n`` keystream blocks (a multiple of 16) from the 16-lane ChaCha20 of
+    ``kernels/chacha16.h`` for ``key`` and the 16-byte ``iv`` (block counter, nonce), as
+    8 words a block; None without the kernels, AVX-512 F, or room below the counter's end."""
+    fn = function("dpk_chacha16_blocks", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64,
+                                          ctypes.c_void_p], ctypes.c_int64)
+    out = np.empty(8 * max(n, 0), dtype=np.uint64)
+    if fn is None or len(key) != 32 or len(iv) != 16 or fn(key, iv, n, out.ctypes.data) != 0:
+        return None
+    return out
+
+
+@lru_cache(maxsize=1)
+def fused_cipher_ok() -> bool:
+    """The 16-lane ChaCha20 against the pure-Python RFC 8439 block function
+    (:func:`dpnoise.keystream.chacha20_block`) on the RFC's test key and nonce, blocks 1,
+    8, 9 and 16 of one pass (the first and last lane of each half): True when they agree
+    (False without AVX-512: the fused loop is then never used)."""
+    got = chacha16_blocks(_RFC_KEY, (1).to_bytes(4, "little") + _RFC_NONCE, 16)
+    if got is None:
+        return False
+    raw = got.astype("<u8").tobytes()
+    return all(raw[64 * (b - 1) : 64 * b] == keystream.chacha20_block(_RFC_KEY, b, _RFC_NONCE)
+               for b in (1, 8, 9, 16))
 
 
 _LOCAL = threading.local()  # each thread's words buffer for its spans
