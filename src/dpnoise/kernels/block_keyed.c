@@ -52,13 +52,13 @@ int64_t dpk_block_keyed_use(int64_t on) {
     return __atomic_load_n(&use_fused, __ATOMIC_RELAXED);
 }
 
+#ifdef DPK_KEYED_X86
 /* Overwrite n bytes in a way the compiler keeps (the keystream and key on the stack). */
 static void wipe(void *p, size_t n) {
     volatile unsigned char *v = (volatile unsigned char *)p;
     while (n--) *v++ = 0;
 }
 
-#ifdef DPK_KEYED_X86
 #define DPK_KEYED __attribute__((target("avx512f,avx512cd,avx512dq,bmi2")))
 
 /* Blocks ctr .. ctr + 15 of the keystream into out (128 words, stream order). */
