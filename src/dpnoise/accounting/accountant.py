@@ -28,12 +28,14 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from . import basic_sum
 from .pld import DEFAULT_H, PLD
 from .sources import (
     fraction_rho_factor,
@@ -160,14 +162,27 @@ class Charge:
     rho: float = 0.0
     notes: tuple[str, ...] = ()
     rdp: tuple[float, ...] | None = None  # Rényi curve on renyi.ALPHAS (zcdp: None = αρ; pld: none)
+    #: the basic (ε, δ) are >= the exact sums of the claimed guarantees; False only for a
+    #: charge written before the exact sums (rounded to nearest, :mod:`.basic_sum`)
+    basic_up: bool = True
 
     def to_bytes(self) -> bytes:
         head = {"kind": "charge", "accountant": self.accountant,
-                "basic": [self.basic_epsilon.hex(), self.basic_delta.hex()],
+                "basic": [float(self.basic_epsilon).hex(), float(self.basic_delta).hex()],
                 "rho": float(self.rho).hex(), "notes": list(self.notes)}
         if self.rdp is not None:  # absent in charges written before the curves
             head["rdp"] = [float(x).hex() for x in self.rdp]
+        if self.basic_up:  # absent in charges written before the exact sums
+            head["basic_sum"] = "up"
         return _pack(head, self.pld)
+
+    def basic_bound(self, releases: int = 1) -> tuple[Fraction, Fraction]:
+        """The basic (ε, δ) as exact upper bounds of the claimed sums (a charge written
+        before the exact sums: :func:`.basic_sum.legacy_bound` of its values)."""
+        if self.basic_up:
+            return basic_sum.exact(self.basic_epsilon), basic_sum.exact(self.basic_delta)
+        return (basic_sum.legacy_bound(self.basic_epsilon, releases),
+                basic_sum.capped(basic_sum.legacy_bound(self.basic_delta, releases)))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Charge:
@@ -176,7 +191,7 @@ class Charge:
             raise ParameterError("serialised object is not a charge")
         e, d = (float.fromhex(x) for x in head["basic"])
         return cls(head["accountant"], e, d, pld, float.fromhex(head["rho"]),
-                   tuple(head["notes"]), _curve_from(head))
+                   tuple(head["notes"]), _curve_from(head), head.get("basic_sum") == "up")
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
@@ -194,6 +209,9 @@ class State:
     rho: float = 0.0
     previous: str = field(default="", compare=False)  # content hash of the state before
     rdp: tuple[float, ...] | None = None  # composed Rényi curve ("zcdp"; None: α·rho)
+    #: the exact (Σε, Σδ) of basic composition (basic_epsilon/basic_delta are the smallest
+    #: doubles >= them); None in an empty state and in one written before the exact sums
+    basic_exact: tuple[Fraction, Fraction] | None = None
 
     def to_bytes(self) -> bytes:
         head = {"kind": "state", "accountant": self.accountant, "count": self.count,
@@ -201,7 +219,26 @@ class State:
                 "rho": float(self.rho).hex(), "previous": self.previous}
         if self.rdp is not None:  # absent in states written before the curves
             head["rdp"] = [float(x).hex() for x in self.rdp]
+        if self.basic_exact is not None:  # absent in states written before the exact sums
+            head["basic_exact"] = [str(x) for x in self.basic_exact]
         return _pack(head, self.pld)
+
+    def basic_bound(self) -> tuple[Fraction, Fraction]:
+        """Exact upper bounds of the claimed (Σε, Σδ) (of a state written before the exact
+        sums: :func:`.basic_sum.legacy_bound` of its values)."""
+        if self.basic_exact is not None:
+            return self.basic_exact
+        if self.count == 0:
+            return basic_sum.exact(self.basic_epsilon), basic_sum.exact(self.basic_delta)
+        return (basic_sum.legacy_bound(self.basic_epsilon, self.count),
+                basic_sum.capped(basic_sum.legacy_bound(self.basic_delta, self.count)))
+
+    def basic_reported(self) -> tuple[float, float]:
+        """The basic (ε, δ) as doubles that are never below the claimed sums."""
+        if self.basic_exact is not None or self.count == 0:
+            return self.basic_epsilon, self.basic_delta
+        e, d = self.basic_bound()
+        return basic_sum.up(e), basic_sum.up(d)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> State:
@@ -209,8 +246,14 @@ class State:
         if head.get("kind") != "state":
             raise ParameterError("serialised object is not a state")
         e, d = (float.fromhex(x) for x in head["basic"])
+        exact = head.get("basic_exact")
+        if exact is not None:
+            exact = (Fraction(exact[0]), Fraction(exact[1]))
+            if (basic_sum.up(exact[0]), basic_sum.up(exact[1])) != (e, d):
+                raise ParameterError("a serialised state's basic sums disagree with their "
+                                     "exact values")
         return cls(head["accountant"], int(head["count"]), e, d, pld,
-                   float.fromhex(head["rho"]), head["previous"], _curve_from(head))
+                   float.fromhex(head["rho"]), head["previous"], _curve_from(head), exact)
 
     def content_hash(self) -> str:
         """SHA-256 of :meth:`to_bytes`, computed once per (immutable) state: a ledger
@@ -236,14 +279,14 @@ def _fractions(what: Any) -> tuple[tuple[Any, int, int], ...]:
 
 
 def _basic(what: Any) -> tuple[float, float]:
-    e = d = 0.0
-    for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
-            (m, min(k, c)) for m, k, c in _fractions(what)):
+    """The claimed (Σkε, Σkδ) of a release's mechanisms, rounded up (:mod:`.basic_sum`)."""
+    terms = _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
+        (m, min(k, c)) for m, k, c in _fractions(what))
+    for m, _ in terms:
         profile_of(m)  # refuses a release that is not DP
-        g = m.guarantee
-        e += k * float(g.epsilon)
-        d += k * float(g.delta)
-    return e, min(1.0, d)
+    e = basic_sum.claimed_sum((k, m.guarantee.epsilon) for m, k in terms)
+    d = basic_sum.claimed_sum((k, m.guarantee.delta) for m, k in terms)
+    return basic_sum.up(e), basic_sum.up(basic_sum.capped(d))
 
 
 class Accountant(ABC):
@@ -265,10 +308,9 @@ class Accountant(ABC):
         pld = None
         if charge.pld is not None:
             pld = charge.pld if state.pld is None else state.pld.compose(charge.pld)
-        return State(self.name, state.count + 1, state.basic_epsilon + charge.basic_epsilon,
-                     min(1.0, state.basic_delta + charge.basic_delta), pld,
-                     state.rho + charge.rho, state.content_hash(),
-                     self._add_curves(state, charge, 1))
+        e, d, exact = basic_sum.compose_basic(state, charge, 1)
+        return State(self.name, state.count + 1, e, d, pld, state.rho + charge.rho,
+                     state.content_hash(), self._add_curves(state, charge, 1), exact)
 
     def compose_many(self, state: State, charge: Charge, n: int) -> State:
         """``n`` copies of ``charge`` at once (repeated squaring of the PLD)."""
@@ -279,10 +321,9 @@ class Accountant(ABC):
         if charge.pld is not None and n > 0:
             many = charge.pld.self_compose(n)
             pld = many if pld is None else pld.compose(many)
-        return State(self.name, state.count + n, state.basic_epsilon + n * charge.basic_epsilon,
-                     min(1.0, state.basic_delta + n * charge.basic_delta), pld,
-                     state.rho + n * charge.rho, state.content_hash(),
-                     self._add_curves(state, charge, n))
+        e, d, exact = basic_sum.compose_basic(state, charge, n)
+        return State(self.name, state.count + n, e, d, pld, state.rho + n * charge.rho,
+                     state.content_hash(), self._add_curves(state, charge, n), exact)
 
     @staticmethod
     def _add_curves(state: State, charge: Charge, n: int) -> tuple[float, ...] | None:
@@ -301,12 +342,14 @@ class Accountant(ABC):
     def epsilon(self, state: State, delta: float) -> float:
         if not 0 <= delta <= 1:  # NaN too: it compared False and gave inf silently
             raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
-        return state.basic_epsilon if delta >= state.basic_delta else math.inf
+        e, d = state.basic_reported()
+        return e if delta >= d else math.inf
 
     def delta(self, state: State, epsilon: float) -> float:
         if math.isnan(epsilon):
             raise ParameterError("epsilon must not be NaN")
-        return state.basic_delta if epsilon >= state.basic_epsilon else 1.0
+        e, d = state.basic_reported()
+        return d if epsilon >= e else 1.0
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
         """Strict, like a ledger's test: the composed δ at the total's ε, or the composed ε

@@ -130,7 +130,8 @@ class LedgerAccounts:
         if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             n = len(self.entries()) if self._v1 else self._state.releases
-            return State("basic", n, float_up(eps), min(1.0, float_up(dl)))
+            dl = min(Fraction(1), dl)
+            return State("basic", n, float_up(eps), float_up(dl), basic_exact=(eps, dl))
         st = self._refresh()
         with self._read("reading") as con:
             return self._composed_state(con, st)

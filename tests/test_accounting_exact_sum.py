@@ -1,0 +1,151 @@
+"""Basic composition's part of every accountant is never below the exact sum of the claimed
+guarantees (dpnoise.accounting.basic_sum), and ledgers written before it still verify."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpnoise as dp
+from dpnoise import Budget, BudgetExceededError
+from dpnoise.accounting import AccountingBudget, Charge, ReleaseSpec, State, get_accountant
+from dpnoise.accounting.basic_sum import legacy_bound
+from dpnoise.exact.rational import float_up
+from dpnoise.ledger import verify_ledger
+from dpnoise.session import Ledger
+
+DATA = Path(__file__).parent / "data"
+KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
+          parameters={}, guarantee={})
+ACCOUNTANTS = ("basic", "pld", "zcdp")
+TENTH = Fraction(0.1)  # the double 0.1 = 0.1000000000000000055511...
+
+
+@pytest.mark.parametrize("name", ACCOUNTANTS)
+def test_ten_tenths_exceed_a_total_of_one_under_every_accountant(name: str) -> None:
+    """Ten ε = 0.1 add up exactly to 1 + 5.6e-17: the tenth is refused, nine fit."""
+    acc = get_accountant(name)
+    charge = acc.charge_for(dp.Laplace(epsilon=0.1, sensitivity=1.0))
+    total = AccountingBudget(1.0, 0.0)
+    state = acc.empty()
+    for _ in range(9):
+        state = acc.compose(state, charge)
+    assert acc.fits(state, total)
+    tenth = acc.compose(state, charge)
+    many = acc.compose_many(acc.empty(), charge, 10)
+    for s in (tenth, many):
+        assert s.basic_exact == (10 * TENTH, 0)
+        assert s.basic_epsilon == float_up(10 * TENTH) > 1.0
+        assert not acc.fits(s, total) and acc.epsilon(s, 0.0) > 1.0
+        assert State.from_bytes(s.to_bytes()).basic_exact == s.basic_exact
+    # the ledger agrees: the same nine fit and the tenth is refused, whatever the accountant
+    led = Ledger(None, budget=Budget(1.0, 0.0, accountant=name))
+    for _ in range(9):
+        led.reserve(epsilon=0.1, delta=0.0, accounting=None if name == "basic" else charge,
+                    **KW)
+    with pytest.raises(BudgetExceededError):
+        led.reserve(epsilon=0.1, delta=0.0, accounting=None if name == "basic" else charge,
+                    **KW)
+
+
+def test_a_charge_rounds_its_claimed_sum_up() -> None:
+    """k cells and several mechanisms: Σkε exactly, reported as the next double up."""
+    m = dp.Laplace(epsilon=0.1, sensitivity=1.0)
+    g = dp.Gaussian(epsilon=0.3, delta=1e-7, sensitivity=1.0)
+    spec = ReleaseSpec.combine(ReleaseSpec.cells(m, 7), ReleaseSpec.cells(g, 3))
+    want_e = 7 * TENTH + 3 * Fraction(g.guarantee.epsilon)
+    want_d = 3 * Fraction(g.guarantee.delta)
+    for name in ACCOUNTANTS:
+        charge = get_accountant(name).charge_for(spec) if name != "zcdp" else \
+            get_accountant(name).charge_for(ReleaseSpec.cells(m, 7))
+        e, d = (want_e, want_d) if name != "zcdp" else (7 * TENTH, 0)
+        assert charge.basic_up and (charge.basic_epsilon, charge.basic_delta) == \
+            (float_up(e), float_up(d))
+        assert Charge.from_bytes(charge.to_bytes()).basic_up
+
+
+eps_lists = st.lists(st.floats(1e-300, 10.0), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps_lists, st.lists(st.floats(0.0, 1e-3), min_size=12, max_size=12),
+       st.sampled_from(ACCOUNTANTS), st.integers(0, 1000))
+def test_basic_part_is_never_below_the_exact_sum(eps: list[float], deltas: list[float],
+                                                 name: str, n: int) -> None:
+    """compose and compose_many: the reported basic (ε, δ) is the smallest double >= the
+    exact sum of the charges' (ε, δ), so never below it."""
+    acc = get_accountant(name)
+    state = acc.empty()
+    for e, d in zip(eps, deltas[:len(eps)], strict=True):
+        state = acc.compose(state, Charge(name, e, d))
+    exact_e = sum(map(Fraction, eps), Fraction(0))
+    exact_d = min(Fraction(1), sum(map(Fraction, deltas[:len(eps)]), Fraction(0)))
+    assert state.basic_exact == (exact_e, exact_d)
+    assert Fraction(state.basic_epsilon) >= exact_e and Fraction(state.basic_delta) >= exact_d
+    assert state.basic_epsilon == float_up(exact_e)
+    many = acc.compose_many(state, Charge(name, eps[0], deltas[0]), n)
+    want = exact_e + n * Fraction(eps[0])
+    assert Fraction(many.basic_epsilon) >= want and many.basic_epsilon == float_up(want)
+    assert Fraction(many.basic_delta) >= min(Fraction(1), exact_d + n * Fraction(deltas[0]))
+    if math.isfinite(many.basic_epsilon):
+        assert acc.epsilon(many, 1.0) <= many.basic_epsilon
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 50), st.floats(1e-300, 10.0)), min_size=1,
+                max_size=20))
+def test_legacy_bound_covers_the_old_rounded_to_nearest_sums(terms: list[tuple[int, float]]
+                                                             ) -> None:
+    """What the code before the exact sums stored (k·ε and running sums rounded to
+    nearest) is below its exact sum at times; legacy_bound never is."""
+    old = 0.0
+    for k, e in terms:
+        old += k * e
+    exact = sum((k * Fraction(e) for k, e in terms), Fraction(0))
+    assert legacy_bound(old, 1) >= exact and legacy_bound(old, len(terms)) >= exact
+    assert legacy_bound(old, len(terms)) <= Fraction(old) * (1 + Fraction(1, 1 << 30)) + \
+        Fraction(1, 1 << 900)
+
+
+def test_charges_and_states_written_before_the_exact_sums_compose_as_they_did() -> None:
+    """Without the exact sums on both sides: rounded to nearest, as when they were written
+    (their hashes are in old ledgers), reported as an upper bound; a current charge joining
+    them starts the exact sums from that upper bound."""
+    acc = get_accountant("zcdp")
+    old = Charge.from_bytes(Charge("zcdp", 0.1, 0.0, None, 0.005, basic_up=False).to_bytes())
+    assert not old.basic_up and b"basic_sum" not in old.to_bytes()
+    state = acc.empty()
+    for _ in range(10):
+        state = acc.compose(state, old)
+    assert state.basic_exact is None and state.basic_epsilon == 0.9999999999999999
+    assert b"basic_exact" not in state.to_bytes()
+    assert acc.epsilon(state, 0.0) > 1.0 and not acc.fits(state, AccountingBudget(1.0))
+    joined = acc.compose(state, acc.charge_for(dp.Laplace(epsilon=0.1, sensitivity=1.0)))
+    assert joined.basic_exact is not None
+    assert joined.basic_exact[0] >= 11 * TENTH and joined.basic_exact[0] == \
+        legacy_bound(0.9999999999999999, 10) + TENTH
+
+
+def test_an_old_zcdp_ledger_verifies_and_refuses_what_it_wrongly_accepted(tmp_path) -> None:
+    """tests/data/ledger_zcdp_ten_tenths.sqlite was written by the code before the exact
+    sums: ten Laplace(epsilon=0.1) under "zcdp" within a total epsilon of 1, all accepted
+    (its float sum was 0.9999999999999999).  Its states still hash to what it recorded, and
+    it now refuses any further release."""
+    path = tmp_path / "old.sqlite"
+    shutil.copy(DATA / "ledger_zcdp_ten_tenths.sqlite", path)
+    assert verify_ledger(path).ok
+    acc = get_accountant("zcdp")
+    charge = acc.charge_for(dp.Laplace(epsilon=1e-5, sensitivity=1.0))
+    with Ledger(path) as led:
+        state = led.state()
+        assert state.count == 10 and state.basic_exact is None
+        assert acc.epsilon(state, 0.0) > 1.0
+        with pytest.raises(BudgetExceededError):
+            led.reserve(epsilon=1e-5, delta=0.0, accounting=charge, **KW)
+    assert verify_ledger(path).ok
