@@ -8,6 +8,7 @@ import shutil
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,7 @@ from dpnoise.accounting import AccountingBudget, Charge, ReleaseSpec, State, get
 from dpnoise.accounting.basic_sum import legacy_bound
 from dpnoise.exact.rational import float_up
 from dpnoise.ledger import verify_ledger
-from dpnoise.session import Ledger
+from dpnoise.session import Ledger, Session
 
 DATA = Path(__file__).parent / "data"
 KW = dict(query="q", canonical="q", query_key="k", dataset="d", mechanism="m",
@@ -149,3 +150,19 @@ def test_an_old_zcdp_ledger_verifies_and_refuses_what_it_wrongly_accepted(tmp_pa
         with pytest.raises(BudgetExceededError):
             led.reserve(epsilon=1e-5, delta=0.0, accounting=charge, **KW)
     assert verify_ledger(path).ok
+
+
+@pytest.mark.parametrize("name", ACCOUNTANTS)
+def test_a_session_spends_ten_tenths_alike_under_every_accountant(name: str) -> None:
+    """Through a Session: the tenth release at epsilon = 0.1 is calibrated at (and charged)
+    the remainder under every accountant, so ten fit and the composed total stays <= 1."""
+    data = {"x": np.arange(10.0)}
+    schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
+    with Session(data, Budget(1.0, 0.0, accountant=name), schema=schema) as s:
+        got = [s.release(f"count where x > {i}", epsilon=0.1) for i in range(10)]
+        assert got[-1].epsilon < 0.1 and all(r.epsilon == 0.1 for r in got[:-1])
+        state = s.ledger.state()
+        assert state.basic_exact is not None and state.basic_exact[0] <= 1
+        assert get_accountant(name).fits(state, AccountingBudget(1.0, 0.0))
+        with pytest.raises(BudgetExceededError):
+            s.release("count", epsilon=0.01)
