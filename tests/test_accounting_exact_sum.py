@@ -1,5 +1,5 @@
 """Basic composition's part of every accountant is never below the exact sum of the claimed
-guarantees (dpnoise.accounting.basic_sum), and ledgers written before it still verify."""
+guarantees (dpnoise.accounting.sums), and ledgers written before it still verify."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import dpnoise as dp
 from dpnoise import Budget, BudgetExceededError
 from dpnoise.accounting import AccountingBudget, Charge, ReleaseSpec, State, get_accountant
-from dpnoise.accounting.basic_sum import legacy_bound
+from dpnoise.accounting.sums import legacy_bound
+from dpnoise.accounting.zcdp import rho_of
 from dpnoise.exact.rational import float_up
 from dpnoise.ledger import verify_ledger
 from dpnoise.session import Ledger, Session
@@ -41,10 +42,10 @@ def test_ten_tenths_exceed_a_total_of_one_under_every_accountant(name: str) -> N
     tenth = acc.compose(state, charge)
     many = acc.compose_many(acc.empty(), charge, 10)
     for s in (tenth, many):
-        assert s.basic_exact == (10 * TENTH, 0)
+        assert s.sums is not None and s.sums[:2] == (10 * TENTH, 0)
         assert s.basic_epsilon == float_up(10 * TENTH) > 1.0
         assert not acc.fits(s, total) and acc.epsilon(s, 0.0) > 1.0
-        assert State.from_bytes(s.to_bytes()).basic_exact == s.basic_exact
+        assert State.from_bytes(s.to_bytes()).sums == s.sums
     # the ledger agrees: the same nine fit and the tenth is refused, whatever the accountant
     led = Ledger(None, budget=Budget(1.0, 0.0, accountant=name))
     for _ in range(9):
@@ -66,9 +67,9 @@ def test_a_charge_rounds_its_claimed_sum_up() -> None:
         charge = get_accountant(name).charge_for(spec) if name != "zcdp" else \
             get_accountant(name).charge_for(ReleaseSpec.cells(m, 7))
         e, d = (want_e, want_d) if name != "zcdp" else (7 * TENTH, 0)
-        assert charge.basic_up and (charge.basic_epsilon, charge.basic_delta) == \
+        assert charge.rounded_up and (charge.basic_epsilon, charge.basic_delta) == \
             (float_up(e), float_up(d))
-        assert Charge.from_bytes(charge.to_bytes()).basic_up
+        assert Charge.from_bytes(charge.to_bytes()).rounded_up
 
 
 eps_lists = st.lists(st.floats(1e-300, 10.0), min_size=1, max_size=12)
@@ -87,7 +88,7 @@ def test_basic_part_is_never_below_the_exact_sum(eps: list[float], deltas: list[
         state = acc.compose(state, Charge(name, e, d))
     exact_e = sum(map(Fraction, eps), Fraction(0))
     exact_d = min(Fraction(1), sum(map(Fraction, deltas[:len(eps)]), Fraction(0)))
-    assert state.basic_exact == (exact_e, exact_d)
+    assert state.sums == (exact_e, exact_d, 0)
     assert Fraction(state.basic_epsilon) >= exact_e and Fraction(state.basic_delta) >= exact_d
     assert state.basic_epsilon == float_up(exact_e)
     many = acc.compose_many(state, Charge(name, eps[0], deltas[0]), n)
@@ -96,6 +97,26 @@ def test_basic_part_is_never_below_the_exact_sum(eps: list[float], deltas: list[
     assert Fraction(many.basic_delta) >= min(Fraction(1), exact_d + n * Fraction(deltas[0]))
     if math.isfinite(many.basic_epsilon):
         assert acc.epsilon(many, 1.0) <= many.basic_epsilon
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.01, 5.0), min_size=1, max_size=6), st.integers(1, 40))
+def test_zcdp_rho_is_never_below_the_exact_sum(eps: list[float], n: int) -> None:
+    """Σρ of pure ε-DP releases (ρ = ε²/2 each): a charge's ρ, a composed and an n-fold
+    state's ρ are the smallest doubles >= the exact sums; a ρ total equal to the float
+    sum rounded to nearest (below the exact one) is not met."""
+    acc = get_accountant("zcdp")
+    mechs = [dp.Laplace(epsilon=e, sensitivity=1.0) for e in eps]
+    rhos = [Fraction(rho_of(m)) for m in mechs]
+    charge = acc.charge_for(ReleaseSpec.combine(*(ReleaseSpec.cells(m, 3) for m in mechs)))
+    assert charge.rho == float_up(3 * sum(rhos))
+    state = acc.compose_many(acc.compose(acc.empty(), charge), charge, n)
+    want = (n + 1) * Fraction(charge.rho)
+    assert state.sums is not None and state.sums[2] == want and state.rho == float_up(want)
+    nearest = 0.0
+    for _ in range(n + 1):
+        nearest += charge.rho
+    assert acc.fits(state, AccountingBudget(rho=nearest)) == (Fraction(nearest) >= want)
 
 
 @settings(max_examples=60, deadline=None)
@@ -119,18 +140,24 @@ def test_charges_and_states_written_before_the_exact_sums_compose_as_they_did() 
     (their hashes are in old ledgers), reported as an upper bound; a current charge joining
     them starts the exact sums from that upper bound."""
     acc = get_accountant("zcdp")
-    old = Charge.from_bytes(Charge("zcdp", 0.1, 0.0, None, 0.005, basic_up=False).to_bytes())
-    assert not old.basic_up and b"basic_sum" not in old.to_bytes()
+    rho = 0.005000000000000001  # Laplace(0.1)'s rho: seven add up to 0.035 < 7 * rho
+    old = Charge.from_bytes(Charge("zcdp", 0.1, 0.0, None, rho, rounded_up=False).to_bytes())
+    assert not old.rounded_up and b"sums" not in old.to_bytes()
     state = acc.empty()
-    for _ in range(10):
+    for i in range(10):
         state = acc.compose(state, old)
-    assert state.basic_exact is None and state.basic_epsilon == 0.9999999999999999
-    assert b"basic_exact" not in state.to_bytes()
+        if i == 6:
+            assert state.rho == 0.035 < 7 * Fraction(rho)
+            assert state.reported()[2] > 7 * Fraction(rho)
+            assert not acc.fits(state, AccountingBudget(rho=0.035))
+    assert state.sums is None and state.basic_epsilon == 0.9999999999999999
+    assert b"sums" not in state.to_bytes()
     assert acc.epsilon(state, 0.0) > 1.0 and not acc.fits(state, AccountingBudget(1.0))
     joined = acc.compose(state, acc.charge_for(dp.Laplace(epsilon=0.1, sensitivity=1.0)))
-    assert joined.basic_exact is not None
-    assert joined.basic_exact[0] >= 11 * TENTH and joined.basic_exact[0] == \
+    assert joined.sums is not None
+    assert joined.sums[0] >= 11 * TENTH and joined.sums[0] == \
         legacy_bound(0.9999999999999999, 10) + TENTH
+    assert joined.sums[2] >= 11 * Fraction(rho)
 
 
 def test_an_old_zcdp_ledger_verifies_and_refuses_what_it_wrongly_accepted(tmp_path) -> None:
@@ -145,7 +172,7 @@ def test_an_old_zcdp_ledger_verifies_and_refuses_what_it_wrongly_accepted(tmp_pa
     charge = acc.charge_for(dp.Laplace(epsilon=1e-5, sensitivity=1.0))
     with Ledger(path) as led:
         state = led.state()
-        assert state.count == 10 and state.basic_exact is None
+        assert state.count == 10 and state.sums is None
         assert acc.epsilon(state, 0.0) > 1.0
         with pytest.raises(BudgetExceededError):
             led.reserve(epsilon=1e-5, delta=0.0, accounting=charge, **KW)
@@ -162,7 +189,7 @@ def test_a_session_spends_ten_tenths_alike_under_every_accountant(name: str) -> 
         got = [s.release(f"count where x > {i}", epsilon=0.1) for i in range(10)]
         assert got[-1].epsilon < 0.1 and all(r.epsilon == 0.1 for r in got[:-1])
         state = s.ledger.state()
-        assert state.basic_exact is not None and state.basic_exact[0] <= 1
+        assert state.sums is not None and state.sums[0] <= 1
         assert get_accountant(name).fits(state, AccountingBudget(1.0, 0.0))
         with pytest.raises(BudgetExceededError):
             s.release("count", epsilon=0.01)
