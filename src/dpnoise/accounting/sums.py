@@ -71,12 +71,13 @@ def legacy_bound(value: float, releases: int) -> Fraction:
 
     It was computed from the claimed values by at most R = 1024·max(1, releases) roundings
     to nearest (:data:`LEGACY_ROUNDINGS_PER_RELEASE`) of non-negative sums and integer
-    multiples.  A rounding to nearest in the normal range errs by at most u = 2^-53 of its
-    result, so along every chain of operations the exact value is at most
-    (1 + u)^R <= 1 + 2Ru times the computed one; sums of non-negative terms and integer
-    multiples keep that relative bound, and every intermediate result is at most the final
-    one.  Subnormal roundings err by at most 2^-1075 each, scaled by integer factors below
-    2^100: the absolute term 2^-900 covers them.
+    multiples.  In the normal range a rounding to nearest gives fl(v) >= v/(1 + u),
+    u = 2^-53.  By induction over the operations, a value computed with r roundings is at
+    least its exact value divided by (1 + u)^r: a sum of two such values, or an integer
+    multiple of one, keeps the larger exponent before its own rounding adds one.  So the
+    exact sum is at most (1 + u)^R <= 1 + 2Ru times the stored value (Ru <= 1).  Subnormal
+    roundings err by at most 2^-1075 each, scaled by integer factors below 2^100: the
+    absolute term 2^-900 covers them.  (A δ capped at 1 was replaced by 1, itself a bound.)
 
     Parameters
     ----------
