@@ -99,6 +99,23 @@ def test_basic_part_is_never_below_the_exact_sum(eps: list[float], deltas: list[
         assert acc.epsilon(many, 1.0) <= many.basic_epsilon
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(1e-3, 50.0), min_size=1, max_size=8), st.sampled_from(("basic", "zcdp")),
+       st.integers(2, 30))
+def test_claimed_guarantees_of_mechanisms_sum_up(eps: list[float], name: str, n: int) -> None:
+    """From the mechanisms: the basic epsilon after composing their charges one by one, and
+    after n more of the last, is the smallest double >= the exact sum of their claims."""
+    acc = get_accountant(name)
+    mechs = [dp.Laplace(epsilon=e, sensitivity=1.0) for e in eps]
+    state = acc.empty()
+    for m in mechs:
+        state = acc.compose(state, acc.charge_for(m))
+    claimed = [Fraction(m.guarantee.epsilon) for m in mechs]
+    assert state.basic_epsilon == float_up(sum(claimed, Fraction(0)))
+    many = acc.compose_many(state, acc.charge_for(mechs[-1]), n)
+    assert many.basic_epsilon == float_up(sum(claimed, Fraction(0)) + n * claimed[-1])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0.01, 5.0), min_size=1, max_size=6), st.integers(1, 40))
 def test_zcdp_rho_is_never_below_the_exact_sum(eps: list[float], n: int) -> None:
