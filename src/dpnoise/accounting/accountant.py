@@ -28,12 +28,14 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from . import sums as exact_sums
 from .pld import DEFAULT_H, PLD
 from .sources import (
     fraction_rho_factor,
@@ -160,14 +162,24 @@ class Charge:
     rho: float = 0.0
     notes: tuple[str, ...] = ()
     rdp: tuple[float, ...] | None = None  # Rényi curve on renyi.ALPHAS (zcdp: None = αρ; pld: none)
+    #: the basic (ε, δ) and ρ are >= the exact sums of the parts' claims; False only for a
+    #: charge written before the exact sums (rounded to nearest, :mod:`.sums`)
+    rounded_up: bool = True
 
     def to_bytes(self) -> bytes:
         head = {"kind": "charge", "accountant": self.accountant,
-                "basic": [self.basic_epsilon.hex(), self.basic_delta.hex()],
+                "basic": [float(self.basic_epsilon).hex(), float(self.basic_delta).hex()],
                 "rho": float(self.rho).hex(), "notes": list(self.notes)}
         if self.rdp is not None:  # absent in charges written before the curves
             head["rdp"] = [float(x).hex() for x in self.rdp]
+        if self.rounded_up:  # absent in charges written before the exact sums
+            head["sums"] = "up"
         return _pack(head, self.pld)
+
+    def sums_bound(self) -> exact_sums.Sums:
+        """(ε, δ, ρ) as exact upper bounds of the parts' claims (:func:`.sums.bound`)."""
+        values = (self.basic_epsilon, self.basic_delta, self.rho)
+        return exact_sums.bound(values, None, 0 if self.rounded_up else 1)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Charge:
@@ -176,7 +188,7 @@ class Charge:
             raise ParameterError("serialised object is not a charge")
         e, d = (float.fromhex(x) for x in head["basic"])
         return cls(head["accountant"], e, d, pld, float.fromhex(head["rho"]),
-                   tuple(head["notes"]), _curve_from(head))
+                   tuple(head["notes"]), _curve_from(head), head.get("sums") == "up")
 
     def content_hash(self) -> str:
         return hashlib.sha256(self.to_bytes()).hexdigest()
@@ -194,6 +206,9 @@ class State:
     rho: float = 0.0
     previous: str = field(default="", compare=False)  # content hash of the state before
     rdp: tuple[float, ...] | None = None  # composed Rényi curve ("zcdp"; None: α·rho)
+    #: the exact (Σε, Σδ, Σρ) (basic_epsilon, basic_delta and rho are the smallest doubles
+    #: >= them); None in an empty state and in one written before the exact sums
+    sums: exact_sums.Sums | None = None
 
     def to_bytes(self) -> bytes:
         head = {"kind": "state", "accountant": self.accountant, "count": self.count,
@@ -201,7 +216,19 @@ class State:
                 "rho": float(self.rho).hex(), "previous": self.previous}
         if self.rdp is not None:  # absent in states written before the curves
             head["rdp"] = [float(x).hex() for x in self.rdp]
+        if self.sums is not None:  # absent in states written before the exact sums
+            head["sums"] = [str(x) for x in self.sums]
         return _pack(head, self.pld)
+
+    def sums_bound(self) -> exact_sums.Sums:
+        """Exact upper bounds of the claimed (Σε, Σδ, Σρ) (:func:`.sums.bound`)."""
+        return exact_sums.bound((self.basic_epsilon, self.basic_delta, self.rho), self.sums,
+                                self.count)
+
+    def reported(self) -> tuple[float, float, float]:
+        """The basic (ε, δ) and ρ as doubles never below the claimed sums."""
+        return exact_sums.reported((self.basic_epsilon, self.basic_delta, self.rho),
+                                   self.sums, self.count)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> State:
@@ -209,8 +236,14 @@ class State:
         if head.get("kind") != "state":
             raise ParameterError("serialised object is not a state")
         e, d = (float.fromhex(x) for x in head["basic"])
-        return cls(head["accountant"], int(head["count"]), e, d, pld,
-                   float.fromhex(head["rho"]), head["previous"], _curve_from(head))
+        rho, sums = float.fromhex(head["rho"]), head.get("sums")
+        if sums is not None:
+            sums = (Fraction(sums[0]), Fraction(sums[1]), Fraction(sums[2]))
+            if tuple(map(exact_sums.up, sums)) != (e, d, rho):
+                raise ParameterError("a serialised state's sums disagree with their exact "
+                                     "values")
+        return cls(head["accountant"], int(head["count"]), e, d, pld, rho, head["previous"],
+                   _curve_from(head), sums)
 
     def content_hash(self) -> str:
         """SHA-256 of :meth:`to_bytes`, computed once per (immutable) state: a ledger
@@ -236,14 +269,14 @@ def _fractions(what: Any) -> tuple[tuple[Any, int, int], ...]:
 
 
 def _basic(what: Any) -> tuple[float, float]:
-    e = d = 0.0
-    for m, k in _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
-            (m, min(k, c)) for m, k, c in _fractions(what)):
+    """The claimed (Σkε, Σkδ) of a release's mechanisms, rounded up (:mod:`.sums`)."""
+    terms = _parts(what) + tuple((m, k) for m, k, _ in _splits(what)) + tuple(
+        (m, min(k, c)) for m, k, c in _fractions(what))
+    for m, _ in terms:
         profile_of(m)  # refuses a release that is not DP
-        g = m.guarantee
-        e += k * float(g.epsilon)
-        d += k * float(g.delta)
-    return e, min(1.0, d)
+    e = exact_sums.claimed_sum((k, m.guarantee.epsilon) for m, k in terms)
+    d = exact_sums.claimed_sum((k, m.guarantee.delta) for m, k in terms)
+    return exact_sums.up(e), exact_sums.up(exact_sums.capped(d))
 
 
 class Accountant(ABC):
@@ -265,10 +298,9 @@ class Accountant(ABC):
         pld = None
         if charge.pld is not None:
             pld = charge.pld if state.pld is None else state.pld.compose(charge.pld)
-        return State(self.name, state.count + 1, state.basic_epsilon + charge.basic_epsilon,
-                     min(1.0, state.basic_delta + charge.basic_delta), pld,
-                     state.rho + charge.rho, state.content_hash(),
-                     self._add_curves(state, charge, 1))
+        e, d, rho, sums = exact_sums.compose_sums(state, charge, 1)
+        return State(self.name, state.count + 1, e, d, pld, rho, state.content_hash(),
+                     self._add_curves(state, charge, 1), sums)
 
     def compose_many(self, state: State, charge: Charge, n: int) -> State:
         """``n`` copies of ``charge`` at once (repeated squaring of the PLD)."""
@@ -279,10 +311,9 @@ class Accountant(ABC):
         if charge.pld is not None and n > 0:
             many = charge.pld.self_compose(n)
             pld = many if pld is None else pld.compose(many)
-        return State(self.name, state.count + n, state.basic_epsilon + n * charge.basic_epsilon,
-                     min(1.0, state.basic_delta + n * charge.basic_delta), pld,
-                     state.rho + n * charge.rho, state.content_hash(),
-                     self._add_curves(state, charge, n))
+        e, d, rho, sums = exact_sums.compose_sums(state, charge, n)
+        return State(self.name, state.count + n, e, d, pld, rho, state.content_hash(),
+                     self._add_curves(state, charge, n), sums)
 
     @staticmethod
     def _add_curves(state: State, charge: Charge, n: int) -> tuple[float, ...] | None:
@@ -301,12 +332,14 @@ class Accountant(ABC):
     def epsilon(self, state: State, delta: float) -> float:
         if not 0 <= delta <= 1:  # NaN too: it compared False and gave inf silently
             raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
-        return state.basic_epsilon if delta >= state.basic_delta else math.inf
+        e, d, _ = state.reported()
+        return e if delta >= d else math.inf
 
     def delta(self, state: State, epsilon: float) -> float:
         if math.isnan(epsilon):
             raise ParameterError("epsilon must not be NaN")
-        return state.basic_delta if epsilon >= state.basic_epsilon else 1.0
+        e, d, _ = state.reported()
+        return d if epsilon >= e else 1.0
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
         """Strict, like a ledger's test: the composed δ at the total's ε, or the composed ε
@@ -440,9 +473,10 @@ class ZCDPAccountant(Accountant):
         # a split: ρ of a shift dΔ is d²ρ for the Gaussian and (dε)²/2 for pure ε-DP, so
         # Σ d_i² ρ <= k²ρ: the worst split puts all k contributions in one cell; a fraction
         # split: the cells' ρ over the worst split (sources.fraction_rho_factor)
-        rho = sum(k * rho_of(m) for m, k in _parts(what)) + \
-            sum(k * k * rho_of(m) for m, k, _ in _splits(what)) + \
-            sum(rho_of(m) * fraction_rho_factor(m, k, c) for m, k, c in _fractions(what))
+        rho = exact_sums.up(exact_sums.claimed_sum(
+            [(k, rho_of(m)) for m, k in _parts(what)]
+            + [(k * k, rho_of(m)) for m, k, _ in _splits(what)]
+            + [(fraction_rho_factor(m, k, c), rho_of(m)) for m, k, c in _fractions(what)]))
         # the Rényi curves (renyi.py): a k-fold shift of a cell is the curve at shift k;
         # a fraction split is α times its ρ
         from .renyi import ALPHAS, curve_of
@@ -457,10 +491,10 @@ class ZCDPAccountant(Accountant):
         return Charge(self.name, e, d, None, rho, (), tuple(tau.tolist()))
 
     def epsilon(self, state: State, delta: float) -> float:
-        basic = super().epsilon(state, delta)
+        basic, rho = super().epsilon(state, delta), state.reported()[2]
         if delta <= 0:
-            return basic if state.rho > 0 else min(basic, 0.0)
-        best = min(basic, epsilon_from_rho(state.rho, delta))
+            return basic if rho > 0 else min(basic, 0.0)
+        best = min(basic, epsilon_from_rho(rho, delta))
         if state.rdp is not None:
             from .renyi import epsilon_from_curve
 
@@ -470,7 +504,7 @@ class ZCDPAccountant(Accountant):
     def delta(self, state: State, epsilon: float) -> float:
         from .zcdp import delta_from_rho
 
-        best = min(super().delta(state, epsilon), delta_from_rho(state.rho, epsilon))
+        best = min(super().delta(state, epsilon), delta_from_rho(state.reported()[2], epsilon))
         if state.rdp is not None:
             from .renyi import delta_from_curve
 
@@ -479,7 +513,7 @@ class ZCDPAccountant(Accountant):
 
     def fits(self, state: State, budget: AccountingBudget) -> bool:
         if budget.rho is not None:
-            return state.rho <= budget.rho
+            return state.reported()[2] <= budget.rho
         return super().fits(state, budget)
 
 

@@ -130,7 +130,8 @@ class LedgerAccounts:
         if self.accountant == "basic" or self._v1:
             eps, dl = self._spent_fractions()
             n = len(self.entries()) if self._v1 else self._state.releases
-            return State("basic", n, float_up(eps), min(1.0, float_up(dl)))
+            dl = min(Fraction(1), dl)
+            return State("basic", n, float_up(eps), float_up(dl), sums=(eps, dl, Fraction(0)))
         st = self._refresh()
         with self._read("reading") as con:
             return self._composed_state(con, st)
@@ -238,11 +239,12 @@ class LedgerAccounts:
             a rho total, ``rho``.
         """
         acc, total = self.accountant_object(), self.budget
+        rho = float(state.reported()[2])  # never below the exact Σρ
         if total.rho is not None:
-            return {"epsilon": math.inf, "delta": 1.0, "rho": float(state.rho)}
+            return {"epsilon": math.inf, "delta": 1.0, "rho": rho}
         return {"epsilon": float(acc.epsilon(state, total.delta)) if total.delta > 0 else
                 float(acc.epsilon(state, 0.0)),
-                "delta": float(acc.delta(state, total.epsilon)), "rho": float(state.rho)}
+                "delta": float(acc.delta(state, total.epsilon)), "rho": rho}
 
     def fits_total(self, c: dict[str, float]) -> bool:
         """Strict (no tolerance): the composed guarantee within the total.

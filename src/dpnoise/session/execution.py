@@ -72,8 +72,7 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
     executors = check_output(session.engine, q, output)
     basic = session.ledger.accountant == "basic"
     asked = (epsilon, delta)
-    if basic:
-        epsilon, delta = snap_to_remaining(session.ledger, epsilon, delta)
+    epsilon, delta = snap_to_remaining(session.ledger, epsilon, delta)
     plans = calibrate(session.schema, q, epsilon, delta, mechanism,
                       rows=session.row_bound() if with_rows else None,
                       accountant=session.ledger.accountant)
@@ -275,11 +274,15 @@ def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float,
     Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
     1.0, so the tenth would be refused.  If a request exceeds what remains by less than
     one part in 10^9, the release is calibrated at -- and charged -- the remainder
-    instead: a (negligibly) smaller epsilon, so the guarantee is still honest.
+    instead: a (negligibly) smaller epsilon, so the guarantee is still honest.  Under
+    ``pld``/``zcdp`` the remainder is the total minus the composed guarantee (an indication:
+    the reservation still composes the release and refuses it if it does not fit).
     """
     left = ledger.remaining()
     eps = float(epsilon)
     dl = float(delta)
+    if left.epsilon is None:  # a rho total: nothing to snap to
+        return eps, dl
     if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
         eps = left.epsilon
     if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
