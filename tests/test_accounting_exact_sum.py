@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import dpnoise as dp
 from dpnoise import Budget, BudgetExceededError
 from dpnoise.accounting import AccountingBudget, Charge, ReleaseSpec, State, get_accountant
-from dpnoise.accounting.sums import legacy_bound
+from dpnoise.accounting.sums import compose_curves, legacy_bound
 from dpnoise.accounting.zcdp import rho_of
 from dpnoise.exact.rational import float_up
 from dpnoise.ledger import verify_ledger
@@ -210,3 +210,39 @@ def test_a_session_spends_ten_tenths_alike_under_every_accountant(name: str) -> 
         assert get_accountant(name).fits(state, AccountingBudget(1.0, 0.0))
         with pytest.raises(BudgetExceededError):
             s.release("count", epsilon=0.01)
+
+
+
+_CURVE = st.lists(st.floats(0, 1e6, allow_subnormal=True), min_size=3, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(st.tuples(_CURVE, st.integers(0, 1000)), min_size=1, max_size=12))
+def test_composed_renyi_curves_are_never_below_their_exact_sum(
+        steps: list[tuple[list[float], int]]) -> None:
+    """A chain of compositions of Rényi curves (n copies of a curve at a time) stays at or
+    above the exact sum, entry by entry; the legacy arithmetic is the plain float sum."""
+    total, exact = np.zeros(3), [Fraction(0)] * 3
+    for curve, n in steps:
+        new = np.array(curve)
+        assert np.array_equal(compose_curves(total, new, n, legacy=True), total + n * new)
+        total = compose_curves(total, new, n, legacy=False)
+        exact = [e + n * Fraction(c) for e, c in zip(exact, curve, strict=True)]
+        assert all(Fraction(t) >= e for t, e in zip(total.tolist(), exact, strict=True))
+
+
+def test_a_thousand_releases_curves_are_at_least_their_exact_sum() -> None:
+    """A thousand Laplace(0.1) releases composed one at a time: the state's Rényi curve is
+    at or above 1000 times one release's curve, exactly (a float sum drifts below it)."""
+    acc = get_accountant("zcdp")  # the "pld" accountant composes its curves the same way
+    charge = acc.charge_for(dp.Laplace(epsilon=0.1, sensitivity=1.0))
+    assert charge.rdp is not None
+    state = acc.empty()
+    for _ in range(1000):
+        state = acc.compose(state, charge)
+    assert state.rdp is not None
+    assert all(Fraction(t) >= 1000 * Fraction(c)
+               for t, c in zip(state.rdp, charge.rdp, strict=True))
+    many = acc.compose_many(acc.empty(), charge, 1000)
+    assert all(Fraction(t) >= 1000 * Fraction(c) for t, c in zip(many.rdp, charge.rdp,
+                                                                   strict=True))

@@ -326,7 +326,7 @@ class Accountant(ABC):
 
         old = np.array(state.rdp) if state.rdp is not None else ALPHAS * state.rho
         new = np.array(charge.rdp) if charge.rdp is not None else ALPHAS * charge.rho
-        return tuple((old + n * new).tolist())
+        return tuple(_compose_curves(state, charge, old, new, n).tolist())
 
     # basic composition is valid under every accountant: each reports the better bound
     def epsilon(self, state: State, delta: float) -> float:
@@ -405,7 +405,7 @@ class PLDAccountant(Accountant):
         from .renyi import ALPHAS
 
         old = np.array(state.rdp) if state.rdp is not None else np.zeros(ALPHAS.size)
-        return tuple((old + n * np.array(charge.rdp)).tolist())
+        return tuple(_compose_curves(state, charge, old, np.array(charge.rdp), n).tolist())
 
     def epsilon(self, state: State, delta: float) -> float:
         best = super().epsilon(state, delta)
@@ -426,6 +426,16 @@ class PLDAccountant(Accountant):
 
             best = min(best, delta_from_curve(np.array(state.rdp), epsilon))
         return best
+
+
+def _compose_curves(state: State, charge: Charge, old: NDArray[np.float64],
+                    new: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """A state's curve ``old`` after ``n`` releases of a charge's curve ``new``, rounded up
+    (:func:`.sums.compose_curves`) -- as it was, rounded to nearest, when both were written
+    before the exact sums (an old ledger's states then hash as recorded)."""
+    legacy = state.sums is None and not charge.rounded_up  # as exact_sums.compose_sums
+    return exact_sums.compose_curves(old, new, n, legacy=legacy,
+                                     old_releases=state.count if state.sums is None else 0)
 
 
 def _curve_of_part(m: Any, pld: PLD, kind: str, k: int,

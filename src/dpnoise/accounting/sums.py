@@ -17,6 +17,12 @@ so k·ε and every sum of them is a rational with a power-of-two denominator: a
 the exact sum exceeds it (float_up(S) <= B iff S <= B), which is the ledger's own test under
 the ``basic`` accountant: every accountant refuses the same releases.
 
+**Rényi curves** (ε(α) on a fixed grid of orders, summed over releases: Mironov, "Rényi
+differential privacy", CSF 2017, Prop. 1) are float arrays; they are composed with every
+addition and integer multiple rounded to nearest and then raised by one unit in the last
+place (:func:`compose_curves`), so a composed curve is never below the exact sum of its
+releases' curves however many there are (a sum rounded to nearest drifts by up to n·u).
+
 **Values written before the exact sums** (charges and states serialised without them, read
 back from old ledgers) were sums and integer multiples rounded to nearest.  They are composed
 as they were (so an old ledger's state hashes still verify) until a current charge joins
@@ -30,6 +36,9 @@ import numbers
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ..exact.rational import float_up
 
@@ -131,3 +140,27 @@ def compose_sums(state: Any, charge: Any, n: int) -> tuple[float, float, float, 
     (se, sd, sr), (ce, cd, cr) = state.sums_bound(), charge.sums_bound()
     sums = se + n * ce, capped(sd + n * cd), sr + n * cr
     return up(sums[0]), up(sums[1]), up(sums[2]), sums
+
+
+def compose_curves(old: NDArray[np.float64], new: NDArray[np.float64], n: int, *,
+                   legacy: bool, old_releases: int = 0) -> NDArray[np.float64]:
+    """``old`` + ``n``·``new`` for Rényi curves (values >= 0, possibly +inf), never below the
+    exact sum when neither operand is: n·new and the sum each rounded to nearest, then raised
+    one unit in the last place (a correctly rounded result is within half a unit of the
+    exact one).
+
+    ``legacy``: both sides were written before the exact sums -- rounded to nearest as then,
+    so an old ledger's state hashes still verify.  ``old_releases`` > 0: ``old`` was so
+    composed (a state written before the exact sums that a current charge now joins); it is
+    first multiplied by a double >= 1 + 2Ru (R as in :func:`legacy_bound`), raised one unit,
+    which bounds the drift of its round-to-nearest sums.
+    """
+    if legacy:
+        return old + n * new
+    if n == 0:
+        return old.copy()
+    if old_releases > 0:
+        r = LEGACY_ROUNDINGS_PER_RELEASE * old_releases
+        old = np.nextafter(old * up(1 + 2 * r * _UNIT), np.inf)
+    part = new if n == 1 else np.nextafter(n * new, np.inf)
+    return np.nextafter(old + part, np.inf)
