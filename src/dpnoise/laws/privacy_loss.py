@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
+from ..exact.float_sum import fsum_array
 from ..profile import DominatingPairs, LossAtoms, U
 
 
@@ -66,7 +67,7 @@ def log_concave_minorant(logp: NDArray[np.float64], logf: NDArray[np.float64], S
         raise ParameterError("the sampled pmf has holes: not an interval support")
     lp = logp[a:b + 1]
     lf = logf[a:b + 1] - float(np.max(logf[a:b + 1]))
-    lf = lf + (math.log(math.fsum(np.exp(lp).tolist())) - math.log(math.fsum(np.exp(lf).tolist())))
+    lf = lf + (math.log(fsum_array(np.exp(lp))) - math.log(fsum_array(np.exp(lf))))
     if how == "ratio":
         rho = float(np.max(lf - lp)) + 16 * U * float(np.max(np.abs(lf) + np.abs(lp)))
         rho = max(rho, 0.0)
@@ -81,8 +82,9 @@ def log_concave_minorant(logp: NDArray[np.float64], logf: NDArray[np.float64], S
         lg = lg[pos[0]:pos[-1] + 1]
     else:  # pragma: no cover
         raise ParameterError(how)
-    lam = math.fsum(np.exp(lg).tolist()) * (1 - 16 * U)  # mass of g, rounded down
-    lg = lg - math.log(math.fsum(np.exp(lg).tolist()))  # G = g/λ
+    mass = fsum_array(np.exp(lg))  # = math.fsum: exactly rounded (exact.float_sum)
+    lam = mass * (1 - 16 * U)  # mass of g, rounded down
+    lg = lg - math.log(mass)  # G = g/λ
     return (pair_atoms(lg, S), pair_atoms(lg, -S)), min(1.0, lam)
 
 
@@ -212,7 +214,7 @@ def periodic_shift_atoms(logpmf: Callable[[NDArray[np.int64]], NDArray[np.float6
         tail = (start < -W) | (start >= W)
         mass = length * np.exp(lp_s) * np.where(tail, tail_factor, 1.0)
         err = 8 * U * (np.abs(lp_s) + np.abs(lq_s)) + 1e-13
-        if abs(math.fsum(mass.tolist()) - 1.0) > 1e-9:
+        if abs(fsum_array(mass) - 1.0) > 1e-9:
             raise ParameterError("the law's pmf does not sum to 1 on the window and tails")
         rows.append(LossAtoms(lp_s - lq_s, mass, err))
     return rows
