@@ -5,19 +5,22 @@ the spread of the exponents: summing the ~10^6 terms p(z)·z² of a wide discret
 takes over half a second, and the 1.1·10^7 cells of a truncated Laplacian table at
 δ = 10^-300 (values from 10^-304 to 10^-4) over 6 s.  :func:`fsum_array` computes the same
 float another way.  A finite double with sign bit σ, biased exponent field E (0..2046) and
-52-bit fraction F is (−1)^σ·M·2^(max(E, 1) − 1075) with the integer M = F + [E > 0]·2^52
-< 2^53 (IEEE 754-2008, Sec. 3.4; E = 0 are the subnormals), so the exact sum is
-N·2^−1074 for the integer
+52-bit fraction F is (−1)^σ·M·2^(e − 1075) with e = max(E, 1) and the integer
+M = F + [E > 0]·2^52 < 2^53 (IEEE 754-2008, Sec. 3.4; E = 0 are the subnormals), so the
+exact sum is N·2^−1074 for the integer
 
-    N = Σ_{σ, E} (−1)^σ · 2^(max(E, 1) − 1) · Σ_{i in bin (σ, E)} M_i.
+    N = Σ_{bins (σ, E)} 2^(e − 1) · Σ_{x in the bin} (−1)^σ·M(x).
 
-The inner sums are taken per bin (σ, E) with ``numpy.bincount`` over the 32-bit halves of
-M as float weights: a chunk of at most 2^20 terms keeps every bin's running sum an integer
-below 2^32·2^20 = 2^52, so each float addition is exact.  The chunks' bin sums are added as
-int64 (below 2^62 for up to 2^10 chunks, then flushed into a Python integer), N is formed
-once in Python integers, and N / 2^1074 is rounded once by Python's correctly rounded
-integer true division -- round-half-even, as ``math.fsum``.  The same float, bit for bit,
-in linear time with 8 MB temporaries (a few hundredths of a second per 10^7 terms).
+Each x is split without error into x_hi (x with the 26 low fraction bits cleared) and
+x_lo = x − x_hi (exact: the two share their leading bits, or are both subnormal).  In a bin,
+x_hi is an integer multiple of 2^(e − 1049) below 2^27 of them and x_lo one of 2^(e − 1075)
+below 2^26, so over a chunk of at most 2^20 terms every partial sum that ``numpy.bincount``
+forms is an integer multiple of the unit below 2^47 of them: it is exact in float64 (a bin
+sum beyond the float range shows up as inf, and then ``math.fsum`` itself is called).  The
+bin sums are scaled to integers (``ldexp``, exact), added as int64 (exact for 2^15 chunks,
+then flushed into a Python integer), N is formed once, and N / 2^1074 is rounded once by
+Python's correctly rounded integer true division -- round-half-even, as ``math.fsum``.
+The same float, bit for bit, in five passes over the data.
 """
 
 from __future__ import annotations
@@ -27,33 +30,32 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-#: terms per chunk: a bin's float sum of 32-bit halves stays an exact integer below 2^52
+#: terms per chunk: every bin's float partial sum stays an integer below 2^47 units
 _CHUNK = 1 << 20
-#: chunks whose int64 bin sums are added before they are flushed into a Python integer
-_FLUSH = 1 << 10
-_M32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
+#: chunks of int64 bin sums (each below 2^47) added before a flush into a Python integer
+_FLUSH = 1 << 15
+_SPLIT = 26  # low fraction bits that go to x_lo
+_HIGH = np.uint64(((1 << 64) - 1) ^ ((1 << _SPLIT) - 1))
 _S52 = np.uint64(52)
-_FRAC = np.uint64((1 << 52) - 1)
-_EXP = np.uint64(0x7FF)
 _BINS = 4096  # sign bit × 2048 exponent fields
+_E = np.maximum(np.arange(_BINS) & 0x7FF, 1)  # e = max(E, 1) of each bin
+_TO_LO_UNITS = 1075 - _E  # x_lo sums / 2^(e − 1075)
+_TO_HI_UNITS = _TO_LO_UNITS - _SPLIT  # x_hi sums / 2^(e − 1049)
 
 
 def _flush(hi: NDArray[np.int64], lo: NDArray[np.int64]) -> int:
-    """N of the module docstring for the bin sums ``hi·2^32 + lo`` of bins (σ, E)."""
+    """Σ_bins 2^(e − 1)·(hi·2^26 + lo): N of the module docstring (signs are in hi, lo)."""
     total = 0
     for k in np.flatnonzero((hi != 0) | (lo != 0)).tolist():
-        e = k & 0x7FF
-        term = ((int(hi[k]) << 32) + int(lo[k])) << (max(e, 1) - 1)
-        total += -term if k >> 11 else term
+        total += ((int(hi[k]) << _SPLIT) + int(lo[k])) << (int(_E[k]) - 1)
     return total
 
 
 def fsum_array(x: NDArray[np.float64]) -> float:
     """``math.fsum(x.tolist())`` for a float64 array (flattened), bit for bit.
 
-    Non-finite values (and arrays of under 64 terms) go to ``math.fsum`` itself; an exact
-    sum beyond the float range raises ``OverflowError``, as ``math.fsum`` does.
+    Arrays of under 64 terms, non-finite values and sums that leave the float range go to
+    ``math.fsum`` itself (which returns inf / nan or raises ``OverflowError``).
     """
     x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
     if x.size < 64:
@@ -63,21 +65,21 @@ def fsum_array(x: NDArray[np.float64]) -> float:
     lo = np.zeros(_BINS, dtype=np.int64)
     n = 0
     for c, i in enumerate(range(0, x.size, _CHUNK)):
-        b = bits[i:i + _CHUNK]
-        field = b >> _S52  # σ·2048 + E
-        if np.any((field & _EXP) == _EXP):  # an inf or a nan
+        xc, b = x[i:i + _CHUNK], bits[i:i + _CHUNK]
+        key = (b >> _S52).view(np.int64)  # σ·2048 + E
+        x_hi = (b & _HIGH).view(np.float64)
+        hb = np.bincount(key, weights=x_hi, minlength=_BINS)
+        with np.errstate(invalid="ignore"):  # inf − inf: handled below
+            lb = np.bincount(key, weights=xc - x_hi, minlength=_BINS)
+        if not (np.all(np.isfinite(hb)) and np.all(np.isfinite(lb))):  # inf, nan, overflow
             return math.fsum(x.tolist())
-        mag = (b & _FRAC) | (((field & _EXP) != 0).astype(np.uint64) << _S52)  # M
-        key = field.astype(np.intp)
-        lo += np.bincount(key, weights=(mag & _M32).astype(np.float64),
-                          minlength=_BINS).astype(np.int64)
-        hi += np.bincount(key, weights=(mag >> _S32).astype(np.float64),
-                          minlength=_BINS).astype(np.int64)
+        hi += np.ldexp(hb, _TO_HI_UNITS).astype(np.int64)
+        lo += np.ldexp(lb, _TO_LO_UNITS).astype(np.int64)
         if (c + 1) % _FLUSH == 0:
             n += _flush(hi, lo)
             hi[:] = 0
             lo[:] = 0
     n += _flush(hi, lo)
-    if n == 0:  # math.fsum's zero: −0.0 only when every term is −0.0
-        return -0.0 if bool(np.all(bits == np.uint64(1 << 63))) else 0.0
+    if n == 0:  # math.fsum's own zero (its sign for all −0.0 terms varies with Python)
+        return math.fsum([-0.0]) if bool(np.all(bits == np.uint64(1 << 63))) else 0.0
     return n / (1 << 1074)

@@ -35,7 +35,6 @@ import math
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.ndimage import minimum_filter1d
 
 from ..errors import ParameterError
 from ..exact.float_sum import fsum_array
@@ -45,6 +44,8 @@ from .privacy_loss import pair_atoms
 
 def window_min_losses(lr: NDArray[np.float64], S: int) -> NDArray[np.float64]:
     """ln r(y) − min_{1<=s<=S} ln r(y − s) for each y of ``lr`` (−inf off the array)."""
+    from scipy.ndimage import minimum_filter1d  # here: importing scipy.ndimage takes 0.3 s
+
     ext = np.concatenate([np.full(S, -np.inf), lr])
     # m[i] = min(ext[i .. i + S − 1]) = min over y − S .. y − 1 for y = i (index in lr)
     m = minimum_filter1d(ext, size=S, mode="constant", cval=-np.inf, origin=-(S // 2))
