@@ -131,6 +131,10 @@ class VerificationReport:
         Where the worst loss occurs.
     method : str, default ""
         Which analysis produced the numbers (lattice, discrete, continuous, ...).
+    delta_lower : tuple of (float, float), default ()
+        Pairs ``(ε', δ_lo(ε'))`` where the analysis bounds its float error
+        (:func:`hockey_with_error`): the true δ(ε') is at least δ_lo(ε').  The claim fails
+        only when this lower bound exceeds it (else the ``delta_curve`` value is used).
     """
 
     epsilon: float
@@ -139,6 +143,7 @@ class VerificationReport:
     claimed_delta: float | None = None
     worst: dict[str, Any] = field(default_factory=dict)
     method: str = ""
+    delta_lower: tuple[tuple[float, float], ...] = ()
 
     def delta_at(self, eps: float) -> float:
         """The verified δ at one of the computed ε'.
@@ -170,7 +175,8 @@ class VerificationReport:
             return True
         if not self.claimed_delta:
             return self.epsilon <= self.claimed_epsilon * (1 + 1e-12) + 1e-12
-        d = self.delta_at(self.claimed_epsilon)
+        d = dict(self.delta_lower).get(self.claimed_epsilon,
+                                       self.delta_at(self.claimed_epsilon))
         return d <= self.claimed_delta * (1 + 1e-9) + 1e-300
 
     def as_dict(self) -> dict[str, Any]:
@@ -187,6 +193,7 @@ class VerificationReport:
             "claimed_delta": self.claimed_delta,
             "passed": self.passed,
             "delta_curve": [list(p) for p in self.delta_curve],
+            "delta_lower": [list(p) for p in self.delta_lower],
             "worst": self.worst,
             "method": self.method,
         }
@@ -200,6 +207,47 @@ def log_hockey(logp: NDArray[np.float64], logq: NDArray[np.float64], eps: float)
         mask = np.isfinite(logp) & (gap < 0)
         terms = np.exp(logp[mask]) * -np.expm1(gap[mask])
     return float(math.fsum(terms.tolist()))
+
+
+#: unit roundoff of float64
+U = 2.0**-53
+
+
+def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
+                      eps: float) -> tuple[float, float]:
+    """:func:`log_hockey` and a bound B on how far it may exceed the law's true δ.
+
+    The model gives each log-probability as a float ℓ within 2u(1 + |ℓ|) of ln p (u = 2^-53:
+    one rounding of p, then a log correct to 1 ulp -- ``math.log`` of a correctly rounded
+    probability).  For an output y with computed gap ĝ = fl(fl(ℓ_q + ε) − ℓ_p) < 0 the term
+    is t = fl(fl(e^{ℓ_p})·fl(−expm1(ĝ))), against the true p(y)(1 − e^g)_+.  Then
+    |ĝ − g| <= Δ_y = 2u(2 + |ℓ_p| + |ℓ_q|)(1 + 2u) + u(|ℓ_q + ε| + |ĝ|)(1 + 2u)
+    (inputs, then the two roundings; the second part is 0 where q(y) = 0, when ĝ = −inf is
+    exact), and since |(1 − e^a) − (1 − e^b)| <= e^{max(a, b)}|a − b| with both a, b <= Δ_y,
+    the term exceeds the true one by at most p̂(y)Δ_y(1 + 2Δ_y) plus its own relative
+    rounding: e^{ℓ_p} and expm1 within 2 ulp (4u) each, the product u, the exact rounding
+    of the sum u, and p̂ itself within 2u(1 + |ℓ_p|) + 4u of p.  So
+
+        B = 1.01·Σ_y p̂(y)Δ_y + u(13 + 2 max|ℓ_p|)·δ̂
+
+    bounds δ̂ − δ from above (outputs left out because ĝ >= 0 only lower δ̂).  Returns
+    (δ̂, B).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = logq + eps - logp
+        mask = np.isfinite(logp) & (gap < 0)
+        lp, lq, g = logp[mask], logq[mask], gap[mask]
+        p = np.exp(lp)
+        terms = p * -np.expm1(g)
+        matched = np.isfinite(lq)
+        lq0 = np.where(matched, lq, 0.0)
+        arith = np.where(matched, U * (np.abs(lq0 + eps) + np.abs(np.where(matched, g, 0.0))),
+                         0.0)
+        delta_y = (2 * U * (2 + np.abs(lp) + np.abs(lq0)) + arith) * (1 + 2 * U)
+    d = float(math.fsum(terms.tolist()))
+    top = float(np.max(np.abs(lp))) if lp.size else 0.0
+    bound = 1.01 * float(np.sum(p * delta_y * (1 + 2 * delta_y))) + U * (13 + 2 * top) * d
+    return d, bound
 
 
 def pair_loss(logp: NDArray[np.float64], logq: NDArray[np.float64]) -> float:
