@@ -1,7 +1,7 @@
 """The fast paths of a PLD charge at tiny δ give the floats of the slow ones.
 
 A truncated Laplacian table at δ = 10^-300 has ~10^7 cells: its minorant sums them with
-:func:`~dpnoise.exact.float_sum.fsum_array` (``math.fsum``, bit for bit, in chunks), its
+:func:`~dpnoise.float_sum.fsum_array` (``math.fsum``, bit for bit, in chunks), its
 folded pmf skips folds that cannot change a float, and :func:`pair_atoms` builds the atoms
 without padded copies.  Each is checked here against the plain computation on small inputs.
 """
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpnoise.exact import float_sum
+from dpnoise import float_sum
 from dpnoise.exact.folded import FoldedBlockGeometric
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.laws.privacy_loss import pair_atoms

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ParameterError
+from .float_sum import fsum_array
 from .params import as_real_scalar
 from .verify_continuous import verify_continuous
 from .verify_models import (
@@ -178,7 +179,7 @@ def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
     outside = (z < lo) | (z > hi)
     if np.any(finite & outside):
         raise ParameterError("logpmf has mass outside the declared support [lo, hi]")
-    total = math.fsum(np.exp(lp[finite]).tolist())
+    total = fsum_array(np.exp(lp[finite]))
     if abs(total - 1.0) > 1e-9:
         raise ParameterError(f"pmf sums to {total!r}, not 1")
     # loss over every pair at distance <= S with both points possible
@@ -310,8 +311,8 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
             both = np.isfinite(lp) & np.isfinite(lq)
             k = int(np.argmax(np.where(both, np.abs(ratio), -1.0)))
             worst, worst_pair, worst_cell = loss, (a, b), int(j[k])
-        outside = max(0.0, 1.0 - math.fsum(np.exp(lp[np.isfinite(lp)]).tolist()),
-                      1.0 - math.fsum(np.exp(lq[np.isfinite(lq)]).tolist()))
+        outside = max(0.0, 1.0 - fsum_array(np.exp(lp[np.isfinite(lp)])),
+                      1.0 - fsum_array(np.exp(lq[np.isfinite(lq)])))
         for i, e in enumerate(epsilons):
             d = max(log_hockey(lp, lq, e), log_hockey(lq, lp, e))
             deltas[i] = max(deltas[i], min(1.0, d + (outside if e < loss else 0.0)))

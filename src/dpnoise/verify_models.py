@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .float_sum import fsum_array
+
 DEFAULT_EPSILONS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
@@ -206,7 +208,7 @@ def log_hockey(logp: NDArray[np.float64], logq: NDArray[np.float64], eps: float)
         gap = logq + eps - logp  # ln(e^eps q / p)
         mask = np.isfinite(logp) & (gap < 0)
         terms = np.exp(logp[mask]) * -np.expm1(gap[mask])
-    return float(math.fsum(terms.tolist()))
+    return fsum_array(terms)  # = math.fsum (float_sum)
 
 
 #: unit roundoff of float64
@@ -244,7 +246,7 @@ def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
         arith = np.where(matched, U * (np.abs(lq0 + eps) + np.abs(np.where(matched, g, 0.0))),
                          0.0)
         delta_y = (2 * U * (2 + np.abs(lp) + np.abs(lq0)) + arith) * (1 + 2 * U)
-    d = float(math.fsum(terms.tolist()))
+    d = fsum_array(terms)
     top = float(np.max(np.abs(lp))) if lp.size else 0.0
     bound = 1.01 * float(np.sum(p * delta_y * (1 + 2 * delta_y))) + U * (13 + 2 * top) * d
     return d, bound

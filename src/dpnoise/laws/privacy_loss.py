@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..exact.float_sum import fsum_array
+from ..float_sum import fsum_array
 from ..profile import DominatingPairs, LossAtoms, U
 
 
@@ -76,7 +76,7 @@ def log_concave_minorant(logp: NDArray[np.float64], logf: NDArray[np.float64], S
     ``how``: 'ratio' (g = e^{−ρ}f) or 'absolute' (g = (f − c)_+).  Returns the atoms of the
     pairs (G_0, G_S), (G_0, G_{−S}) and the coin λ (the mass of g, rounded down).
 
-    Every mass is an exactly rounded sum (:func:`~dpnoise.exact.float_sum.fsum_array`, the
+    Every mass is an exactly rounded sum (:func:`~dpnoise.float_sum.fsum_array`, the
     float of ``math.fsum`` bit for bit, in linear time on tables of 10^7 cells), taken once:
     fl(Σ e^{lg}) is within u of the mass of the g the code represents, and each e^{lg} is
     within 2u of its value, so λ = fl(Σ)·(1 − 16u) is below the true mass of g.
@@ -109,7 +109,7 @@ def log_concave_minorant(logp: NDArray[np.float64], logf: NDArray[np.float64], S
         work = np.empty_like(lg)
     else:  # pragma: no cover
         raise ParameterError(how)
-    mass = fsum_array(np.exp(lg, out=work))  # = math.fsum: exactly rounded (exact.float_sum)
+    mass = fsum_array(np.exp(lg, out=work))  # = math.fsum: exactly rounded (float_sum)
     lam = mass * (1 - 16 * U)  # mass of g, rounded down
     lg -= math.log(mass)  # G = g/λ
     probs = np.exp(lg, out=work)  # e^{lg} of G, shared by both shifts

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParameterError
-from ..exact.float_sum import fsum_array
+from ..float_sum import fsum_array
 from ..profile import DominatingPairs, LossAtoms, U
 from .privacy_loss import pair_atoms
 
@@ -74,7 +74,7 @@ def residual_mixture_pairs(logp: NDArray[np.float64], logf: NDArray[np.float64],
     pos = np.flatnonzero(g > 0)
     if pos.size == 0 or pos.size != pos[-1] - pos[0] + 1:
         raise ParameterError("no log-concave minorant")
-    mass = fsum_array(g)  # exactly rounded, as math.fsum (exact.float_sum)
+    mass = fsum_array(g)  # exactly rounded, as math.fsum (float_sum)
     lam = mass * (1 - 16 * U)  # mass of g, rounded down
     with np.errstate(divide="ignore"):
         lg = np.log(g[pos[0]:pos[-1] + 1]) - math.log(mass)
