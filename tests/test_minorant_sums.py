@@ -20,6 +20,7 @@ from dpnoise.exact.folded import FoldedBlockGeometric
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.laws.privacy_loss import pair_atoms
 from dpnoise.profile import U
+from dpnoise.verify_models import log_hockey
 
 
 def _bits(x: object) -> bytes:
@@ -103,3 +104,34 @@ def test_pair_atoms_is_the_definition(lg: list[float], s: int, negative: bool) -
     assert _bits(atoms.losses) == _bits(want[0])
     assert np.allclose(atoms.probs, want[1], rtol=4 * U, atol=0)
     assert _bits(atoms.error) == _bits(want[2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1,
+                max_size=150), st.lists(st.integers(0, 150), max_size=4))
+def test_exact_sum_in_pieces_is_math_fsum(values: list[float], cuts: list[int]) -> None:
+    x = np.concatenate([np.array(values), np.array(values) * 2.0**-1000])
+    try:
+        want = math.fsum(x.tolist())
+    except OverflowError:  # also an intermediate overflow of a representable sum
+        return
+    acc = float_sum.ExactSum()
+    for piece in np.split(x, sorted(c % (x.size + 1) for c in cuts)):
+        acc.add(piece)
+    assert _bits(acc.value()) == _bits(want)
+
+
+def test_chunked_hockey_sum_is_the_plain_one() -> None:
+    """:func:`log_hockey` over more than 2^16 outcomes (summed in chunks) gives the float of
+    ``math.fsum`` over all of its terms at once."""
+    rng = np.random.default_rng(3)
+    lp = -rng.uniform(0, 700, 70_000)
+    lq = lp + rng.normal(0, 1, lp.size)
+    lp[::7] = -np.inf
+    lq[::11] = -np.inf
+    for eps in (0.0, 0.5):
+        with np.errstate(invalid="ignore"):
+            gap = lq + eps - lp
+            mask = np.isfinite(lp) & (gap < 0)
+        want = math.fsum((np.exp(lp[mask]) * -np.expm1(gap[mask])).tolist())
+        assert _bits(log_hockey(lp, lq, eps)) == _bits(want)

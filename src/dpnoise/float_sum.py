@@ -20,7 +20,9 @@ sum beyond the float range shows up as inf, and then ``math.fsum`` itself is cal
 bin sums are scaled to integers (``ldexp``, exact), added as int64 (exact for 2^15 chunks,
 then flushed into a Python integer), N is formed once, and N / 2^1074 is rounded once by
 Python's correctly rounded integer true division -- round-half-even, as ``math.fsum``.
-The same float, bit for bit, in five passes over the data.
+The same float, bit for bit, in five passes over the data.  :class:`ExactSum` keeps the
+integer bins between calls, so a sum can be fed in pieces (the verifier's hockey-stick sums
+over 10^7 outcomes, in cache-sized chunks).
 """
 
 from __future__ import annotations
@@ -51,35 +53,79 @@ def _flush(hi: NDArray[np.int64], lo: NDArray[np.int64]) -> int:
     return total
 
 
-def fsum_array(x: NDArray[np.float64]) -> float:
-    """``math.fsum(x.tolist())`` for a float64 array (flattened), bit for bit.
+class ExactSum:
+    """A running exact sum of float64 terms given in arrays of any sizes, in any order.
 
-    Arrays of under 64 terms, non-finite values and sums that leave the float range go to
-    ``math.fsum`` itself (which returns inf / nan or raises ``OverflowError``).
+    :meth:`value` is ``math.fsum`` of every term added, bit for bit (the module docstring's
+    N, rounded once), so a long sum can be fed in cache-sized chunks.  Non-finite terms give
+    ``math.fsum``'s own result for them (inf, nan, or its ``ValueError`` for inf − inf).
     """
-    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
-    if x.size < 64:
-        return math.fsum(x.tolist())
-    bits = x.view(np.uint64)
-    hi = np.zeros(_BINS, dtype=np.int64)
-    lo = np.zeros(_BINS, dtype=np.int64)
-    n = 0
-    for c, i in enumerate(range(0, x.size, _CHUNK)):
-        xc, b = x[i:i + _CHUNK], bits[i:i + _CHUNK]
+
+    def __init__(self) -> None:
+        self._hi = np.zeros(_BINS, dtype=np.int64)
+        self._lo = np.zeros(_BINS, dtype=np.int64)
+        self._chunks = 0
+        self._n = 0
+        self._specials: set[float] = set()  # the kinds of non-finite terms seen
+        self._only_negative_zeros = True
+
+    def add(self, x: NDArray[np.float64]) -> None:
+        """Add every term of ``x`` (flattened)."""
+        x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+        bits = x.view(np.uint64)
+        for i in range(0, x.size, _CHUNK):
+            self._add_chunk(x[i:i + _CHUNK], bits[i:i + _CHUNK])
+
+    def _add_chunk(self, xc: NDArray[np.float64], b: NDArray[np.uint64]) -> None:
         key = (b >> _S52).view(np.int64)  # σ·2048 + E
         x_hi = (b & _HIGH).view(np.float64)
         hb = np.bincount(key, weights=x_hi, minlength=_BINS)
         with np.errstate(invalid="ignore"):  # inf − inf: handled below
             lb = np.bincount(key, weights=xc - x_hi, minlength=_BINS)
         if not (np.all(np.isfinite(hb)) and np.all(np.isfinite(lb))):  # inf, nan, overflow
-            return math.fsum(x.tolist())
-        hi += np.ldexp(hb, _TO_HI_UNITS).astype(np.int64)
-        lo += np.ldexp(lb, _TO_LO_UNITS).astype(np.int64)
-        if (c + 1) % _FLUSH == 0:
-            n += _flush(hi, lo)
-            hi[:] = 0
-            lo[:] = 0
-    n += _flush(hi, lo)
-    if n == 0:  # math.fsum's own zero (its sign for all −0.0 terms varies with Python)
-        return math.fsum([-0.0]) if bool(np.all(bits == np.uint64(1 << 63))) else 0.0
-    return n / (1 << 1074)
+            self._add_rare(xc)
+            return
+        if self._only_negative_zeros and (hb.any() or lb.any()
+                                          or not np.all(b == np.uint64(1 << 63))):
+            self._only_negative_zeros = False
+        self._hi += np.ldexp(hb, _TO_HI_UNITS).astype(np.int64)
+        self._lo += np.ldexp(lb, _TO_LO_UNITS).astype(np.int64)
+        self._chunks += 1
+        if self._chunks % _FLUSH == 0:
+            self._n += _flush(self._hi, self._lo)
+            self._hi[:] = 0
+            self._lo[:] = 0
+
+    def _add_rare(self, xc: NDArray[np.float64]) -> None:
+        """A chunk with non-finite terms or bin sums beyond the float range: its finite
+        terms one by one as exact integers (N's units of 2^-1074), its others by kind."""
+        self._only_negative_zeros = False
+        fin = np.isfinite(xc)
+        self._specials.update(float(v) if not math.isnan(v) else math.nan
+                              for v in set(xc[~fin].tolist()))
+        for v in xc[fin].tolist():
+            num, den = v.as_integer_ratio()  # den = 2^k, k <= 1074
+            self._n += num * ((1 << 1074) // den)
+
+    def value(self) -> float:
+        """``math.fsum`` of every term added so far."""
+        if self._specials:
+            return math.fsum(sorted(self._specials, key=repr))
+        n = self._n + _flush(self._hi, self._lo)
+        if n == 0:  # math.fsum's own zero (its sign for all −0.0 terms varies with Python)
+            return math.fsum([-0.0]) if self._only_negative_zeros and self._chunks else 0.0
+        return n / (1 << 1074)
+
+
+def fsum_array(x: NDArray[np.float64]) -> float:
+    """``math.fsum(x.tolist())`` for a float64 array (flattened), bit for bit.
+
+    Non-finite values give ``math.fsum``'s result for them; an exact sum beyond the float
+    range raises ``OverflowError``, as ``math.fsum`` does.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    if x.size < 64:
+        return math.fsum(x.tolist())
+    acc = ExactSum()
+    acc.add(x)
+    return acc.value()
