@@ -14,12 +14,13 @@ exact sum is N·2^−1074 for the integer
 Each x is split without error into x_hi (x with the 26 low fraction bits cleared) and
 x_lo = x − x_hi (exact: the two share their leading bits, or are both subnormal).  In a bin,
 x_hi is an integer multiple of 2^(e − 1049) below 2^27 of them and x_lo one of 2^(e − 1075)
-below 2^26, so over a chunk of at most 2^20 terms every partial sum that ``numpy.bincount``
-forms is an integer multiple of the unit below 2^47 of them: it is exact in float64 (a bin
-sum beyond the float range shows up as inf, and then ``math.fsum`` itself is called).  The
-bin sums are scaled to integers (``ldexp``, exact), added as int64 (exact for 2^15 chunks,
-then flushed into a Python integer), N is formed once, and N / 2^1074 is rounded once by
-Python's correctly rounded integer true division -- round-half-even, as ``math.fsum``.
+below 2^26, so over a chunk of at most 2^18 terms (2 MB: it stays in cache) every partial
+sum that ``numpy.bincount`` forms is an integer multiple of the unit below 2^45 of them:
+it is exact in float64 (a bin sum beyond the float range shows up as inf, and then that
+chunk's terms are added one by one as Python integers).  The bin sums are scaled to
+integers (``ldexp``, exact), added as int64 (exact for 2^15 chunks, then flushed into a
+Python integer), N is formed once, and N / 2^1074 is rounded once by Python's correctly
+rounded integer true division -- round-half-even, as ``math.fsum``.
 The same float, bit for bit, in five passes over the data.  :class:`ExactSum` keeps the
 integer bins between calls, so a sum can be fed in pieces (the verifier's hockey-stick sums
 over 10^7 outcomes, in cache-sized chunks).
@@ -32,9 +33,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-#: terms per chunk: every bin's float partial sum stays an integer below 2^47 units
-_CHUNK = 1 << 20
-#: chunks of int64 bin sums (each below 2^47) added before a flush into a Python integer
+#: terms per chunk: every bin's float partial sum stays an integer below 2^45 units
+_CHUNK = 1 << 18
+#: chunks of int64 bin sums (each below 2^45) added before a flush into a Python integer
 _FLUSH = 1 << 15
 _SPLIT = 26  # low fraction bits that go to x_lo
 _HIGH = np.uint64(((1 << 64) - 1) ^ ((1 << _SPLIT) - 1))

@@ -45,6 +45,10 @@ def pair_atoms(lg: NDArray[np.float64], shift: int,
     """
     lg = np.asarray(lg, dtype=np.float64)
     n, s = lg.size, abs(int(shift))
+    p = np.exp(lg) if probs is None else probs
+    if 0 < s < n and bool(np.isfinite(lg).all()):  # the same floats, without masks
+        loss, err = _finite_pair_losses(lg, int(shift))
+        return LossAtoms(loss, p, err)
     lq = np.full(n, -np.inf)  # lg(y − shift) aligned with lg(y)
     if s < n:
         if shift > 0:
@@ -60,11 +64,26 @@ def pair_atoms(lg: NDArray[np.float64], shift: int,
     err += np.abs(lq, out=lq)
     err *= 8 * U
     err += 1e-13
-    p = np.exp(lg) if probs is None else probs
     support = np.isfinite(lg)
     if not support.all():
         loss, p, err = loss[support], p[support], err[support]
     return LossAtoms(loss, p, err)
+
+
+def _finite_pair_losses(lg: NDArray[np.float64], shift: int
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(losses, errors) of :func:`pair_atoms` when every lg is finite and |shift| < len."""
+    s = abs(shift)
+    loss = np.empty(lg.size)
+    err = np.abs(lg)
+    mine, theirs, unmatched = ((slice(s, None), slice(None, -s), slice(None, s)) if shift > 0
+                               else (slice(None, -s), slice(s, None), slice(-s, None)))
+    np.subtract(lg[mine], lg[theirs], out=loss[mine])
+    loss[unmatched] = np.inf
+    err[mine] += np.abs(lg[theirs])
+    err *= 8 * U
+    err += 1e-13
+    return loss, err
 
 
 def log_concave_minorant(logp: NDArray[np.float64], logf: NDArray[np.float64], S: int,
