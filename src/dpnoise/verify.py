@@ -60,7 +60,7 @@ from .verify_models import (
     LatticeFamily,
     VerificationReport,
     discrete_pair,
-    hockey_with_error,
+    hockey_curve_with_error,
     log_hockey,
     pair_loss,
     pairs_from_inputs,
@@ -249,8 +249,9 @@ def _worst_pair(
         loss = pair_loss(lp, lq)
         if loss > worst_loss:
             worst_loss, worst_pair = loss, (a, b)
-        for i, e in enumerate(epsilons):
-            for d, err in (hockey_with_error(lp, lq, e), hockey_with_error(lq, lp, e)):
+        for ds, errs in (hockey_curve_with_error(lp, lq, epsilons),
+                         hockey_curve_with_error(lq, lp, epsilons)):
+            for i, (d, err) in enumerate(zip(ds, errs, strict=True)):
                 worst_delta[i] = max(worst_delta[i], d)
                 worst_lower[i] = max(worst_lower[i], d - err)
     return worst_loss, worst_pair, worst_delta, worst_lower

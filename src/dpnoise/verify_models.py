@@ -249,22 +249,34 @@ def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
         B = 1.01·Σ_y p̂(y)Δ_y + u(13 + 2 max|ℓ_p|)·δ̂
 
     bounds δ̂ − δ from above (outputs left out because ĝ >= 0 only lower δ̂).  Returns
-    (δ̂, B).
+    (δ̂, B); :func:`hockey_curve_with_error` does every ε' at once.
     """
+    d, bound = hockey_curve_with_error(logp, logq, [eps])
+    return d[0], bound[0]
+
+
+def hockey_curve_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
+                            epsilons: Sequence[float]) -> tuple[list[float], list[float]]:
+    """:func:`hockey_with_error` at each ε' of ``epsilons`` (one row per ε'): the same δ̂
+    floats as :func:`log_hockey`, each with its bound B."""
+    logp = np.asarray(logp, dtype=np.float64).reshape(-1)
+    logq = np.asarray(logq, dtype=np.float64).reshape(-1)
+    e = np.asarray(epsilons, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore", over="ignore"):
-        gap = logq + eps - logp
+        gap = logq + e - logp  # fl(fl(ℓ_q + ε) − ℓ_p), as log_hockey
         mask = np.isfinite(logp) & (gap < 0)
-        lp, lq, g = logp[mask], logq[mask], gap[mask]
-        p = np.exp(lp)
-        terms = p * -np.expm1(g)
-        matched = np.isfinite(lq)
-        lq0 = np.where(matched, lq, 0.0)
-        arith = np.where(matched, U * (np.abs(lq0 + eps) + np.abs(np.where(matched, g, 0.0))),
-                         0.0)
-        delta_y = (2 * U * (2 + np.abs(lp) + np.abs(lq0)) + arith) * (1 + 2 * U)
-    d = fsum_array(terms)
-    top = float(np.max(np.abs(lp))) if lp.size else 0.0
-    bound = 1.01 * float(np.sum(p * delta_y * (1 + 2 * delta_y))) + U * (13 + 2 * top) * d
+        p = np.exp(logp)
+        terms = np.where(mask, p * -np.expm1(gap), 0.0)
+        matched = np.isfinite(logq)
+        lq0 = np.where(matched, logq, 0.0)
+        arith = np.where(matched, U * (np.abs(lq0 + e) + np.abs(np.where(mask, gap, 0.0))), 0.0)
+        delta_y = (2 * U * (2 + np.abs(np.where(mask, logp, 0.0)) + np.abs(lq0)) + arith) \
+            * (1 + 2 * U)
+        spread = np.where(mask, p * delta_y * (1 + 2 * delta_y), 0.0).sum(axis=1)
+        top = np.where(mask, np.abs(logp), 0.0).max(axis=1, initial=0.0)
+    d = [fsum_array(row) for row in terms]
+    bound = [1.01 * float(s) + U * (13 + 2 * float(t)) * dk
+             for s, t, dk in zip(spread, top, d, strict=True)]
     return d, bound
 
 
