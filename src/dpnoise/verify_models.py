@@ -239,17 +239,20 @@ def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
     one rounding of p, then a log correct to 1 ulp -- ``math.log`` of a correctly rounded
     probability).  For an output y with computed gap ĝ = fl(fl(ℓ_q + ε) − ℓ_p) < 0 the term
     is t = fl(fl(e^{ℓ_p})·fl(−expm1(ĝ))), against the true p(y)(1 − e^g)_+.  Then
-    |ĝ − g| <= Δ_y = 2u(2 + |ℓ_p| + |ℓ_q|)(1 + 2u) + u(|ℓ_q + ε| + |ĝ|)(1 + 2u)
-    (inputs, then the two roundings; the second part is 0 where q(y) = 0, when ĝ = −inf is
-    exact), and since |(1 − e^a) − (1 − e^b)| <= e^{max(a, b)}|a − b| with both a, b <= Δ_y,
-    the term exceeds the true one by at most p̂(y)Δ_y(1 + 2Δ_y) plus its own relative
-    rounding: e^{ℓ_p} and expm1 within 2 ulp (4u) each, the product u, the exact rounding
-    of the sum u, and p̂ itself within 2u(1 + |ℓ_p|) + 4u of p.  So
+    |ĝ − g| <= 2u(2 + |ℓ_p| + |ℓ_q|) + u(|ℓ_q + ε| + |ĝ|)(1 + 2u) (inputs, then the two
+    roundings; where q(y) = 0, ĝ = −inf and the term p̂ are exact, and only ℓ_p's error
+    counts), and since |ĝ| <= |ℓ_q| + |ε| + |ℓ_p| (1 + 2u) this is at most
+    Δ_y = u(4 + 3|ℓ_p| + 4|ℓ_q| + 2|ε|)(1 + 4u) (ℓ_q read as 0 where q(y) = 0).  As
+    |(1 − e^a) − (1 − e^b)| <= e^{max(a, b)}|a − b| with a, b <= Δ_y, the term exceeds the
+    true one by at most p̂(y)Δ_y(1 + 2Δ_y) plus its own relative rounding: e^{ℓ_p} and
+    expm1 within 2 ulp (4u) each, the product u, the exact rounding of the sum u, and p̂
+    itself within 2u(1 + |ℓ_p|) + 4u of p.  So
 
         B = 1.01·Σ_y p̂(y)Δ_y + u(13 + 2 max|ℓ_p|)·δ̂
 
-    bounds δ̂ − δ from above (outputs left out because ĝ >= 0 only lower δ̂).  Returns
-    (δ̂, B); :func:`hockey_curve_with_error` does every ε' at once.
+    bounds δ̂ − δ from above (outputs left out because ĝ >= 0 only lower δ̂; 1.01 covers
+    the factors 1 + O(u) and 1 + 2Δ_y, and the float error of B's own sums).  Returns
+    (δ̂, B); :func:`hockey_curve_with_error` does every ε' of a pair at once.
     """
     d, bound = hockey_curve_with_error(logp, logq, [eps])
     return d[0], bound[0]
@@ -257,27 +260,27 @@ def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
 
 def hockey_curve_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
                             epsilons: Sequence[float]) -> tuple[list[float], list[float]]:
-    """:func:`hockey_with_error` at each ε' of ``epsilons`` (one row per ε'): the same δ̂
-    floats as :func:`log_hockey`, each with its bound B."""
+    """:func:`hockey_with_error` at each ε' of ``epsilons``: the same δ̂ floats as
+    :func:`log_hockey`, each with its bound B (the ε'-free parts computed once)."""
     logp = np.asarray(logp, dtype=np.float64).reshape(-1)
     logq = np.asarray(logq, dtype=np.float64).reshape(-1)
-    e = np.asarray(epsilons, dtype=np.float64)[:, None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        gap = logq + e - logp  # fl(fl(ℓ_q + ε) − ℓ_p), as log_hockey
-        mask = np.isfinite(logp) & (gap < 0)
-        p = np.exp(logp)
-        terms = np.where(mask, p * -np.expm1(gap), 0.0)
-        matched = np.isfinite(logq)
-        lq0 = np.where(matched, logq, 0.0)
-        arith = np.where(matched, U * (np.abs(lq0 + e) + np.abs(np.where(mask, gap, 0.0))), 0.0)
-        delta_y = (2 * U * (2 + np.abs(np.where(mask, logp, 0.0)) + np.abs(lq0)) + arith) \
-            * (1 + 2 * U)
-        spread = np.where(mask, p * delta_y * (1 + 2 * delta_y), 0.0).sum(axis=1)
-        top = np.where(mask, np.abs(logp), 0.0).max(axis=1, initial=0.0)
-    d = [fsum_array(row) for row in terms]
-    bound = [1.01 * float(s) + U * (13 + 2 * float(t)) * dk
-             for s, t, dk in zip(spread, top, d, strict=True)]
-    return d, bound
+    finite = np.isfinite(logp)
+    abs_p = np.where(finite, np.abs(logp), 0.0)
+    abs_q = np.where(np.isfinite(logq), np.abs(logq), 0.0)
+    p = np.exp(logp)
+    weight = p * (4 + 3 * abs_p + 4 * abs_q)  # p̂·Δ_y/u without its ε part
+    top = float(abs_p.max(initial=0.0))
+    ds, bounds = [], []
+    for eps in epsilons:
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = logq + eps - logp  # as log_hockey
+            mask = finite & (gap < 0)
+            d = fsum_array(p[mask] * -np.expm1(gap[mask]))
+        spread = U * (1 + 4 * U) * (float(weight[mask].sum())
+                                    + 2 * abs(eps) * float(p[mask].sum()))
+        ds.append(d)
+        bounds.append(1.01 * spread + U * (13 + 2 * top) * d)
+    return ds, bounds
 
 
 def pair_loss(logp: NDArray[np.float64], logq: NDArray[np.float64]) -> float:
