@@ -16,8 +16,8 @@ from dpnoise import kernels
 from dpnoise.exact import alias
 from dpnoise.exact import quantize_wide as quantize_wide_module
 from dpnoise.exact.discrete_gaussian import grid_sigma2
-from dpnoise.exact.float_sum import fsum_array
 from dpnoise.exact.quantize_wide import quantize_wide
+from dpnoise.float_sum import fsum_array
 from dpnoise.laws import discrete_gaussian as dg
 from dpnoise.laws import discrete_gaussian_search as dgs
 

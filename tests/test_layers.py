@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "dpnoise"
 #: the top-level modules that every layer may use (errors, parameters, randomness, grids).
 LAYERS: list[set[str]] = [
     {"errors", "params", "randomness", "checked_source", "keystream", "domain", "grid",
-     "progress", "kernels",
+     "progress", "kernels", "float_sum",
      "parallel", "verify", "verify_models", "verify_continuous", "verify_renyi", "audit", "views",
      "profile"},
     {"exact"},

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ParameterError
+from .float_sum import fsum_array
 from .params import as_real_scalar
 from .verify_continuous import verify_continuous
 from .verify_models import (
@@ -59,6 +60,7 @@ from .verify_models import (
     LatticeFamily,
     VerificationReport,
     discrete_pair,
+    hockey_curve_with_error,
     log_hockey,
     pair_loss,
     pairs_from_inputs,
@@ -177,7 +179,7 @@ def _verify_finite_lattice(model: FiniteLattice, epsilons: Sequence[float]
     outside = (z < lo) | (z > hi)
     if np.any(finite & outside):
         raise ParameterError("logpmf has mass outside the declared support [lo, hi]")
-    total = math.fsum(np.exp(lp[finite]).tolist())
+    total = fsum_array(np.exp(lp[finite]))
     if abs(total - 1.0) > 1e-9:
         raise ParameterError(f"pmf sums to {total!r}, not 1")
     # loss over every pair at distance <= S with both points possible
@@ -220,12 +222,13 @@ def _worst_pair(
     epsilons: Sequence[float],
     *,
     order: Callable[[Any], Any] | None = None,
-) -> tuple[float, tuple[Any, Any] | None, list[float]]:
+) -> tuple[float, tuple[Any, Any] | None, list[float], list[float]]:
     """The worst ordered pair of finite laws: over every pair, the exact loss and δ(ε)
     on the union of the two supports (:func:`discrete_pair`); returns the largest loss,
-    the pair that attains it and the pointwise largest δ curve.  ``law(x) -> (outputs,
-    logp)`` is evaluated once per input; ``order`` sorts the outputs (default: their own
-    order; ``repr`` when they are of mixed types)."""
+    the pair that attains it, the pointwise largest δ curve and the pointwise largest
+    proven lower bound δ − B (:func:`~dpnoise.verify_models.hockey_with_error`, both
+    directions).  ``law(x) -> (outputs, logp)`` is evaluated once per input; ``order``
+    sorts the outputs (default: their own order; ``repr`` when they are of mixed types)."""
     cache: dict[Any, dict[Any, float]] = {}
 
     def logpmf(x: Any) -> dict[Any, float]:
@@ -237,16 +240,21 @@ def _worst_pair(
 
     worst_loss, worst_pair = -1.0, None
     worst_delta = [0.0] * len(epsilons)
+    worst_lower = [0.0] * len(epsilons)
     for a, b in pairs:
         la, lb = logpmf(a), logpmf(b)
         keys = sorted(set(la) | set(lb), key=order)
         lp = np.array([la.get(k, -math.inf) for k in keys])
         lq = np.array([lb.get(k, -math.inf) for k in keys])
-        loss, deltas = discrete_pair(lp, lq, epsilons)
+        loss = pair_loss(lp, lq)
         if loss > worst_loss:
             worst_loss, worst_pair = loss, (a, b)
-        worst_delta = [max(u, v) for u, v in zip(worst_delta, deltas, strict=True)]
-    return worst_loss, worst_pair, worst_delta
+        for ds, errs in (hockey_curve_with_error(lp, lq, epsilons),
+                         hockey_curve_with_error(lq, lp, epsilons)):
+            for i, (d, err) in enumerate(zip(ds, errs, strict=True)):
+                worst_delta[i] = max(worst_delta[i], d)
+                worst_lower[i] = max(worst_lower[i], d - err)
+    return worst_loss, worst_pair, worst_delta, worst_lower
 
 
 def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> VerificationReport:
@@ -255,10 +263,11 @@ def _verify_discrete(model: DiscreteFamily, epsilons: Sequence[float]) -> Verifi
     )
     if not pairs:
         raise ParameterError("no neighbouring pairs to verify")
-    worst_loss, worst_pair, worst_delta = _worst_pair(model.law, pairs, epsilons)
+    worst_loss, worst_pair, worst_delta, lower = _worst_pair(model.law, pairs, epsilons)
     return VerificationReport(
         epsilon=worst_loss,
         delta_curve=tuple(zip(epsilons, worst_delta, strict=True)),
+        delta_lower=tuple(zip(epsilons, lower, strict=True)),
         worst={"pair": worst_pair, "pairs_checked": len(pairs)},
         method="discrete: exact sums over the union of supports",
     )
@@ -303,8 +312,8 @@ def _verify_lattice_family(model: LatticeFamily, epsilons: Sequence[float]
             both = np.isfinite(lp) & np.isfinite(lq)
             k = int(np.argmax(np.where(both, np.abs(ratio), -1.0)))
             worst, worst_pair, worst_cell = loss, (a, b), int(j[k])
-        outside = max(0.0, 1.0 - math.fsum(np.exp(lp[np.isfinite(lp)]).tolist()),
-                      1.0 - math.fsum(np.exp(lq[np.isfinite(lq)]).tolist()))
+        outside = max(0.0, 1.0 - fsum_array(np.exp(lp[np.isfinite(lp)])),
+                      1.0 - fsum_array(np.exp(lq[np.isfinite(lq)])))
         for i, e in enumerate(epsilons):
             d = max(log_hockey(lp, lq, e), log_hockey(lq, lp, e))
             deltas[i] = max(deltas[i], min(1.0, d + (outside if e < loss else 0.0)))
@@ -342,10 +351,11 @@ def verify_neighbours(
     eps_list = _epsilon_list(epsilons)
     if claimed_epsilon is not None and claimed_epsilon not in eps_list:
         eps_list.append(float(claimed_epsilon))
-    worst_loss, worst_pair, worst_delta = _worst_pair(law, pairs, eps_list, order=repr)
+    worst_loss, worst_pair, worst_delta, lower = _worst_pair(law, pairs, eps_list, order=repr)
     return VerificationReport(
         epsilon=worst_loss,
         delta_curve=tuple(zip(eps_list, worst_delta, strict=True)),
+        delta_lower=tuple(zip(eps_list, lower, strict=True)),
         claimed_epsilon=claimed_epsilon,
         claimed_delta=claimed_delta,
         worst={"pair": repr(worst_pair), "pairs_checked": len(pairs)},
@@ -437,4 +447,5 @@ def verify(
         claimed_delta=claimed.delta,
         worst=report.worst,
         method=report.method,
+        delta_lower=report.delta_lower,
     )

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .float_sum import ExactSum, fsum_array
+
 DEFAULT_EPSILONS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
@@ -131,6 +133,10 @@ class VerificationReport:
         Where the worst loss occurs.
     method : str, default ""
         Which analysis produced the numbers (lattice, discrete, continuous, ...).
+    delta_lower : tuple of (float, float), default ()
+        Pairs ``(ε', δ_lo(ε'))`` where the analysis bounds its float error
+        (:func:`hockey_with_error`): the true δ(ε') is at least δ_lo(ε').  The claim fails
+        only when this lower bound exceeds it (else the ``delta_curve`` value is used).
     """
 
     epsilon: float
@@ -139,6 +145,7 @@ class VerificationReport:
     claimed_delta: float | None = None
     worst: dict[str, Any] = field(default_factory=dict)
     method: str = ""
+    delta_lower: tuple[tuple[float, float], ...] = ()
 
     def delta_at(self, eps: float) -> float:
         """The verified δ at one of the computed ε'.
@@ -170,7 +177,8 @@ class VerificationReport:
             return True
         if not self.claimed_delta:
             return self.epsilon <= self.claimed_epsilon * (1 + 1e-12) + 1e-12
-        d = self.delta_at(self.claimed_epsilon)
+        d = dict(self.delta_lower).get(self.claimed_epsilon,
+                                       self.delta_at(self.claimed_epsilon))
         return d <= self.claimed_delta * (1 + 1e-9) + 1e-300
 
     def as_dict(self) -> dict[str, Any]:
@@ -187,6 +195,7 @@ class VerificationReport:
             "claimed_delta": self.claimed_delta,
             "passed": self.passed,
             "delta_curve": [list(p) for p in self.delta_curve],
+            "delta_lower": [list(p) for p in self.delta_lower],
             "worst": self.worst,
             "method": self.method,
         }
@@ -194,12 +203,84 @@ class VerificationReport:
 
 # ---------------------------------------------------------------- primitives
 def log_hockey(logp: NDArray[np.float64], logq: NDArray[np.float64], eps: float) -> float:
-    """Σ (p − e^eps q)_+ over aligned outcomes, accurate for tiny masses."""
+    """Σ (p − e^eps q)_+ over aligned outcomes, accurate for tiny masses.
+
+    The terms are summed exactly rounded (``math.fsum``'s float, :class:`ExactSum`), in
+    chunks of 2^16 outcomes so that a support of 10^7 points stays in cache."""
+    logp = np.asarray(logp, dtype=np.float64).reshape(-1)
+    logq = np.asarray(logq, dtype=np.float64).reshape(-1)
+    step = 1 << 16
+    if logp.size <= step:
+        return fsum_array(_hockey_terms(logp, logq, eps))
+    acc = ExactSum()
+    for i in range(0, logp.size, step):
+        acc.add(_hockey_terms(logp[i:i + step], logq[i:i + step], eps))
+    return acc.value()
+
+
+def _hockey_terms(logp: NDArray[np.float64], logq: NDArray[np.float64],
+                  eps: float) -> NDArray[np.float64]:
+    """The positive terms p(1 − e^{ln q + ε − ln p}) of :func:`log_hockey`."""
     with np.errstate(invalid="ignore", over="ignore"):
         gap = logq + eps - logp  # ln(e^eps q / p)
         mask = np.isfinite(logp) & (gap < 0)
-        terms = np.exp(logp[mask]) * -np.expm1(gap[mask])
-    return float(math.fsum(terms.tolist()))
+        return np.exp(logp[mask]) * -np.expm1(gap[mask])
+
+
+#: unit roundoff of float64
+U = 2.0**-53
+
+
+def hockey_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
+                      eps: float) -> tuple[float, float]:
+    """:func:`log_hockey` and a bound B on how far it may exceed the law's true δ.
+
+    The model gives each log-probability as a float ℓ within 2u(1 + |ℓ|) of ln p (u = 2^-53:
+    one rounding of p, then a log correct to 1 ulp -- ``math.log`` of a correctly rounded
+    probability).  For an output y with computed gap ĝ = fl(fl(ℓ_q + ε) − ℓ_p) < 0 the term
+    is t = fl(fl(e^{ℓ_p})·fl(−expm1(ĝ))), against the true p(y)(1 − e^g)_+.  Then
+    |ĝ − g| <= 2u(2 + |ℓ_p| + |ℓ_q|) + u(|ℓ_q + ε| + |ĝ|)(1 + 2u) (inputs, then the two
+    roundings; where q(y) = 0, ĝ = −inf and the term p̂ are exact, and only ℓ_p's error
+    counts), and since |ĝ| <= |ℓ_q| + |ε| + |ℓ_p| (1 + 2u) this is at most
+    Δ_y = u(4 + 3|ℓ_p| + 4|ℓ_q| + 2|ε|)(1 + 4u) (ℓ_q read as 0 where q(y) = 0).  As
+    |(1 − e^a) − (1 − e^b)| <= e^{max(a, b)}|a − b| with a, b <= Δ_y, the term exceeds the
+    true one by at most p̂(y)Δ_y(1 + 2Δ_y) plus its own relative rounding: e^{ℓ_p} and
+    expm1 within 2 ulp (4u) each, the product u, the exact rounding of the sum u, and p̂
+    itself within 2u(1 + |ℓ_p|) + 4u of p.  So
+
+        B = 1.01·Σ_y p̂(y)Δ_y + u(13 + 2 max|ℓ_p|)·δ̂
+
+    bounds δ̂ − δ from above (outputs left out because ĝ >= 0 only lower δ̂; 1.01 covers
+    the factors 1 + O(u) and 1 + 2Δ_y, and the float error of B's own sums).  Returns
+    (δ̂, B); :func:`hockey_curve_with_error` does every ε' of a pair at once.
+    """
+    d, bound = hockey_curve_with_error(logp, logq, [eps])
+    return d[0], bound[0]
+
+
+def hockey_curve_with_error(logp: NDArray[np.float64], logq: NDArray[np.float64],
+                            epsilons: Sequence[float]) -> tuple[list[float], list[float]]:
+    """:func:`hockey_with_error` at each ε' of ``epsilons``: the same δ̂ floats as
+    :func:`log_hockey`, each with its bound B (the ε'-free parts computed once)."""
+    logp = np.asarray(logp, dtype=np.float64).reshape(-1)
+    logq = np.asarray(logq, dtype=np.float64).reshape(-1)
+    finite = np.isfinite(logp)
+    abs_p = np.where(finite, np.abs(logp), 0.0)
+    abs_q = np.where(np.isfinite(logq), np.abs(logq), 0.0)
+    p = np.exp(logp)
+    weight = p * (4 + 3 * abs_p + 4 * abs_q)  # p̂·Δ_y/u without its ε part
+    top = float(abs_p.max(initial=0.0))
+    ds, bounds = [], []
+    for eps in epsilons:
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = logq + eps - logp  # as log_hockey
+            mask = finite & (gap < 0)
+            d = fsum_array(p[mask] * -np.expm1(gap[mask]))
+        spread = U * (1 + 4 * U) * (float(weight[mask].sum())
+                                    + 2 * abs(eps) * float(p[mask].sum()))
+        ds.append(d)
+        bounds.append(1.01 * spread + U * (13 + 2 * top) * d)
+    return ds, bounds
 
 
 def pair_loss(logp: NDArray[np.float64], logq: NDArray[np.float64]) -> float:

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
+from ..float_sum import fsum_array
 from ..kernels import MIN_VALUES
 from ..kernels.keyed import (
     CompiledJob,
@@ -39,7 +40,6 @@ from ..kernels.keyed import (
 from ..randomness import RandomSource
 from .alias import AliasTable, quantize_weights_array
 from .block_words import alias_outcome
-from .float_sum import fsum_array
 
 #: largest table (entries); σ up to ~2^13
 MAX_ENTRIES = 1 << 18

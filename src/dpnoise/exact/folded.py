@@ -134,12 +134,35 @@ class FoldedBlockGeometric:
             return 0.0
         return -math.log(-math.expm1(-self.cycle_halvings * LN2))
 
+    @cached_property
+    def _one_fold(self) -> bool:
+        """True when the folds i >= 1 of (F) cannot change the float ln p_n(j) of logpmf.
+
+        For i >= 1, q(j + i·n) − q(j) >= ⌊n/M⌋, so p(j + i·n)/p(j) <= 2^-⌊n/M⌋·W_max/W_min.
+        If that is below e^-40/folds (with a 10^-6 margin for the logs' float error),
+        logpmf's row sum is 1.0 (the row maximum, fold 0, gives exp(0) = 1) plus at most
+        e^-40 < 2^-53 of other terms, in whatever order they are added: it rounds to 1.0,
+        its log is 0.0, and the row's value is ln p(j) exactly as computed by
+        :meth:`log_point`.  Skipping the other folds then gives the same floats.
+        """
+        lw = self.log_w
+        if not bool(np.all(np.isfinite(lw))):
+            return False
+        spread = float(lw.max() - lw.min())
+        return -(self.n // self.M) * LN2 + spread + 1e-6 <= -40.0 - math.log(self.folds)
+
     def logpmf(self, j: ArrayLike) -> NDArray[np.float64]:
         """ln p_n(j) (−inf outside 0..n−1) by the fold sum (F) of point masses."""
         j = np.asarray(j, dtype=np.int64)
         inside = (j >= 0) & (j < self.n)
         jj = np.where(inside, j, 0).reshape(-1)
         out = np.empty(jj.size)
+        if self._one_fold:  # the same floats as the fold sum below (see _one_fold)
+            for s in range(0, jj.size, 1 << 20):  # chunks: small temporaries
+                out[s : s + (1 << 20)] = self.log_point(jj[s : s + (1 << 20)])
+            out += self._cycle_log_factor()
+            out[~inside.reshape(-1)] = -np.inf
+            return out.reshape(j.shape)
         step = max(1, (1 << 22) // self.folds)
         offs = self._fold_offsets()
         for s in range(0, jj.size, step):

@@ -31,7 +31,7 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError
-from ..exact.float_sum import fsum_array
+from ..float_sum import fsum_array
 
 REL_MARGIN = 1e-9
 MAX_SIGMA2 = 1e10

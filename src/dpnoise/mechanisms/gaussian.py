@@ -55,9 +55,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError, PrecisionError
 from ..exact.alias import AliasTable, exact_sum, largest_first
-from ..exact.float_sum import fsum_array
 from ..exact.geometric import exact_inverse
 from ..exact.scalar import OneWordKernel, grid_index
+from ..float_sum import fsum_array
 from ..grid import (
     check_representable,
     grid_sensitivity,
