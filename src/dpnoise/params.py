@@ -214,6 +214,25 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     return arr
 
 
+def output_values(name: str, values: Any, *, booleans: bool = False) -> NDArray[Any]:
+    """Values to test against a mechanism's output set, by the true values' rule
+    (:func:`real_array`: a real number or a rectangular real array, an integer dtype kept
+    so large integers compare exactly).  NaN and infinities are numbers here (a caller
+    answers False for them, or True for an output that is NaN by design); bool is refused
+    unless ``booleans`` (a mechanism whose release is a boolean keep mask)."""
+    if booleans:
+        if isinstance(values, (bool, np.bool_)):
+            return np.asarray(values)
+        if isinstance(values, (list, tuple, np.ndarray)):
+            try:
+                arr = np.asarray(values)
+            except (TypeError, ValueError):  # ragged: real_array below names the rule
+                arr = None
+            if arr is not None and arr.dtype == np.bool_:
+                return arr
+    return real_array(name, values)
+
+
 _BOUNDS_MIN = 1 << 12  # from this many float64 values on, one compiled pass (kernels/bounds.c)
 
 

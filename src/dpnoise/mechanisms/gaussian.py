@@ -393,21 +393,12 @@ class _LatticeGaussian(Mechanism):
         c = float(to_index(np.array([x]), self.grid)[0]) * self.grid
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points j·L of the grid.
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        v = np.asarray(outputs, dtype=np.float64) / self.grid
-        return np.floor(v) == v
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Points j·L of the grid."""
+        y = y.astype(np.float64, copy=False)
+        with np.errstate(over="ignore"):
+            v = y / self.grid
+        return np.isfinite(y) & (np.floor(v) == v)
 
     def privacy_profile(self) -> Any:
         from .profiles import lattice_gaussian_profile

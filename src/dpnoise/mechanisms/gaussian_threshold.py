@@ -121,9 +121,9 @@ class GaussianThresholdCount(Mechanism):
         top = self.threshold + 2 * self.rows + math.ceil(12 * math.sqrt(float(self.sigma2)))
         return joint_log_law(self._group_law, u, top)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
-        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold))
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold)
+                                   & np.isfinite(y))
 
     def privacy_model(self) -> Any:
         """Exact laws over neighbouring count vectors of up to two groups: every add/remove

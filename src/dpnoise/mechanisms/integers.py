@@ -255,8 +255,8 @@ class ClampedIntegerMechanism(Mechanism):
     upper: int | None
     boundary: str
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return domain_output_set(outputs, self.lower, self.upper, self.boundary)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return domain_output_set(y, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         raise NotImplementedError

@@ -311,10 +311,10 @@ class ClampedLaplace(Mechanism):
 
         return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, table)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs, dtype=np.float64)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        y = y.astype(np.float64, copy=False)
         ends = (y == self.lower) | (y == self.upper)
-        inside = (y > self.lower) & (y < self.upper) & self.laplace.in_output_set(y)
+        inside = (y > self.lower) & (y < self.upper) & self.laplace._output_set(y)
         return ends | inside
 
     def privacy_profile(self) -> Any:

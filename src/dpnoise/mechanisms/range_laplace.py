@@ -311,24 +311,13 @@ class RangeLaplace(Mechanism):
         out = self._union.sample_values(resolve_rng(rng), self._centres(flat), self.grid)
         return as_output(out.reshape(values.shape), true_value)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point).
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        y = np.asarray(outputs, dtype=np.float64)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
+        y = y.astype(np.float64, copy=False)
         if self.block is None:
             return y == self.domain.lower
         u = y / self.grid - 0.5
-        return self.domain.contains(y) & (np.floor(u) == u)
+        return self.domain.contains(y) & (np.floor(u) == u) & np.isfinite(y)
 
     # ---------------------------------------------------------------- laws
     def _default_value(self) -> float:

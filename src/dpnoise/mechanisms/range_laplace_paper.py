@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..laws.range_laplace import (
     paper_half_line_scale_unsafe,
@@ -83,6 +83,10 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         mu = self.border if true_value is None else float(check_values(
             "true_value", check_true_scalar("true_value", true_value), upper=self.border))
         return TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Floats up to the border (a continuous law on the half-line, sampled in float)."""
+        return np.isfinite(y) & (y <= self.border)
 
     def privacy_model(self) -> Any:
         from ..verify import ContinuousFamily

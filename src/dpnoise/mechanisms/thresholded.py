@@ -220,9 +220,9 @@ class ThresholdedCount(Mechanism):
         top = self.threshold + 2 * self.l1 + math.ceil(80 / (self.s / self.t))
         return joint_log_law(self._group_law, u, top)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
-        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold - 1))
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold - 1)
+                                   & np.isfinite(y))
 
     def privacy_model(self) -> Any:
         """Exact laws over neighbouring count vectors of up to two groups: every add/remove
@@ -282,6 +282,11 @@ class NewGroupRelease(Mechanism):
 
     def _keep(self, c: int) -> float:
         return self.rule.keep_probability(c)
+
+    BOOL_OUTPUTS = True  # the release is the keep indicators
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == 0) | (y == 1)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         u = np.asarray(true_value, dtype=np.int64).reshape(-1)
