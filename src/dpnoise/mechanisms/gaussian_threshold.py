@@ -97,9 +97,9 @@ class GaussianThresholdCount(Mechanism):
         if true_value is None:
             K = dga.window(s2)
             z = np.arange(-K, K + 1)
-            return IntegerLaw(z, dga.pmf(z, s2))
+            return IntegerLaw(z, dga.pmf(z, s2), (True, True))
         outs, lp = self._group_law(int(true_value), int(true_value) + dga.window(s2))
-        return IntegerLaw(outs, np.exp(lp))
+        return IntegerLaw(outs, np.exp(lp), (False, True))  # kept counts: unbounded above
 
     def _group_law(self, u: int, top: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released value) of one group on {SUPPRESSED, τ, ..., top} (the mass above

@@ -113,6 +113,16 @@ class ClampedLaw(TableLaw):
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         return np.clip(self.inner.ppf(q), self.lower, self.upper)
 
+    def support_ends(self) -> tuple[float, float]:
+        """The clamp's ends (each has positive probability).
+
+        Returns
+        -------
+        tuple of float
+            ``(lower, upper)``.
+        """
+        return self.lower, self.upper
+
     def mean_abs_error(self, true_value: float) -> float:
         """E|clamp(Y) − x|: the error a user sees."""
         return self.mean_abs(about=true_value)

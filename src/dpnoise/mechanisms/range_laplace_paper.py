@@ -76,7 +76,7 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         out = np.empty(flat.size)
         for i, (mu, v) in enumerate(zip(flat, u, strict=True)):
             law = TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
-            out[i] = float(law.ppf(v))
+            out[i] = float(law.ppf(v or 2.0**-1074))  # u = 0: not the end -inf of S
         return as_output(out.reshape(x.shape), true_value)
 
     def noise(self, true_value: float | None = None) -> TruncatedLaplaceLaw:

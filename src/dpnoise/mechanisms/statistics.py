@@ -98,7 +98,7 @@ def _noise_law(a: float) -> IntegerLaw:
                              f"(more than {MAX_LAW_POINTS}): no table is built")
     z = np.arange(-W, W + 1, dtype=np.int64)
     r = math.exp(-a)
-    return IntegerLaw(z, (1 - r) / (1 + r) * np.exp(-a * np.abs(z)))
+    return IntegerLaw(z, (1 - r) / (1 + r) * np.exp(-a * np.abs(z)), (True, True))
 
 
 class NoisyMaxQuantile(Mechanism):

@@ -196,7 +196,7 @@ class ThresholdedCount(Mechanism):
             return _noise_law(self.s / self.t)
         top = int(true_value) + self.threshold + math.ceil(80 * self.t / self.s)
         outs, lp = self._group_law(int(true_value), top)
-        return IntegerLaw(outs, np.exp(lp))
+        return IntegerLaw(outs, np.exp(lp), (False, True))  # kept counts: unbounded above
 
     def _group_law(self, u: int, top: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released value) of one group on {SUPPRESSED, τ, ..., top} (the mass above
