@@ -169,12 +169,44 @@ def check_interval(
     return lo, hi
 
 
+#: the allocator asked for a release's output (a name of its own, so that a test can make it
+#: refuse)
+_allocate = np.empty
+#: from this many values on, :func:`real_array` asks for the output's memory first
+RESERVE_MIN = 1 << 16
+
+
+def output_buffer(n: int, dtype: Any = np.float64) -> NDArray[Any]:
+    """An uninitialised array for the ``n`` values of a release's output, or a ParameterError
+    naming ``n`` when the allocator refuses it.
+
+    No size limit is chosen in advance (what fits depends on the machine and the moment):
+    numpy's MemoryError -- or ValueError for a size past the address space -- becomes the
+    ParameterError, raised where every release allocates its output, before any word is
+    drawn.  Untouched pages of a large buffer cost nothing until they are written.
+    """
+    try:
+        return _allocate(n, dtype=dtype)
+    except (MemoryError, ValueError):
+        gib = n * np.dtype(dtype).itemsize / 2**30
+        raise ParameterError(f"the output of {n} values does not fit in memory ({gib:.3g} GiB "
+                             f"could not be allocated): release them in smaller pieces"
+                             ) from None
+
+
+def reserve_output(n: int) -> None:
+    """Refuse, before any work, ``n`` values whose float64 output the allocator would refuse
+    (:func:`output_buffer`; the buffer asked for is given back at once)."""
+    output_buffer(n)  # dropped at once
+
+
 def as_real_array(name: str, values: Any) -> NDArray[np.float64]:
     """True values as float64: real numbers or arrays of them only.
 
     Refused with ParameterError: bool, str, bytes, None, complex and object values (also
     inside lists), numpy arrays of those dtypes, and ragged sequences.  A Fraction (or other
-    real number) scalar is converted exactly as ``float()`` does.
+    real number) scalar is converted exactly as ``float()`` does.  An array whose output
+    could not be allocated is refused before it is read (:func:`real_array`).
     """
     return real_array(name, values).astype(np.float64, copy=False)
 
@@ -184,7 +216,10 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
 
     A numpy subclass is read as a plain array (a ``np.matrix`` keeps two dimensions under
     every reshape); a masked array with a masked entry is refused (that entry has no true
-    value, and its hidden data would be released).
+    value, and its hidden data would be released).  From :data:`RESERVE_MIN` values on, the
+    memory of an output of as many float64 values is asked for before anything is read or
+    converted (:func:`reserve_output`): a broadcast view of 2^40 zeros costs no memory
+    itself but would be scanned for minutes before its output failed to allocate.
     """
     if isinstance(values, np.ma.MaskedArray):
         if np.ma.is_masked(values):
@@ -197,6 +232,8 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
         if values.dtype.kind not in "iuf":
             raise ParameterError(f"{name} must be real numbers, got an array of dtype "
                                  f"{values.dtype}")
+        if values.size >= RESERVE_MIN:
+            reserve_output(values.size)
         return values
     if not (isinstance(values, (list, tuple)) or hasattr(values, "__array__")):
         x = as_real_scalar(name, values)
@@ -211,6 +248,8 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     if arr.dtype.kind not in "iuf":
         raise ParameterError(f"{name} must be real numbers (no bool, str, bytes, None or "
                              f"complex entries), got dtype {arr.dtype}")
+    if arr.size >= RESERVE_MIN:
+        reserve_output(arr.size)
     return arr
 
 

@@ -14,7 +14,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..exact.scalar import grid_index
-from ..params import Interval, as_real_scalar, check_supported, output_values
+from ..params import (
+    Interval,
+    as_real_scalar,
+    check_supported,
+    output_buffer,
+    output_values,
+)
 from ..profile import PrivacyProfile
 from ..randomness import resolve_rng
 
@@ -307,7 +313,7 @@ class HalfLatticeMechanism(Mechanism):
         if n < 2:
             out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
             return as_output(out.reshape(values.shape), true_value)
-        out = np.empty(n, dtype=np.float64)
+        out = output_buffer(n)  # a refusal is a ParameterError: no word is drawn yet
         into = getattr(sampler, "release_into", None)  # writes in place, input checked above
 
         def work(src: Any, s: int, e: int) -> None:

@@ -74,6 +74,7 @@ from ..params import (
     Interval,
     check_true_scalar,
     check_values,
+    output_buffer,
     supported,
 )
 from ..randomness import RngLike, fill_words, resolve_rng
@@ -445,7 +446,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
                    T: int) -> NDArray[np.float64]:
     """(c + Z)·L with Z = alias draw − T, one word per draw, chunked with fixed buffers."""
     n = centre.size
-    out = np.empty(n, dtype=np.float64)
+    out = output_buffer(n)  # before any word
     chunk = min(n, _CHUNK) if n else 1
     words = np.empty(chunk + 8, dtype=np.uint64)
     col = np.empty(chunk, dtype=np.uint64)

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..laws.base import TableLaw
-from ..params import real_array
+from ..params import output_buffer, real_array
 from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import INT_SCALARS, Mechanism, as_output, compiled_spans
 
@@ -230,7 +230,7 @@ def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int |
 
     counts = check_counts(true_value, lower, upper)
     flat = np.ascontiguousarray(counts.reshape(-1))
-    out = np.empty(flat.size, dtype=np.int64)
+    out = output_buffer(flat.size, np.int64)  # before any word
     lo, hi = (lower, upper) if boundary == "clamp" else (None, None)
 
     def work(src: RandomSource, s: int, e: int) -> None:
@@ -287,7 +287,7 @@ class ClampedIntegerMechanism(Mechanism):
         (:func:`dpnoise.parallel.run_split`)."""
         from ..parallel import run_split
 
-        out = np.empty(int(n), dtype=np.int64)
+        out = output_buffer(int(n), np.int64)  # before any word
         source = resolve_rng(rng)
         run_split(source, out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]),
                   compiled_spans(sampler, out))

@@ -81,6 +81,7 @@ from ..params import (
     Interval,
     as_real_array,
     check_true_scalar,
+    output_buffer,
     supported,
 )
 from ..randomness import RngLike, resolve_rng
@@ -303,8 +304,8 @@ class RangeLaplace(Mechanism):
                     >= _MAX_Q:
                 raise PrecisionError("true value too large for the grid step; pass a coarser "
                                      "grid")
+            out = output_buffer(flat.size)  # before any word
             source = resolve_rng(rng)
-            out = np.empty(flat.size, dtype=np.float64)
             conv.sample(source, np.ascontiguousarray(flat, dtype=np.float64), out)
             return as_output(out.reshape(values.shape), true_value)
         assert self._union is not None  # unions: one per-element sampler, nothing per centre
