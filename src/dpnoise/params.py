@@ -169,14 +169,72 @@ def check_interval(
     return lo, hi
 
 
+#: the allocator asked for a release's output (a name of its own, so that a test can make it
+#: refuse)
+_allocate = np.empty
+#: from this many values on, :func:`real_array` asks for the output's memory first
+RESERVE_MIN = 1 << 16
+
+
+def output_buffer(n: int, dtype: Any = np.float64) -> NDArray[Any]:
+    """An uninitialised array for the ``n`` values of a release's output, or a ParameterError
+    naming ``n`` when the allocator refuses it.
+
+    No size limit is chosen in advance (what fits depends on the machine and the moment):
+    numpy's MemoryError -- or ValueError for a size past the address space -- becomes the
+    ParameterError, raised where every release allocates its output, before any word is
+    drawn.  Untouched pages of a large buffer cost nothing until they are written.
+    """
+    try:
+        return _allocate(n, dtype=dtype)
+    except (MemoryError, ValueError):
+        gib = n * np.dtype(dtype).itemsize / 2**30
+        raise ParameterError(f"the output of {n} values does not fit in memory ({gib:.3g} GiB "
+                             f"could not be allocated): release them in smaller pieces"
+                             ) from None
+
+
+def reserve_output(n: int) -> None:
+    """Refuse, before any work, ``n`` values whose float64 output the allocator would refuse
+    (:func:`output_buffer`; the buffer asked for is given back at once)."""
+    output_buffer(n)  # dropped at once
+
+
 def as_real_array(name: str, values: Any) -> NDArray[np.float64]:
     """True values as float64: real numbers or arrays of them only.
 
     Refused with ParameterError: bool, str, bytes, None, complex and object values (also
-    inside lists), numpy arrays of those dtypes, and ragged sequences.  A Fraction (or other
-    real number) scalar is converted exactly as ``float()`` does.
+    inside lists), numpy arrays of those dtypes, and ragged sequences, and integers past
+    2^53 in magnitude (:func:`_check_exact_integers`).  A Fraction (or other real number)
+    scalar is converted exactly as ``float()`` does.  An array whose output
+    could not be allocated is refused before it is read (:func:`real_array`).
     """
-    return real_array(name, values).astype(np.float64, copy=False)
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        _check_exact_integers(name, int(values), int(values))
+    arr = real_array(name, values)
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize > 4 and arr.size:
+        _check_exact_integers(name, int(arr.min()), int(arr.max()))
+    return arr.astype(np.float64, copy=False)
+
+
+#: integers up to this magnitude are exact as float64
+EXACT_INTEGER = 1 << 53
+
+
+def _check_exact_integers(name: str, lo: int, hi: int) -> None:
+    """Refuse integer true values past 2^53 in magnitude for a real-valued mechanism.
+
+    Such a value x is rounded twice: to the float fl(x) (an error up to ulp(x)/2, ulp(x) >= 2)
+    and then to the grid.  Each rounding is monotone, but together they can move two
+    neighbours' grid cells apart by one cell more than the rounding of exact values that the
+    calibration accounts for (a tie of fl() lands on a cell boundary), and no proof covers
+    that extra cell: the value is refused rather than released under a guarantee not
+    shown to hold.  Up to 2^53 the conversion is exact and nothing changes.
+    """
+    if max(-lo, hi) > EXACT_INTEGER:
+        raise ParameterError(
+            f"{name} must be integers in [-2^53, 2^53] (exact as floats) for a real-valued "
+            f"mechanism, got values in [{lo}, {hi}]: pass floats, or rescale")
 
 
 def real_array(name: str, values: Any) -> NDArray[Any]:
@@ -184,7 +242,10 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
 
     A numpy subclass is read as a plain array (a ``np.matrix`` keeps two dimensions under
     every reshape); a masked array with a masked entry is refused (that entry has no true
-    value, and its hidden data would be released).
+    value, and its hidden data would be released).  From :data:`RESERVE_MIN` values on, the
+    memory of an output of as many float64 values is asked for before anything is read or
+    converted (:func:`reserve_output`): a broadcast view of 2^40 zeros costs no memory
+    itself but would be scanned for minutes before its output failed to allocate.
     """
     if isinstance(values, np.ma.MaskedArray):
         if np.ma.is_masked(values):
@@ -197,6 +258,8 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
         if values.dtype.kind not in "iuf":
             raise ParameterError(f"{name} must be real numbers, got an array of dtype "
                                  f"{values.dtype}")
+        if values.size >= RESERVE_MIN:
+            reserve_output(values.size)
         return values
     if not (isinstance(values, (list, tuple)) or hasattr(values, "__array__")):
         x = as_real_scalar(name, values)
@@ -211,7 +274,28 @@ def real_array(name: str, values: Any) -> NDArray[Any]:
     if arr.dtype.kind not in "iuf":
         raise ParameterError(f"{name} must be real numbers (no bool, str, bytes, None or "
                              f"complex entries), got dtype {arr.dtype}")
+    if arr.size >= RESERVE_MIN:
+        reserve_output(arr.size)
     return arr
+
+
+def output_values(name: str, values: Any, *, booleans: bool = False) -> NDArray[Any]:
+    """Values to test against a mechanism's output set, by the true values' rule
+    (:func:`real_array`: a real number or a rectangular real array, an integer dtype kept
+    so large integers compare exactly).  NaN and infinities are numbers here (a caller
+    answers False for them, or True for an output that is NaN by design); bool is refused
+    unless ``booleans`` (a mechanism whose release is a boolean keep mask)."""
+    if booleans:
+        if isinstance(values, (bool, np.bool_)):
+            return np.asarray(values)
+        if isinstance(values, (list, tuple, np.ndarray)):
+            try:
+                arr = np.asarray(values)
+            except (TypeError, ValueError):  # ragged: real_array below names the rule
+                arr = None
+            if arr is not None and arr.dtype == np.bool_:
+                return arr
+    return real_array(name, values)
 
 
 _BOUNDS_MIN = 1 << 12  # from this many float64 values on, one compiled pass (kernels/bounds.c)

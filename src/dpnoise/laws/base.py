@@ -66,6 +66,27 @@ class Law:
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def support_ends(self) -> tuple[float, float]:
+        """The infimum and supremum of the support (what ``ppf(0)`` and ``ppf(1)`` return).
+
+        As scipy.stats: -inf / +inf on a side where the law is unbounded (not where its
+        float cdf happens to leave 0 or reach 1), else the extreme point of positive
+        probability (or density).  A family with a bounded side overrides this.
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``.
+        """
+        return -math.inf, math.inf
+
+    def _with_ends(self, q: NDArray[np.float64], x: ArrayLike) -> NDArray[np.float64]:
+        """The quantiles ``x`` at levels ``q``, with ``q = 0`` and ``q = 1`` set to the
+        support's ends (:meth:`support_ends`)."""
+        lo, hi = self.support_ends()
+        x = np.asarray(x, dtype=np.float64)
+        return np.where(q == 0, lo, np.where(q == 1, hi, x))
+
     def var(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -123,15 +144,21 @@ class TableLaw(DiscreteLaw):
     """A law on the sorted ``points`` with probabilities ``probs``.
 
     ``normalise=True`` divides by the total of ``probs`` (for a table cut from an infinite
-    law); ``logprobs`` (optional) are the exact logs, used by ``logpmf`` when given.
+    law); ``logprobs`` (optional) are the exact logs, used by ``logpmf`` when given;
+    ``tails`` = (below, above) says on which side the table was cut from a law with
+    unbounded support (there :meth:`support_ends`, ``ppf(0)`` or ``ppf(1)``, is infinite).
     """
 
     def __init__(self, points: ArrayLike, probs: ArrayLike, *, normalise: bool = False,
-                 logprobs: ArrayLike | None = None) -> None:
+                 logprobs: ArrayLike | None = None,
+                 tails: tuple[bool, bool] = (False, False)) -> None:
+        self.tails = tails
         self.points = np.asarray(points, dtype=np.float64)
         self.probs = np.asarray(probs, dtype=np.float64)
         self._logprobs = None if logprobs is None else np.asarray(logprobs, dtype=np.float64)
         cum = np.cumsum(self.probs)
+        nz = np.flatnonzero(self.probs > 0)
+        self._top = int(nz[-1]) if nz.size else self.points.size - 1  # cdf is 1 from here
         self._total = float(cum[-1]) if normalise else 1.0
         if normalise:
             cum /= cum[-1]
@@ -154,17 +181,33 @@ class TableLaw(DiscreteLaw):
         return np.where(hit, self._logprobs[idx], -np.inf)
 
     def cdf(self, y: ArrayLike) -> NDArray[np.float64]:
-        """Sum of the probabilities of the points <= y (1 from the last point on; NaN at NaN)."""
+        """Sum of the probabilities of the points <= y (1 from the last point of positive
+        probability on, whatever the rounding of the sums; NaN at NaN)."""
         y = np.asarray(y, dtype=np.float64)
         k = np.searchsorted(self.points, y, side="right")  # NaN sorts past the last point
         out = np.where(k > 0, np.minimum(self._cum[np.maximum(k - 1, 0)], 1.0), 0.0)
-        return np.where(np.isnan(y), np.nan, np.where(k >= self.points.size, 1.0, out))
+        return np.where(np.isnan(y), np.nan, np.where(k > self._top, 1.0, out))
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest point whose cdf reaches q (q shaded by 1e-15 against rounding in the sums)."""
+        """Smallest point whose cdf reaches q (q shaded by 1e-15 against rounding in the sums);
+        q = 0 and 1: the support's ends (:meth:`support_ends`)."""
         q = check_quantiles(q)
         k = np.searchsorted(self._cum, q * (1 - 1e-15), side="left")
-        return self.points[np.clip(k, 0, self.points.size - 1)]
+        return self._with_ends(q, self.points[np.clip(k, 0, self.points.size - 1)])
+
+    def support_ends(self) -> tuple[float, float]:
+        """The lowest and highest point of positive probability; -inf / +inf on a side the
+        table was cut from an unbounded law (``tails``).
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``.
+        """
+        nz = np.flatnonzero(self.probs > 0)  # not empty: the probabilities sum to 1
+        lo = -math.inf if self.tails[0] else float(self.points[nz[0]])
+        hi = math.inf if self.tails[1] else float(self.points[nz[-1]])
+        return lo, hi
 
     def _expect(self, values: NDArray[np.float64]) -> float:
         return math.fsum((self.probs * values).tolist()) / self._total
@@ -184,8 +227,9 @@ class TableLaw(DiscreteLaw):
 class LatticeLaw(DiscreteLaw):
     """A law on the lattice ``center + (j + offset)·grid``, j an integer, never tabulated.
 
-    The family writes ``logpmf`` and ``cdf``; ``ppf`` is the smallest lattice point with
-    cdf >= q, by vectorised bisection on j within ``reach`` cells of the centre.
+    The family writes ``logpmf``, ``cdf`` and (for a bounded law) ``support_ends``;
+    ``ppf`` is the smallest lattice point with cdf >= q, by vectorised bisection on j within
+    ``reach`` cells of the centre, and the support's ends at q = 0 and 1.
     """
 
     grid: float
@@ -194,9 +238,9 @@ class LatticeLaw(DiscreteLaw):
     reach: int = 1 << 45
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest lattice point y with cdf(y) >= q and cdf(y) > 0 -- at q = 0 the lowest
-        point of positive probability, not the search's end -- by vectorised bisection on the
-        cell index."""
+        """Smallest lattice point y with cdf(y) >= q and cdf(y) > 0, by vectorised bisection on
+        the cell index; at q = 0 and 1 the support's ends (:meth:`support_ends`: -inf / +inf
+        for an unbounded law, not where the float cdf leaves 0 or reaches 1)."""
         q = np.asarray(q, dtype=np.float64)
         if np.any(np.isnan(q)) or np.any((q < 0) | (q > 1)):
             raise ParameterError("q must be in [0, 1]")
@@ -208,4 +252,4 @@ class LatticeLaw(DiscreteLaw):
             ok = (c >= q) & (c > 0)
             hi = np.where(ok, mid, hi)
             lo = np.where(ok, lo, mid)
-        return self.center + (hi + self.offset) * self.grid
+        return self._with_ends(q, self.center + (hi + self.offset) * self.grid)

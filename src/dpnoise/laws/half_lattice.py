@@ -75,6 +75,19 @@ class HalfLatticeLaw(LatticeLaw):
         if support_max is not None:
             self.reach = support_max + 1
 
+    def support_ends(self) -> tuple[float, float]:
+        """c ∓ (K_max + 1/2)·L for a bounded magnitude, else (-inf, +inf).
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``.
+        """
+        if self.support_max is None:
+            return -math.inf, math.inf
+        reach = (self.support_max + 0.5) * self.grid
+        return self.center - reach, self.center + reach
+
     def _cells(self, y: ArrayLike) -> NDArray[np.float64]:
         return (np.asarray(y, dtype=np.float64) - self.center) / self.grid
 

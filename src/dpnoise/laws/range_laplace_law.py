@@ -107,7 +107,8 @@ class TruncatedLaplaceLaw(Law):
         return out.reshape(x.shape)
 
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
-        """Smallest x in S with cdf(x) >= q (bisection to full double precision)."""
+        """Smallest x in S with cdf(x) >= q (bisection to full double precision); q = 0 and 1:
+        the ends of S (:meth:`support_ends`)."""
         q = check_quantiles(q)
         flat = q.reshape(-1)
         out = np.empty(flat.size)
@@ -124,8 +125,18 @@ class TruncatedLaplaceLaw(Law):
                     b = mid
                 else:
                     a = mid
-            out[i] = lo0 if qq <= 0 else b
-        return out.reshape(q.shape)
+            out[i] = b
+        return self._with_ends(q, out.reshape(q.shape))
+
+    def support_ends(self) -> tuple[float, float]:
+        """The ends of the domain S (infinite for a half-line).
+
+        Returns
+        -------
+        tuple of float
+            ``(inf S, sup S)``.
+        """
+        return self.pieces[0][0], self.pieces[-1][1]
 
     # ---------------------------------------------------------------- moments
     def mean(self) -> float:
@@ -214,7 +225,8 @@ class RangeLatticeLaw(TableLaw):
         keep = np.isfinite(lp)
         self.cells = j[keep]
         super().__init__((self.cells + 0.5) * grid, np.exp(lp[keep]), normalise=True,
-                         logprobs=lp[keep])
+                         logprobs=lp[keep], tails=(not math.isfinite(gd.cells[0][0]),
+                                                   not math.isfinite(gd.cells[-1][1])))
         self.support = self.points
 
     def mean_abs_error(self) -> float:

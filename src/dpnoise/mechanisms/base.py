@@ -14,7 +14,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..exact.scalar import grid_index
-from ..params import Interval, as_real_scalar, check_supported
+from ..params import (
+    Interval,
+    as_real_scalar,
+    check_supported,
+    output_buffer,
+    output_values,
+)
 from ..profile import PrivacyProfile
 from ..randomness import resolve_rng
 
@@ -176,19 +182,34 @@ class Mechanism(ABC):
             ``ppf``, ``mean``, ``var``, ``std``, ``mean_abs``, ``interval``).
         """
 
+    #: whether a release is a boolean keep mask (then bool values are outputs to test)
+    BOOL_OUTPUTS: ClassVar[bool] = False
+
     def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
         """Whether each value belongs to the declared output set (grid, lattice, range).
 
         Parameters
         ----------
         outputs : array_like of float
-            Values to test.
+            Values to test: a real number or a rectangular real array, as the true values
+            of :meth:`release` (bool too for a mechanism that releases a keep mask).  NaN
+            and infinities are numbers that are not outputs (unless NaN is one by design).
 
         Returns
         -------
         numpy.ndarray of bool
             True where the value is a possible output (a point of the grid, lattice or range).
+
+        Raises
+        ------
+        ParameterError
+            If ``outputs`` holds a str, bytes, None, complex, object or (for a numeric
+            release) bool entry, or is ragged.
         """
+        return self._output_set(output_values("outputs", outputs, booleans=self.BOOL_OUTPUTS))
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """:meth:`in_output_set` of checked values ``y`` (a real, or bool, numpy array)."""
         raise NotImplementedError(f"{type(self).__name__} does not declare its output set")
 
     def privacy_model(self) -> Any:
@@ -292,7 +313,7 @@ class HalfLatticeMechanism(Mechanism):
         if n < 2:
             out = sampler.signed_odd(source, n, centre=flat, grid=self.grid)
             return as_output(out.reshape(values.shape), true_value)
-        out = np.empty(n, dtype=np.float64)
+        out = output_buffer(n)  # a refusal is a ParameterError: no word is drawn yet
         into = getattr(sampler, "release_into", None)  # writes in place, input checked above
 
         def work(src: Any, s: int, e: int) -> None:
@@ -350,18 +371,8 @@ class HalfLatticeMechanism(Mechanism):
         x = check_true_scalar("true_value", true_value)
         return self._law(float(to_index(np.array([x]), self.grid)[0]) * self.grid)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer.
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where ``y / (L/2)`` is an odd integer.
-        """
-        v = np.asarray(outputs, dtype=np.float64) / (self.grid / 2)
-        return (np.floor(v) == v) & (np.mod(v, 2) == 1)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Points of the half-offset grid (j + 1/2)·L: y / (L/2) is an odd integer."""
+        with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: not odd integers
+            v = y.astype(np.float64, copy=False) / (self.grid / 2)
+            return (np.floor(v) == v) & (np.mod(v, 2) == 1)

@@ -412,20 +412,9 @@ class CountNoise(Mechanism):
         out = self.table.release(source, flat, clip_in=clip_in, clip_out=clip_out)
         return as_output(out.reshape(counts.shape), true_value)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Integers; inside [lower, upper] unless boundary='none'.
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        return domain_output_set(outputs, self.lower, self.upper, self.boundary)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Integers; inside [lower, upper] unless boundary='none'."""
+        return domain_output_set(y, self.lower, self.upper, self.boundary)
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         z = np.arange(-self.D, self.D + 1, dtype=np.int64)

@@ -209,7 +209,8 @@ class DiscreteGaussian(ClampedIntegerMechanism):
 
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         if self.table is not None:
-            return self._law_of(self.table.values, self.table.probs, true_value)
+            return self._law_of(self.table.values, self.table.probs, true_value,
+                                tails=(False, False))  # the table: all the sampled law
         K = dga.window(float(self.sigma2))
         z = np.arange(-K, K + 1, dtype=np.int64)
         p = dga.pmf(z, float(self.sigma2))

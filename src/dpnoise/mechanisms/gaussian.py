@@ -74,6 +74,7 @@ from ..params import (
     Interval,
     check_true_scalar,
     check_values,
+    output_buffer,
     supported,
 )
 from ..randomness import RngLike, fill_words, resolve_rng
@@ -393,21 +394,12 @@ class _LatticeGaussian(Mechanism):
         c = float(to_index(np.array([x]), self.grid)[0]) * self.grid
         return LatticeGaussianNoise(self.weights, self.grid, c)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Points j·L of the grid.
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        v = np.asarray(outputs, dtype=np.float64) / self.grid
-        return np.floor(v) == v
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Points j·L of the grid."""
+        y = y.astype(np.float64, copy=False)
+        with np.errstate(over="ignore"):
+            v = y / self.grid
+        return np.isfinite(y) & (np.floor(v) == v)
 
     def privacy_profile(self) -> Any:
         from .profiles import lattice_gaussian_profile
@@ -454,7 +446,7 @@ def _alias_release(table: AliasTable, rng: Any, centre: NDArray[np.float64], gri
                    T: int) -> NDArray[np.float64]:
     """(c + Z)·L with Z = alias draw − T, one word per draw, chunked with fixed buffers."""
     n = centre.size
-    out = np.empty(n, dtype=np.float64)
+    out = output_buffer(n)  # before any word
     chunk = min(n, _CHUNK) if n else 1
     words = np.empty(chunk + 8, dtype=np.uint64)
     col = np.empty(chunk, dtype=np.uint64)

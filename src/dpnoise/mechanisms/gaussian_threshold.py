@@ -97,9 +97,9 @@ class GaussianThresholdCount(Mechanism):
         if true_value is None:
             K = dga.window(s2)
             z = np.arange(-K, K + 1)
-            return IntegerLaw(z, dga.pmf(z, s2))
+            return IntegerLaw(z, dga.pmf(z, s2), (True, True))
         outs, lp = self._group_law(int(true_value), int(true_value) + dga.window(s2))
-        return IntegerLaw(outs, np.exp(lp))
+        return IntegerLaw(outs, np.exp(lp), (False, True))  # kept counts: unbounded above
 
     def _group_law(self, u: int, top: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released value) of one group on {SUPPRESSED, τ, ..., top} (the mass above
@@ -121,9 +121,9 @@ class GaussianThresholdCount(Mechanism):
         top = self.threshold + 2 * self.rows + math.ceil(12 * math.sqrt(float(self.sigma2)))
         return joint_log_law(self._group_law, u, top)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
-        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold))
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold)
+                                   & np.isfinite(y))
 
     def privacy_model(self) -> Any:
         """Exact laws over neighbouring count vectors of up to two groups: every add/remove

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..laws.base import TableLaw
-from ..params import real_array
+from ..params import output_buffer, real_array
 from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import INT_SCALARS, Mechanism, as_output, compiled_spans
 
@@ -153,12 +153,14 @@ class IntegerLaw(TableLaw):
     """Exact-as-float law of an integer output on a window (scipy.stats-like).
 
     ``values`` are consecutive integers, ``probs`` their probabilities (mass outside the
-    window is below 1e-300 for the infinite-support laws).  pmf, cdf, ppf, moments and
-    interval are inherited from :class:`~dpnoise.laws.base.TableLaw`.
+    window is below 1e-300 for the infinite-support laws, which say so by ``tails``: below,
+    above).  pmf, cdf, ppf, moments and interval are inherited from
+    :class:`~dpnoise.laws.base.TableLaw`.
     """
 
-    def __init__(self, values: NDArray[np.int64], probs: NDArray[np.float64]) -> None:
-        super().__init__(np.asarray(values, dtype=np.int64), probs)
+    def __init__(self, values: NDArray[np.int64], probs: NDArray[np.float64],
+                 tails: tuple[bool, bool] = (False, False)) -> None:
+        super().__init__(np.asarray(values, dtype=np.int64), probs, tails=tails)
         self.values = np.asarray(values, dtype=np.int64)
 
     def support(self) -> tuple[int, int]:
@@ -191,13 +193,15 @@ def domain_output_set(outputs: ArrayLike, lower: int | None, upper: int | None,
 
 
 def clamped_law(z: NDArray[np.int64], p: NDArray[np.float64], true_value: int | None,
-                 lower: int | None, upper: int | None, boundary: str) -> IntegerLaw:
-    """Law of n + Z (Z with pmf p on z), clamped into [lower, upper] when boundary='clamp'."""
+                 lower: int | None, upper: int | None, boundary: str,
+                 tails: tuple[bool, bool] = (False, False)) -> IntegerLaw:
+    """Law of n + Z (Z with pmf p on z; ``tails``: Z unbounded below, above), clamped into
+    [lower, upper] when boundary='clamp'."""
     if true_value is None:
-        return IntegerLaw(z, p)
+        return IntegerLaw(z, p, tails)
     n = count_in_domain(true_value, lower, upper)
     clip_out = (lower, upper) if boundary == "clamp" else (None, None)
-    return push_forward(z, p, n, (None, None), clip_out)
+    return push_forward(z, p, n, (None, None), clip_out, tails)
 
 
 def clamped_release(true_value: ArrayLike, lower: int | None, upper: int | None,
@@ -226,7 +230,7 @@ def split_clamped_release(true_value: ArrayLike, lower: int | None, upper: int |
 
     counts = check_counts(true_value, lower, upper)
     flat = np.ascontiguousarray(counts.reshape(-1))
-    out = np.empty(flat.size, dtype=np.int64)
+    out = output_buffer(flat.size, np.int64)  # before any word
     lo, hi = (lower, upper) if boundary == "clamp" else (None, None)
 
     def work(src: RandomSource, s: int, e: int) -> None:
@@ -255,8 +259,8 @@ class ClampedIntegerMechanism(Mechanism):
     upper: int | None
     boundary: str
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return domain_output_set(outputs, self.lower, self.upper, self.boundary)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return domain_output_set(y, self.lower, self.upper, self.boundary)
 
     def sample_noise(self, n: int, rng: RngLike = None) -> NDArray[np.int64]:
         raise NotImplementedError
@@ -283,16 +287,17 @@ class ClampedIntegerMechanism(Mechanism):
         (:func:`dpnoise.parallel.run_split`)."""
         from ..parallel import run_split
 
-        out = np.empty(int(n), dtype=np.int64)
+        out = output_buffer(int(n), np.int64)  # before any word
         source = resolve_rng(rng)
         run_split(source, out.size, lambda src, s, e: sampler.sample_into(src, out[s:e]),
                   compiled_spans(sampler, out))
         return out
 
     def _law_of(self, z: NDArray[np.int64], p: NDArray[np.float64],
-                true_value: int | None) -> IntegerLaw:
-        """The law of a release of ``true_value`` for noise pmf ``p`` on ``z``."""
-        return clamped_law(z, p, true_value, self.lower, self.upper, self.boundary)
+                true_value: int | None, tails: tuple[bool, bool] = (True, True)) -> IntegerLaw:
+        """The law of a release of ``true_value`` for noise pmf ``p`` on ``z`` (a window of
+        a law unbounded on the ``tails`` sides: below, above)."""
+        return clamped_law(z, p, true_value, self.lower, self.upper, self.boundary, tails)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         n = one_count(true_value, self.lower, self.upper)
@@ -330,8 +335,9 @@ def clamp_one(y: int, lower: int | None, upper: int | None, boundary: str) -> in
 
 def push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
                   clip_in: tuple[int | None, int | None],
-                  clip_out: tuple[int | None, int | None]) -> IntegerLaw:
-    """Law of clip(clip(n, *clip_in) + Z, *clip_out)."""
+                  clip_out: tuple[int | None, int | None],
+                  tails: tuple[bool, bool] = (False, False)) -> IntegerLaw:
+    """Law of clip(clip(n, *clip_in) + Z, *clip_out) (``tails``: Z unbounded below, above)."""
     c = n
     if clip_in[0] is not None:
         c = max(c, clip_in[0])
@@ -345,7 +351,8 @@ def push_forward(z: NDArray[np.int64], p: NDArray[np.float64], n: int,
     lo, hi = int(y.min()), int(y.max())
     probs = np.zeros(hi - lo + 1)
     np.add.at(probs, y - lo, p)
-    return IntegerLaw(np.arange(lo, hi + 1, dtype=np.int64), probs)
+    open_ends = (tails[0] and clip_out[0] is None, tails[1] and clip_out[1] is None)
+    return IntegerLaw(np.arange(lo, hi + 1, dtype=np.int64), probs, open_ends)
 
 
 def boundary_inputs(lower: int | None, upper: int | None, reach: int) -> list[int]:

@@ -281,9 +281,8 @@ class IntervalQuantile(Mechanism):
         y, lp = self.law_of(tuple(true_value) if true_value is not None else ())
         return IntegerLaw(y, np.exp(lp))
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs, dtype=np.float64)
-        j = (y - self.lower) / self.grid
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        j = (y.astype(np.float64, copy=False) - self.lower) / self.grid
         return (j == np.floor(j)) & (j >= 0) & (j <= self.n_points)
 
     def privacy_model(self) -> Any:

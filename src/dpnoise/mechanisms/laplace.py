@@ -113,6 +113,16 @@ class ClampedLaw(TableLaw):
     def ppf(self, q: ArrayLike) -> NDArray[np.float64]:
         return np.clip(self.inner.ppf(q), self.lower, self.upper)
 
+    def support_ends(self) -> tuple[float, float]:
+        """The clamp's ends (each has positive probability).
+
+        Returns
+        -------
+        tuple of float
+            ``(lower, upper)``.
+        """
+        return self.lower, self.upper
+
     def mean_abs_error(self, true_value: float) -> float:
         """E|clamp(Y) − x|: the error a user sees."""
         return self.mean_abs(about=true_value)
@@ -311,10 +321,10 @@ class ClampedLaplace(Mechanism):
 
         return ClampedLaw(self.laplace.noise(x), self.lower, self.upper, table)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs, dtype=np.float64)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        y = y.astype(np.float64, copy=False)
         ends = (y == self.lower) | (y == self.upper)
-        inside = (y > self.lower) & (y < self.upper) & self.laplace.in_output_set(y)
+        inside = (y > self.lower) & (y < self.upper) & self.laplace._output_set(y)
         return ends | inside
 
     def privacy_profile(self) -> Any:

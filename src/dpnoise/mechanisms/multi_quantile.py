@@ -256,9 +256,8 @@ class MultiQuantile(Mechanism):
         return IntervalQuantile(epsilon=self.epsilon_step, level=q, lower=0.0, upper=16.0,
                                 grid=1.0, contributions=self.contributions).noise(true_value)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs, dtype=np.float64)
-        j = (y - self.lower) / self.grid
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        j = (y.astype(np.float64, copy=False) - self.lower) / self.grid
         return (j == np.floor(j)) & (j >= 0) & (j <= self.n_points)
 
     def __repr__(self) -> str:

@@ -116,6 +116,11 @@ class OptimalSelection(Mechanism):
         return np.array([int(w) < self.numerators[k]
                          for w, k in zip(words.tolist(), n.tolist(), strict=True)], dtype=bool)
 
+    BOOL_OUTPUTS = True  # the release is the keep mask
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == 0) | (y == 1)
+
     def noise(self, true_value: int | None = None) -> IntegerLaw:
         """The law of the keep indicator of a group of ``true_value`` persons (None: 1)."""
         p = self.keep_probability(1 if true_value is None else int(true_value))

@@ -458,23 +458,12 @@ class PlanarLaplace(Mechanism):
         cos_t, sin_t = cos_sin(w[4])  # θ = 2π·(w >> 11)·2^-53 (planar_angle: |error| < 2^-50)
         return xy[:, 0] + rho * cos_t, xy[:, 1] + rho * sin_t
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
         """Per point (last axis = (x, y)): a grid point j·L inside the region, or the EXCEPTION
-        outcome (both coordinates NaN).
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        pts = np.asarray(outputs, dtype=np.float64)
+        outcome (both coordinates NaN)."""
+        pts = y.astype(np.float64, copy=False)
         if pts.shape[-1:] != (2,):
-            raise ParameterError("outputs must have shape (..., 2)")
+            raise ParameterError(f"outputs must have shape (..., 2), got {pts.shape}")
         jx, jy = pts[..., 0] / self.grid, pts[..., 1] / self.grid
         exited = np.isnan(jx) & np.isnan(jy)
         with np.errstate(invalid="ignore"):

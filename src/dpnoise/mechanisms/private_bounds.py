@@ -145,5 +145,5 @@ class PrivateBounds(Mechanism):
 
         return claimed_profile(self.epsilon, 0.0, note="two report-noisy-max quantiles")
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        return np.isin(np.asarray(outputs, dtype=np.float64), self.grid)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return np.isin(y.astype(np.float64, copy=False), self.grid)

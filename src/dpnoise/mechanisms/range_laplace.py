@@ -81,6 +81,7 @@ from ..params import (
     Interval,
     as_real_array,
     check_true_scalar,
+    output_buffer,
     supported,
 )
 from ..randomness import RngLike, resolve_rng
@@ -303,32 +304,21 @@ class RangeLaplace(Mechanism):
                     >= _MAX_Q:
                 raise PrecisionError("true value too large for the grid step; pass a coarser "
                                      "grid")
+            out = output_buffer(flat.size)  # before any word
             source = resolve_rng(rng)
-            out = np.empty(flat.size, dtype=np.float64)
             conv.sample(source, np.ascontiguousarray(flat, dtype=np.float64), out)
             return as_output(out.reshape(values.shape), true_value)
         assert self._union is not None  # unions: one per-element sampler, nothing per centre
         out = self._union.sample_values(resolve_rng(rng), self._centres(flat), self.grid)
         return as_output(out.reshape(values.shape), true_value)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point).
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        y = np.asarray(outputs, dtype=np.float64)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """In the domain and on the half-offset grid (j + 1/2)·L (a point domain: its point)."""
+        y = y.astype(np.float64, copy=False)
         if self.block is None:
             return y == self.domain.lower
         u = y / self.grid - 0.5
-        return self.domain.contains(y) & (np.floor(u) == u)
+        return self.domain.contains(y) & (np.floor(u) == u) & np.isfinite(y)
 
     # ---------------------------------------------------------------- laws
     def _default_value(self) -> float:

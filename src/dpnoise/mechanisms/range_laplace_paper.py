@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..laws.range_laplace import (
     paper_half_line_scale_unsafe,
@@ -76,13 +76,17 @@ class PaperHalfLineLaplaceUnsafe(Mechanism):
         out = np.empty(flat.size)
         for i, (mu, v) in enumerate(zip(flat, u, strict=True)):
             law = TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
-            out[i] = float(law.ppf(v))
+            out[i] = float(law.ppf(v or 2.0**-1074))  # u = 0: not the end -inf of S
         return as_output(out.reshape(x.shape), true_value)
 
     def noise(self, true_value: float | None = None) -> TruncatedLaplaceLaw:
         mu = self.border if true_value is None else float(check_values(
             "true_value", check_true_scalar("true_value", true_value), upper=self.border))
         return TruncatedLaplaceLaw(((-math.inf, self.border),), mu, self.scale_at(mu))
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Floats up to the border (a continuous law on the half-line, sampled in float)."""
+        return np.isfinite(y) & (y <= self.border)
 
     def privacy_model(self) -> Any:
         from ..verify import ContinuousFamily

@@ -315,21 +315,14 @@ class MultivariateBase(Mechanism):
         """
         raise NotImplementedError
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers).
-
-        Parameters
-        ----------
-        outputs : array_like of float
-            Values to test.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the value is a possible output of :meth:`release`.
-        """
-        v = np.atleast_2d(np.asarray(outputs, dtype=np.float64)) / (self.grids / 2)[None, :]
-        return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        """Rows on the per-coordinate half-offset grids (y_k / (L_k/2) odd integers)."""
+        if y.shape[-1:] != self.grids.shape:
+            raise ParameterError(f"outputs must have shape (..., {self.grids.size}), "
+                                 f"got {y.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: not odd integers
+            v = np.atleast_2d(y.astype(np.float64, copy=False)) / (self.grids / 2)[None, :]
+            return np.all((np.floor(v) == v) & (np.mod(v, 2) == 1), axis=-1)
 
     def var(self) -> NDArray[np.float64]:
         raise NotImplementedError

@@ -98,7 +98,7 @@ def _noise_law(a: float) -> IntegerLaw:
                              f"(more than {MAX_LAW_POINTS}): no table is built")
     z = np.arange(-W, W + 1, dtype=np.int64)
     r = math.exp(-a)
-    return IntegerLaw(z, (1 - r) / (1 + r) * np.exp(-a * np.abs(z)))
+    return IntegerLaw(z, (1 - r) / (1 + r) * np.exp(-a * np.abs(z)), (True, True))
 
 
 class NoisyMaxQuantile(Mechanism):
@@ -164,8 +164,7 @@ class NoisyMaxQuantile(Mechanism):
         with np.errstate(divide="ignore"):
             return np.arange(v.size), np.log(out)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
         return (y == np.floor(y)) & (y >= 0) & (y < self.candidates)
 
     def privacy_model(self) -> Any:
@@ -254,8 +253,9 @@ class PartitionSelection(Mechanism):
                 lps.append(math.log(p) if p > 0 else -math.inf)
         return np.array(outs, dtype=np.int64), np.array(lps)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
+    BOOL_OUTPUTS = True  # the release is the keep mask
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
         return (y == 0) | (y == 1)
 
     def privacy_model(self) -> Any:

@@ -196,7 +196,7 @@ class ThresholdedCount(Mechanism):
             return _noise_law(self.s / self.t)
         top = int(true_value) + self.threshold + math.ceil(80 * self.t / self.s)
         outs, lp = self._group_law(int(true_value), top)
-        return IntegerLaw(outs, np.exp(lp))
+        return IntegerLaw(outs, np.exp(lp), (False, True))  # kept counts: unbounded above
 
     def _group_law(self, u: int, top: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """ln P(released value) of one group on {SUPPRESSED, τ, ..., top} (the mass above
@@ -220,9 +220,9 @@ class ThresholdedCount(Mechanism):
         top = self.threshold + 2 * self.l1 + math.ceil(80 / (self.s / self.t))
         return joint_log_law(self._group_law, u, top)
 
-    def in_output_set(self, outputs: ArrayLike) -> NDArray[np.bool_]:
-        y = np.asarray(outputs)
-        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold - 1))
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == SUPPRESSED) | ((y == np.floor(y)) & (y >= self.threshold - 1)
+                                   & np.isfinite(y))
 
     def privacy_model(self) -> Any:
         """Exact laws over neighbouring count vectors of up to two groups: every add/remove
@@ -282,6 +282,11 @@ class NewGroupRelease(Mechanism):
 
     def _keep(self, c: int) -> float:
         return self.rule.keep_probability(c)
+
+    BOOL_OUTPUTS = True  # the release is the keep indicators
+
+    def _output_set(self, y: NDArray[Any]) -> NDArray[np.bool_]:
+        return (y == 0) | (y == 1)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         u = np.asarray(true_value, dtype=np.int64).reshape(-1)

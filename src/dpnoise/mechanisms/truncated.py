@@ -193,7 +193,17 @@ class TLapDistribution(Law):
         t = 2.0 * q - 1.0
         m = -math.expm1(-p.L)
         mag = np.minimum(-p.lam * np.log1p(-np.abs(t) * m), p.A)
-        return np.sign(t) * mag
+        return self._with_ends(q, np.sign(t) * mag)
+
+    def support_ends(self) -> tuple[float, float]:
+        """The support [−A, A] (``ppf(0)`` and ``ppf(1)``).
+
+        Returns
+        -------
+        tuple of float
+            ``(−A, A)``.
+        """
+        return -self.A, self.A
 
     def mean(self) -> float:
         """The mean, 0 (the law is symmetric).

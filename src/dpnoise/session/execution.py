@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import DpnoiseError, ParameterError
 from ..ledger import encode_record
+from ..params import reserve_output
 from .answers import (
     column_range,
     combine_answer,
@@ -100,6 +101,8 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
     legacy = getattr(session.engine, "legacy_fingerprint", None)  # recorded with the size
     legacy_key = None if legacy is None else release_key(canonical, legacy, *key_parts)
     private = any(session.schema.column(g).private_keys for g in q.group_by)
+    if not private:  # public cells: an output the allocator refuses is refused unspent
+        reserve_output(count_cells(session.schema, q))
     group_keys: tuple[Any, ...] = () if private else tuple(
         session.schema.column(g).keys() for g in q.group_by)
     guarantee = composed_guarantee(plans, eps, dl, session.schema.user_id is not None)
