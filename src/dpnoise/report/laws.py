@@ -155,7 +155,10 @@ def released_law(stat: str, plans: Mapping[str, Mapping[str, Any]], answer: floa
         if law is None:
             return None
         try:
-            draws[role] = np.asarray(law.ppf(rng.random(DRAWS)), dtype=np.float64)
+            # levels in the open interval (0, 1): ppf(0) and ppf(1) are the support's ends,
+            # infinite for an unbounded law
+            levels = (rng.integers(0, 1 << 53, DRAWS) + 0.5) / 2.0**53
+            draws[role] = np.asarray(law.ppf(levels), dtype=np.float64)
         except Exception:
             return None
     lo, hi = (float(v) for v in col_range)
