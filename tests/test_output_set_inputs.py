@@ -114,3 +114,26 @@ def test_infinities_are_not_outputs_of_a_half_line_domain(domain: tuple[float, f
 
     m = RangeLaplace(epsilon=1.0, sensitivity=1.0, domain=domain)
     assert not m.in_output_set([math.inf, -math.inf, math.nan]).any()
+
+
+COUNT_NAMES = sorted(n for n in registry.entries(None) if registry.entries(None)[n].kind ==
+                     "statistic" and n not in STATISTIC_INPUTS)
+
+
+class _NoWords:
+    def words(self, n: int) -> np.ndarray:
+        raise AssertionError("a word was drawn before the input was checked")
+
+
+@pytest.mark.parametrize("name", COUNT_NAMES)
+def test_count_statistics_refuse_junk_and_fractions_before_any_word(name: str) -> None:
+    """The thresholded and selection mechanisms read per-group counts: junk, and a fraction
+    (it was silently truncated: 2.7 released as the count 2), are ParameterErrors raised
+    before any word is drawn; integer-valued counts are taken as before."""
+    m = mechanism(name)
+    for bad in ("a", None, [1, "x"], [[1, 2], [3]], [2.7], np.array([1.5, 2.0]), [np.nan]):
+        with pytest.raises(ParameterError, match="true_value"):
+            m.release(bad, rng=_NoWords())
+    a = m.release(COUNTS, rng=SeededRandom(3))
+    b = m.release(COUNTS.astype(np.float64), rng=SeededRandom(3))
+    np.testing.assert_array_equal(a, b)

@@ -36,7 +36,7 @@ from ..laws import gaussian_threshold as gt
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
-from .integers import IntegerLaw
+from .integers import IntegerLaw, check_counts
 from .thresholded import SUPPRESSED, _check_count, joint_log_law
 
 _NOT_ZCDP = ("a Gaussian threshold releases a group of one person's own with probability "
@@ -87,7 +87,7 @@ class GaussianThresholdCount(Mechanism):
         return 0.0 if count <= 0 else gt.tail(float(self.sigma2), self.threshold - int(count))
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value, dtype=np.int64).reshape(-1)
+        u = check_counts(true_value, None, None).reshape(-1)  # refused before any word
         y = u + discrete_gaussian(WordStream(resolve_rng(rng)), self.params, u.size)
         return np.where((u > 0) & (y >= self.threshold), y, SUPPRESSED)
 

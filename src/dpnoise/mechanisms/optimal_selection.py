@@ -36,7 +36,7 @@ from ..exact.words import WordStream
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
-from .integers import IntegerLaw
+from .integers import IntegerLaw, check_counts
 
 #: bits of the dyadic keep-probabilities
 BITS = 64
@@ -110,7 +110,7 @@ class OptimalSelection(Mechanism):
         return float(self.table[n])
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value, dtype=np.int64).reshape(-1)
+        u = check_counts(true_value, None, None).reshape(-1)  # refused before any word
         n = np.clip(u, 0, len(self.table) - 1)
         words = WordStream(resolve_rng(rng)).take(u.size)  # uniform 64-bit words
         return np.array([int(w) < self.numerators[k]

@@ -41,11 +41,11 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..exact.discrete_laplace import discrete_laplace
 from ..exact.words import WordStream
-from ..params import check_delta, check_epsilon
+from ..params import check_delta, check_epsilon, real_array
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
 from .geometric import rational_below
-from .integers import IntegerLaw
+from .integers import IntegerLaw, check_counts
 
 #: noise() tabulates the geometric law on at most this many points
 MAX_LAW_POINTS = 1 << 20
@@ -129,7 +129,7 @@ class NoisyMaxQuantile(Mechanism):
                          note="report noisy max, exact two-sided geometric noise")
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value)
+        u = real_array("true_value", true_value)  # real utilities; junk refused here
         if u.shape[-1:] != (self.candidates,):
             raise ParameterError(f"utilities must have shape (..., {self.candidates})")
         z = discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t,
@@ -220,7 +220,7 @@ class PartitionSelection(Mechanism):
                          note=f"partition selection: threshold {self.threshold}")
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value, dtype=np.int64).reshape(-1)
+        u = check_counts(true_value, None, None).reshape(-1)  # refused before any word
         z = discrete_laplace(WordStream(resolve_rng(rng)), self.s, self.t, u.size)
         return (u + z) >= self.threshold
 

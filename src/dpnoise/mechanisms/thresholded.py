@@ -48,7 +48,7 @@ from ..exact.words import WordStream
 from ..params import check_delta, check_epsilon
 from ..randomness import RngLike, resolve_rng
 from .base import Guarantee, Mechanism
-from .integers import IntegerLaw
+from .integers import IntegerLaw, check_counts
 from .statistics import _noise_law, decay, geometric_tail, tail_index
 
 #: the released value of a suppressed group (any count below the threshold)
@@ -181,7 +181,7 @@ class ThresholdedCount(Mechanism):
                          note=f"thresholded count: threshold {self.threshold}")
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value, dtype=np.int64).reshape(-1)
+        u = check_counts(true_value, None, None).reshape(-1)  # refused before any word
         gen = resolve_rng(rng)
         y = u + discrete_laplace(WordStream(gen), self.s, self.t, u.size)
         return np.where((u > 0) & self.rule.keep(y, gen), y, SUPPRESSED)
@@ -289,7 +289,7 @@ class NewGroupRelease(Mechanism):
         return (y == 0) | (y == 1)
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
-        u = np.asarray(true_value, dtype=np.int64).reshape(-1)
+        u = check_counts(true_value, None, None).reshape(-1)  # refused before any word
         gen = resolve_rng(rng)
         z = discrete_laplace(WordStream(gen), self.s, self.t, u.size)
         return (u > 0) & self.rule.keep(u + z, gen)
