@@ -199,18 +199,21 @@ def test_an_old_zcdp_ledger_verifies_and_refuses_what_it_wrongly_accepted(tmp_pa
 @pytest.mark.parametrize("name", ACCOUNTANTS)
 def test_a_session_spends_ten_tenths_alike_under_every_accountant(name: str) -> None:
     """Through a Session: the tenth release at epsilon = 0.1 is calibrated at (and charged)
-    the remainder under every accountant, so ten fit and the composed total stays <= 1."""
+    the remainder under every accountant, so ten fit and the composed total stays <= 1; the
+    plan of the tenth says so (it said "does not fit")."""
     data = {"x": np.arange(10.0)}
     schema = {"columns": {"x": {"lower": 0, "upper": 10}}}
     with Session(data, Budget(1.0, 0.0, accountant=name), schema=schema) as s:
-        got = [s.release(f"count where x > {i}", epsilon=0.1) for i in range(10)]
-        assert got[-1].epsilon < 0.1 and all(r.epsilon == 0.1 for r in got[:-1])
+        got = [s.release(f"count where x > {i}", epsilon=0.1) for i in range(9)]
+        plan = s.plan("count where x > 9", epsilon=0.1)  # says what release() will do
+        assert plan.fits and plan.epsilon < 0.1 and "snapped" in plan.notes[0]
+        got.append(s.release("count where x > 9", epsilon=0.1))
+        assert got[-1].epsilon == plan.epsilon and all(r.epsilon == 0.1 for r in got[:-1])
         state = s.ledger.state()
         assert state.sums is not None and state.sums[0] <= 1
         assert get_accountant(name).fits(state, AccountingBudget(1.0, 0.0))
         with pytest.raises(BudgetExceededError):
             s.release("count", epsilon=0.01)
-
 
 
 _CURVE = st.lists(st.floats(0, 1e6, allow_subnormal=True), min_size=3, max_size=3)

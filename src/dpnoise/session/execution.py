@@ -35,7 +35,7 @@ from .calibration import calibrate, count_cells
 from .declared import declared_rules
 from .opening import check_output, data_engine
 from .other_row import other_details, select_with_other
-from .planning import release_spec
+from .planning import release_spec, snap_to_remaining
 from .quantile_query import with_levels
 from .query import Query
 from .rank_bar import wants_rank_bar
@@ -269,25 +269,3 @@ def failure_after_reserve(ledger: Any, rid: int, exc: BaseException,
         f"{what} failed after its budget was reserved (ledger row {rid}, reason "
         "release_failed); the charge is kept and the cause is withheld because it "
         "could depend on the data")
-
-
-def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float, float]:
-    """Spend the exact remainder when a request exceeds it by binary rounding only.
-
-    Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
-    1.0, so the tenth would be refused.  If a request exceeds what remains by less than
-    one part in 10^9, the release is calibrated at -- and charged -- the remainder
-    instead: a (negligibly) smaller epsilon, so the guarantee is still honest.  Under
-    ``pld``/``zcdp`` the remainder is the total minus the composed guarantee (an indication:
-    the reservation still composes the release and refuses it if it does not fit).
-    """
-    left = ledger.remaining()
-    eps = float(epsilon)
-    dl = float(delta)
-    if left.epsilon is None:  # a rho total: nothing to snap to
-        return eps, dl
-    if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
-        eps = left.epsilon
-    if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
-        dl = left.delta
-    return eps, dl

@@ -281,8 +281,15 @@ def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | 
     def family(eps: float) -> Any:
         return release_spec(session.plans(q, eps, delta, mechanism), n_cells, q.canonical())
 
+    notes: tuple[str, ...] = ()
     if epsilon is None:
         epsilon = _largest_epsilon(session, acc, budget, family, n, state, reserve_for)
+    elif reserve_for == 0:  # as release() will: a request past the remainder by rounding only
+        asked = (float(epsilon), float(delta))
+        epsilon, delta = snap_to_remaining(ledger, *asked)
+        if (epsilon, delta) != asked:
+            notes = (f"snapped to the remaining budget (asked epsilon={asked[0]!r}, "
+                     f"delta={asked[1]!r}): release() calibrates and charges the same",)
     plans = session.plans(q, float(epsilon), float(delta), mechanism)
     charge = acc.charge_for(release_spec(plans, n_cells, q.canonical()))
     after = acc.compose_many(state, charge, n)
@@ -299,4 +306,26 @@ def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | 
     mech = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
         else plans[0][1].name
     return ReleasePlan(q.canonical(), acc.name, int(reserve_for), float(epsilon), float(delta),
-                       mech, fits, comps, strict, basic, tuple(charge.notes))
+                       mech, fits, comps, strict, basic, notes + tuple(charge.notes))
+
+
+def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float, float]:
+    """Spend the exact remainder when a request exceeds it by binary rounding only.
+
+    Ten releases at epsilon = 0.1 add up (exactly, in binary) to slightly more than
+    1.0, so the tenth would be refused.  If a request exceeds what remains by less than
+    one part in 10^9, the release is calibrated at -- and charged -- the remainder
+    instead: a (negligibly) smaller epsilon, so the guarantee is still honest.  Under
+    ``pld``/``zcdp`` the remainder is the total minus the composed guarantee (an indication:
+    the reservation still composes the release and refuses it if it does not fit).
+    """
+    left = ledger.remaining()
+    eps = float(epsilon)
+    dl = float(delta)
+    if left.epsilon is None:  # a rho total: nothing to snap to
+        return eps, dl
+    if 0 < left.epsilon < eps <= left.epsilon * (1 + 1e-9):
+        eps = left.epsilon
+    if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
+        dl = left.delta
+    return eps, dl

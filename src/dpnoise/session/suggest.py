@@ -42,8 +42,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..params import check_epsilon
 from .columns import MAX_BOUND, Column, quote_identifier
-from .execution import failure_after_reserve, release_key, snap_to_remaining
+from .execution import failure_after_reserve, release_key
 from .opening import data_engine
+from .planning import snap_to_remaining
 from .schema import Schema
 
 #: the ledger's mechanism name and the parameters' key of a suggested-bounds release
