@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import dpnoise
 from dpnoise import SeededRandom, kernels
 from dpnoise import keystream as ks
+from dpnoise.exact import geometric
 from dpnoise.exact.geometric import BlockGeometric
 from dpnoise.kernels import keyed
 from dpnoise.parallel import SPLIT_CHUNK, SPLIT_MIN
@@ -25,6 +26,10 @@ pytestmark = pytest.mark.skipif(
     reason="no AVX-512, compiled kernels or system libcrypto: the fused loop never runs")
 
 SUB = 1 << 14  # the block kernel's sub-chunk (exact/geometric.py)
+
+#: the spans take the fused loop only at the AVX-512 level (DPNOISE_SIMD=4 or 0 caps it)
+fused_level = pytest.mark.skipif(geometric.SIMD_LEVEL < 2,
+                                 reason="DPNOISE_SIMD caps the kernels below AVX-512")
 
 
 @pytest.fixture
@@ -102,6 +107,7 @@ def test_spans_give_the_same_values_fused_or_not(fused, integers: bool, offset: 
     np.testing.assert_array_equal(c, d)
 
 
+@fused_level
 def test_a_fused_span_stopped_for_the_reference_recomputes_its_chunk(fused) -> None:  # type: ignore[no-untyped-def]
     """A sub-chunk reported as needing the reference (as a Q of 63 would be): the span says
     so, and the release -- whose caller then recomputes that chunk -- is unchanged."""
