@@ -61,16 +61,16 @@ static void wipe(void *p, size_t n) {
 
 #define DPK_KEYED __attribute__((target("avx512f,avx512cd,avx512dq,bmi2")))
 
-/* Blocks ctr .. ctr + 15 of the keystream into out (128 words, stream order). */
-static __attribute__((target("avx512f"))) void cc16_blocks(const dpk_cc_key *k, uint32_t ctr,
-                                                          uint64_t *out) {
+/* Blocks ca .. ca + 7, then cb .. cb + 7, of the keystream into out (128 words). */
+static __attribute__((target("avx512f"))) void
+cc16_blocks(const dpk_cc_key *k, uint32_t ca, uint32_t cb, uint64_t *out) {
     __m512i x[16];
-    dpk_cc16_init(k, ctr, ctr + 8, x);
+    dpk_cc16_init(k, ca, cb, x);
 #pragma GCC unroll 10
     for (int r = 0; r < 10; r++) {
         DPK_CC16_DOUBLE_ROUND(x)
     }
-    dpk_cc16_store(k, ctr, ctr + 8, x, out);
+    dpk_cc16_store(k, ca, cb, x, out);
 }
 
 /* The kernel on vector v of a batch (values done + v .. + 7; a-words at w + v, b-words at
@@ -111,12 +111,7 @@ keyed_sub_chunk(const dpk_cc_key *key, uint32_t ca, uint32_t cb, int64_t s, int6
                                            _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     const __mmask8 head = (__mmask8)((0xFF << (8 - h)) & 0xFF);
     __m512d prev = _mm512_setzero_pd();
-    dpk_cc16_init(key, ca, cb, x);  /* the first batch alone */
-#pragma GCC unroll 10
-    for (int r = 0; r < 10; r++) {
-        DPK_CC16_DOUBLE_ROUND(x)
-    }
-    dpk_cc16_store(key, ca, cb, x, buf[0]);
+    cc16_blocks(key, ca, cb, buf[0]);  /* the first batch alone */
     int64_t done = s;
     for (int64_t j = 1; j < c / 64; j++, done += 64) {
         const uint64_t *w = buf[(j - 1) & 1];
@@ -193,14 +188,9 @@ int64_t dpk_block_keyed(const unsigned char *key, const unsigned char *iv, int64
                         int64_t end, int64_t sub, const int64_t *args, int64_t *stopped) {
     *stopped = 0;
 #ifdef DPK_KEYED_X86
-    static int64_t isa = -1;
-    int64_t have = __atomic_load_n(&isa, __ATOMIC_RELAXED);
-    if (have < 0) {
-        have = dpk_block_isa();
-        __atomic_store_n(&isa, have, __ATOMIC_RELAXED);
-    }
-    if (!__atomic_load_n(&use_fused, __ATOMIC_RELAXED) || have < 2 || args[7] < 2 || sub <= 0 || sub % 64 || end <= start)
-        return start;
+    if (!__atomic_load_n(&use_fused, __ATOMIC_RELAXED) || args[7] < 2 || dpk_block_isa() < 2 ||
+        sub <= 0 || sub % 64 || end <= start)
+        return start;  /* once per span: the CPU check costs nothing beside its values */
     dpk_cc_key k;
     uint32_t ctr0 = dpk_cc_key_from(key, iv, &k);
     if ((uint64_t)ctr0 + (uint64_t)(end - start) / 4 + 16 >= ((uint64_t)1 << 32)) {
@@ -225,13 +215,12 @@ int64_t dpk_chacha16_blocks(const unsigned char *key, const unsigned char *iv, i
     __builtin_cpu_init();
     dpk_cc_key k;
     uint32_t ctr = dpk_cc_key_from(key, iv, &k);
-    if (!__builtin_cpu_supports("avx512f") || n < 0 || n % 16 ||
-        (uint64_t)ctr + (uint64_t)n > ((uint64_t)1 << 32))
-        return -1;
-    for (int64_t b = 0; b < n; b += 16)
-        cc16_blocks(&k, ctr + (uint32_t)b, out + 8 * b);
+    int ok = __builtin_cpu_supports("avx512f") && n >= 0 && n % 16 == 0 &&
+             (uint64_t)ctr + (uint64_t)n <= ((uint64_t)1 << 32);
+    for (int64_t b = 0; ok && b < n; b += 16)
+        cc16_blocks(&k, ctr + (uint32_t)b, ctr + (uint32_t)b + 8, out + 8 * b);
     wipe(&k, sizeof k);
-    return 0;
+    return ok ? 0 : -1;
 #else
     (void)key; (void)iv; (void)n; (void)out;
     return -1;
