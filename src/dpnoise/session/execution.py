@@ -35,7 +35,7 @@ from .calibration import calibrate, count_cells
 from .declared import declared_rules
 from .opening import check_output, data_engine
 from .other_row import other_details, select_with_other
-from .planning import release_spec, snap_to_remaining
+from .planning import mechanism_name, release_spec, snap_to_remaining
 from .quantile_query import with_levels
 from .query import Query
 from .rank_bar import wants_rank_bar
@@ -120,12 +120,6 @@ def prepare_release(session: ReleaseHost, q: Query, epsilon: float, delta: float
         accounting=charge)
     return PendingRelease(q, plans, eps, dl, mech_name, key, private, group_keys,
                           guarantee, executors, output, confidence, reservation, legacy_key)
-
-
-def mechanism_name(plans: list[tuple[str, Any]]) -> str:
-    """A release's mechanism as recorded: ``role=name, ...`` for several components."""
-    return ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
-        else plans[0][1].name
 
 
 def bar_of(q: Query) -> str:

@@ -303,10 +303,9 @@ def plan_release(session: Any, q: Any, *, epsilon: float | None, delta: float | 
                     + (f", delta={p.delta:.3g})" if p.delta else ")"), **p.parameters(),
                     "error": expected_error(p) if hasattr(p, "target") else None}
              for role, p in plans}
-    mech = ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
-        else plans[0][1].name
     return ReleasePlan(q.canonical(), acc.name, int(reserve_for), float(epsilon), float(delta),
-                       mech, fits, comps, strict, basic, notes + tuple(charge.notes))
+                       mechanism_name(plans), fits, comps, strict, basic,
+                       notes + tuple(charge.notes))
 
 
 def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float, float]:
@@ -329,3 +328,9 @@ def snap_to_remaining(ledger: Any, epsilon: float, delta: float) -> tuple[float,
     if 0 < left.delta < dl <= left.delta * (1 + 1e-9):
         dl = left.delta
     return eps, dl
+
+
+def mechanism_name(plans: list[tuple[str, Any]]) -> str:
+    """A release's mechanism as recorded: ``role=name, ...`` for several components."""
+    return ", ".join(f"{role}={p.name}" for role, p in plans) if len(plans) > 1 \
+        else plans[0][1].name
