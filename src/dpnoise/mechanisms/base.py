@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ParameterError
 from ..exact.scalar import grid_index
 from ..params import (
+    EXACT_INTEGER,
     Interval,
     as_real_scalar,
     check_supported,
@@ -31,7 +32,6 @@ _NOTIONS = get_args(Notion)  # the notions a Guarantee states
 #: arrays and every other type go through the array checks (which raise or convert)
 _FLOAT_TYPES = frozenset({float, np.float64})
 INT_SCALARS = frozenset({int, np.int64})
-_EXACT_INT = 1 << 53
 
 
 def one_real(value: Any) -> float | None:
@@ -41,7 +41,7 @@ def one_real(value: Any) -> float | None:
     t = type(value)
     if t in _FLOAT_TYPES:
         return float(value)
-    if t in INT_SCALARS and -_EXACT_INT < value < _EXACT_INT:
+    if t in INT_SCALARS and -EXACT_INTEGER < value < EXACT_INTEGER:
         return float(value)
     return None
 

@@ -30,12 +30,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ParameterError
 from ..laws.base import TableLaw
-from ..params import output_buffer, real_array
+from ..params import EXACT_INTEGER, output_buffer, real_array
 from ..randomness import RandomSource, RngLike, resolve_rng
 from .base import INT_SCALARS, Mechanism, as_output, compiled_spans
 
 MAX_D = 256  # exact rational construction cost grows ~D^3 in bits; ±256 is ample for counts
-MAX_COUNT = 1 << 53
+MAX_COUNT = EXACT_INTEGER  # counts are exact as float64 below it
 Boundary = Literal["clamp", "clip", "none"]
 
 

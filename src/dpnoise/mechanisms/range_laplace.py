@@ -76,6 +76,7 @@ from ..laws.range_laplace import (
 )
 from ..laws.range_laplace_law import RangeLatticeLaw, TruncatedLaplaceLaw, continuous_family
 from ..params import (
+    EXACT_INTEGER,
     LN2,
     SENSITIVITY_RANGE,
     Interval,
@@ -91,7 +92,6 @@ MODES = ("dp", "metric")
 MAX_M = 1 << 17  # block tables and loss-bound windows build in ~1 s at this size
 MAX_WINDOW_CELLS = 1 << 22  # centre cells the loss bound scans (~0.5 s per evaluation)
 _MAX_Q = 2.0**50  # |x / grid| bound of a true value (exact centre and output indices)
-_EXACT = 1 << 53  # int true values taken by the scalar path (float(x) exact)
 #: calibrations and samplers by public parameters (domain, sensitivity, epsilon, mode,
 #: grid): identical parameters are not rebuilt in a process; the samplers are immutable
 _BUILT: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -269,8 +269,9 @@ class RangeLaplace(Mechanism):
 
     def release(self, true_value: ArrayLike, rng: RngLike = None) -> Any:
         conv = self._conv
-        tv = type(true_value)
-        if conv is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+        tv = type(true_value)  # float, or an int that float() converts exactly
+        one = tv is float or (tv is int and -EXACT_INTEGER < true_value < EXACT_INTEGER)
+        if conv is not None and one:
             x = float(true_value)  # one number on an interval / half-line / the line
             if self._lo <= x <= self._hi and -math.inf < x < math.inf:
                 q = x / self.grid  # exact (power-of-two grid)
@@ -279,7 +280,7 @@ class RangeLaplace(Mechanism):
                     return conv.sample_one(resolve_rng(rng), i + (q - i >= 0.5))
             # anything else: the general path raises the right error
         union = self._union
-        if union is not None and (tv is float or (tv is int and -_EXACT < true_value < _EXACT)):
+        if union is not None and one:
             x = float(true_value)  # one number on a union: the pure-Python twin of the batch
             inside = sum(lo <= x <= hi for lo, hi in self._pieces)
             q = x / self.grid  # exact (power-of-two grid)

@@ -46,12 +46,19 @@ from ..grid import (
     to_index,
 )
 from ..laws.staircase import ROUNDING_ALLOWANCE
-from ..params import LN2, Interval, as_real_scalar, check_int, check_values, supported
+from ..params import (
+    EXACT_INTEGER,
+    LN2,
+    Interval,
+    as_real_scalar,
+    check_int,
+    check_values,
+    supported,
+)
 from ..randomness import RandomSource, RngLike, fill_words, resolve_rng
 from .base import Guarantee, Mechanism
 from .staircase import MAX_EPSILON, STAIRCASE_SENSITIVITY
 
-_EXACT = 1 << 53
 MV_MIN_EPSILON = 3e-3  # the level ratio 2^(-a/M) with M <= 256 needs ε/ln2 >= 1/256
 
 N_MAX_BITS = 40
@@ -250,7 +257,7 @@ class MultivariateBase(Mechanism):
             half = self._half_from_words(words[nl * k : (nl + nu) * k], m2, c21)
         else:
             half = 2 * self._uniform(source, I).reshape(-1) + c21
-        if max(-int(half.min(initial=0)), int(half.max(initial=0))) >= _EXACT:
+        if max(-int(half.min(initial=0)), int(half.max(initial=0))) >= EXACT_INTEGER:
             raise PrecisionError("release fell outside the exactly representable range")
         np.multiply(half, buf["half_grid"][: k * d], out=out.reshape(-1))
 
